@@ -1,0 +1,270 @@
+// Chapter 1: rooflines (§1.1, §1.2 and the chapter-1 solutions).
+//
+// Each exercise sets up the book's inputs, calls libscaling and records answers. Where the book prints
+// a formula rather than a number, the exercise fixes an example shape (stated in the answer) and the
+// book's value is the printed formula evaluated there; our value comes from the general library.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "exercise.hpp"
+#include "scaling/format.hpp"
+#include "scaling/hardware.hpp"
+#include "scaling/roofline.hpp"
+
+using namespace scaling;
+using workbook::rel;
+using workbook::sig;
+using workbook::within;
+
+static auto& chapter = workbook::define_chapter(1, "ch01", "Rooflines");
+
+namespace {
+
+// Constants quoted in §1's prose, where they differ from (or are absent from) the §2.3 tables.
+constexpr double kV5eHbmSection1 = 8.2e11;   // §1.1 (the §2.3 table says 8.1e11)
+constexpr double kV6eFlopsSection1 = 9.1e14; // §1.1 (the §2.3 table says 9.20e14)
+constexpr double kV5eIciOneWay = 4.5e10;     // §1.1.3, same as the §2.3 table
+constexpr double kV5pVpuFlops = 7e12;        // §1.1, footnote 8
+constexpr double kV5pHbmSection2_2 = 2.5e12; // §2.2 (the §2.3 table says 2.8e12)
+constexpr double kH100SparseBf16 = 1.979e15; // spec sheet value quoted in solution 1.5
+
+std::string fmt_batch(const std::optional<double>& b) { return b ? format_number(*b) : "none"; }
+
+}  // namespace
+
+EXERCISE("ch1.tmath-example", "Time for 1e12 FLOPs on an H100 and a TPU v6e") {
+  const double work_flops = 1e12;
+  ex.answer("t_h100", t_math_s(work_flops, chip("h100").bf16_flops_per_s), "s")
+      .book(1.01e-3, sig(3))
+      .explain("H100 dense bf16 peak 9.89e14 FLOPs/s (§1.1)");
+  ex.answer("t_v6e", t_math_s(work_flops, kV6eFlopsSection1), "s")
+      .book(1.1e-3, sig(2))
+      .explain("v6e at 9.1e14 FLOPs/s, the figure §1.1 uses");
+  ex.answer("t_v6e_table", t_math_s(work_flops, chip("tpu-v6e").bf16_flops_per_s), "s")
+      .book(1.1e-3, sig(2))
+      .explain("v6e at the §2.3 table's 9.20e14 FLOPs/s: the book's two figures agree at its precision");
+}
+
+EXERCISE("ch1.v5e-intensity", "Critical intensity of the TPU v5e MXU") {
+  const double c = chip("tpu-v5e").bf16_flops_per_s;
+  ex.answer("hbm_intensity", critical_intensity(c, kV5eHbmSection1), "FLOPs/byte")
+      .book(240, sig(2))
+      .notes("000", 240, sig(2))
+      .explain("1.97e14 FLOPs/s over the 8.2e11 B/s that §1.1 quotes");
+  ex.answer("ici_intensity", critical_intensity(c, kV5eIciOneWay), "FLOPs/byte")
+      .book(4377, within(1))
+      .notes("000", 4378, within(1))
+      .explain("1.97e14 FLOPs/s over 4.5e10 B/s of one-way ICI (§1.1.3 prints 4377, truncating 4377.8)");
+}
+
+EXERCISE("ch1.dot-product", "Arithmetic intensity of a bf16 dot product") {
+  // bf16[N]·bf16[N] -> bf16[1]: N multiplies and N − 1 adds; 2N + 2N bytes read, 2 written (§1.1).
+  auto ops = [](double n) { return n + (n - 1); };
+  auto bytes_moved = [](double n) { return 2 * n + 2 * n + 2; };
+  const double n = 4096;
+  ex.answer("intensity_n4096", intensity(ops(n), bytes_moved(n)), "FLOPs/byte")
+      .explain("exact (2N − 1)/(4N + 2) at N = 4096");
+  // Both counts are linear in N, so the large-N intensity is the ratio of their slopes.
+  const double slope_ops = ops(2 * n) - ops(n), slope_bytes = bytes_moved(2 * n) - bytes_moved(n);
+  ex.answer("intensity_limit", slope_ops / slope_bytes, "FLOPs/byte")
+      .book(0.5, rel(1e-12))
+      .explain("N -> ∞: ratio of the slopes of the op and byte counts");
+  ex.answer("v5e_intensity_ratio", critical_intensity(chip("tpu-v5e").bf16_flops_per_s, kV5eHbmSection1) /
+                                       (slope_ops / slope_bytes), "")
+      .explain("how far below the v5e MXU's critical intensity the dot product sits: it is bandwidth-bound");
+}
+
+EXERCISE("ch1.vpu-intensity", "Critical intensity of the TPU v5p VPU (§1.1 footnote)") {
+  ex.answer("vpu_intensity", critical_intensity(kV5pVpuFlops, chip("tpu-v5p").hbm_bytes_per_s), "FLOPs/byte")
+      .book(3, sig(1))
+      .explain("7e12 VPU FLOPs/s over the §2.3 table's 2.8e12 B/s; the footnote names no bandwidth");
+  ex.answer("vpu_intensity_s2_2", critical_intensity(kV5pVpuFlops, kV5pHbmSection2_2), "FLOPs/byte")
+      .book(3, sig(1))
+      .explain("the same with §2.2's 2.5e12 B/s for v5p; either way about 3");
+}
+
+EXERCISE("ch1.matmul-intensity", "bf16 matmul intensity and the critical batch on v5e") {
+  const double chip_i = critical_intensity(chip("tpu-v5e").bf16_flops_per_s, kV5eHbmSection1);
+  const auto bf16 = Dtype::bf16;
+  ex.answer("critical_batch_small_b", critical_batch_small_batch_limit(bf16, chip_i), "tokens")
+      .book(240, sig(3))
+      .explain("the B ≪ D, F shortcut: intensity ≈ B, so B* = 1.97e14 / 8.2e11");
+  ex.answer("critical_batch_d8192", *critical_batch(8192, 8192, bf16, bf16, bf16, chip_i), "tokens")
+      .explain("exact crossover for D = F = 8192 (the book's 'D, F > 8000'), all operands bf16");
+  auto& t = ex.table("exact-vs-shortcut", {"D = F", "exact B*", "shortcut B*", "intensity at B = 240"});
+  for (double d : {1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 65536.0}) {
+    const Matmul m{240, d, d};
+    t.row({format_number(d), fmt_batch(critical_batch(d, d, bf16, bf16, bf16, chip_i)),
+           format_number(critical_batch_small_batch_limit(bf16, chip_i)), format_number(intensity(m))});
+  }
+}
+
+EXERCISE("ch1.local-batch", "Global and per-GPU token batch") {
+  const double sequences = 512, tokens_per_sequence = 4096, gpus = 128;
+  const double global = sequences * tokens_per_sequence;
+  ex.answer("global_tokens", global, "tokens").book(2e6, sig(1)).explain("512 sequences × 4096 tokens");
+  ex.answer("local_tokens", global / gpus, "tokens").book(16e3, sig(2)).explain("spread over 128 GPUs");
+}
+
+EXERCISE("ch1.tiled-matmul", "FLOPs, bytes and intensity of a tiled matmul") {
+  // Example: a 4096³ bf16 matmul in 512-sized tiles (the footnote gives only symbols).
+  const TiledMatmul t{4096, 4096, 4096, 512, 512, 512};
+  const double tm = t.m / t.bm, tn = t.n / t.bn, tk = t.k / t.bk;
+  const double printed_flops = 2 * tm * tn * tk * t.m * t.bk * t.bm;  // the footnote's formula, as printed
+  const double printed_bytes = 2 * tm * tn * (tk * (t.bm * t.bk + t.bk * t.bn) + 2 * t.bm * t.bn);
+  ex.answer("flops", flops(t), "FLOPs")
+      .book(printed_flops, rel(1e-12))
+      .erratum("The printed FLOP count 2·tm·tn·tk·m·bk·bm has m where the tile size bn belongs; "
+               "2·tm·tn·tk·bm·bk·bn = 2mkn is the matmul's FLOP count, the printed one is m/bn times too large.");
+  ex.answer("bytes", bytes(t), "B")
+      .book(printed_bytes, rel(1e-12))
+      .explain("bf16 input tiles reloaded for every output tile, output written once in fp32 (4 bytes): "
+               "the printed 2·bm·bn output term per tile pair, times the outer 2, is 4 bytes per element");
+  ex.answer("input_intensity", input_intensity(t), "FLOPs/byte")
+      .book(t.bm * t.bn / (t.bm + t.bn), rel(1e-12))
+      .explain("output term dropped, as the footnote does: bm·bn/(bm + bn)");
+  ex.answer("intensity", intensity(flops(t), bytes(t)), "FLOPs/byte")
+      .explain("with the output bytes: 1/(1/bm + 1/bn + 2/k) for fp32 output");
+}
+
+EXERCISE("ch1.two-chip-network", "Roofline of a matmul split over two chips along D") {
+  // X[B, D]·Y[D, F] with D split over 2 chips: each does half the FLOPs, then both send their bf16
+  // partial sums [B, F] to the other at the same time (§1.1.3). Per chip:
+  //   T_math = 2·B·(D/2)·F / C,   T_comms = 2·B·F / W   =>   compute-bound when D/2 > C / W.
+  const double c = chip("tpu-v5e").bf16_flops_per_s;
+  const double chip_i = critical_intensity(c, kV5eIciOneWay);
+  ex.answer("ici_intensity", chip_i, "FLOPs/byte").book(4377, within(1)).explain("1.97e14 / 4.5e10");
+  ex.answer("critical_d", 2 * chip_i, "").book(8755, within(1)).notes("003", 8755, within(1))
+      .explain("D* = 2·C/W; the book truncates 8755.6 to 8755");
+  const double B = 512, F = 8192;
+  auto& t = ex.table("examples", {"D", "T_math", "T_comms", "bound"});
+  for (double d : {4096.0, 8192.0, 8756.0, 16384.0}) {
+    const auto r = roofline(2 * B * (d / 2) * F, 2 * B * F, c, kV5eIciOneWay);
+    t.row({format_number(d), format_quantity(r.t_math_s, "s"), format_quantity(r.t_comms_s, "s"),
+           r.compute_bound ? "compute" : "communication"});
+  }
+}
+
+EXERCISE("ex1.1", "int8 matmul roofline") {
+  // The exercise's own constants: 3.94e14 int8 OPs/s and 8.1e11 B/s (the v5e row of §2.3).
+  const auto& v5e = chip("tpu-v5e");
+  const double c = peak_flops_per_s(v5e, Dtype::int8), w = v5e.hbm_bytes_per_s;
+  const double chip_i = critical_intensity(c, w);
+  ex.answer("hw_intensity", chip_i, "FLOPs/byte").book(486, sig(3));
+  ex.answer("critical_batch_small_b", critical_batch_small_batch_limit(Dtype::int8, chip_i), "tokens")
+      .book(243, sig(3))
+      .notes("003", 243, sig(3))
+      .explain("intensity ≈ 2B when B ≪ D, F, so B* = 486/2");
+
+  // Example shape for the formulas: B = 256 tokens, D = F = 8192.
+  const Matmul m{256, 8192, 8192, Dtype::int8, Dtype::int8, Dtype::int8};
+  const double B = m.B, D = m.D, F = m.F;
+  const auto r = roofline(flops(m), bytes(m), c, w);
+  const std::string at = "at B = 256, D = F = 8192";
+  ex.answer("bytes_loaded", bytes_loaded(m), "B").book(B * D + D * F, rel(1e-12)).notes("000", B * D + D * F)
+      .explain("BD + DF " + at);
+  ex.answer("bytes_stored", bytes_stored(m), "B").book(B * F, rel(1e-12)).notes("000", B * F)
+      .explain("BF " + at);
+  ex.answer("ops", flops(m), "FLOPs").book(2 * B * D * F, rel(1e-12))
+      .notes("003", B * F * (2 * D - 1), rel(1e-3))
+      .explain("2BDF " + at + "; 003 counts BF(2D − 1), which differs by 1/(2D)");
+  ex.answer("intensity", intensity(m), "FLOPs/byte")
+      .book(2 * B * D * F / (B * D + D * F + B * F), rel(1e-12)).explain(at);
+  ex.answer("t_math", r.t_math_s, "s").book(2 * B * D * F / 3.94e14, rel(1e-12)).explain(at);
+  ex.answer("t_comms", r.t_comms_s, "s").book((B * D + D * F + B * F) / 8.1e11, rel(1e-12)).explain(at);
+  ex.answer("t_lower", r.t_lower_s, "s").explain("max(T_math, T_comms) " + at);
+  ex.answer("t_upper", r.t_upper_s, "s").explain("T_math + T_comms " + at);
+  ex.answer("critical_batch_d8192", *critical_batch(D, F, m.lhs, m.rhs, m.out, chip_i), "tokens")
+      .explain("exact crossover for D = F = 8192; the shortcut's 243 ignores the BD and BF bytes");
+}
+
+EXERCISE("ex1.2", "int8 weights, bf16 activations and FLOPs") {
+  // bf16[B, D] · int8[D, F] -> bf16[B, F] at 1.97e14 FLOPs/s. The exercise gives no bandwidth; the
+  // book's solution divides by §1's critical intensity 240, i.e. 8.2e11 B/s.
+  const double c = chip("tpu-v5e").bf16_flops_per_s;
+  const double chip_i = critical_intensity(c, kV5eHbmSection1);
+  const auto bf16 = Dtype::bf16, int8 = Dtype::int8;
+  ex.answer("critical_batch_small_b", critical_batch_small_batch_limit(int8, chip_i), "tokens")
+      .book(120, sig(3))
+      .notes("000", 120, sig(3))
+      .notes("003", 121.6, rel(0.001))
+      .differs("003 uses the §2.3 table's 8.1e11 B/s (intensity 243.2) where the book's solution uses §1's 8.2e11")
+      .explain("intensity ≈ 2B when the int8 weights dominate the bytes, so B* = 240/2");
+
+  // The reader of 003 went further, with D = F = 128, 8000 and 16000 and the table's 8.1e11 B/s.
+  const double notes_i = critical_intensity(c, chip("tpu-v5e").hbm_bytes_per_s);
+  ex.answer("intensity_limit_d128", 2.0 * 128 * 128 / (2 * 128 + 2 * 128), "FLOPs/byte")
+      .notes("003", 64, rel(1e-12))
+      .explain("as B -> ∞ the intensity of bf16[B,128]·int8[128,128] tends to 2DF/(2D + 2F) = 64 < 243: "
+               "never compute-bound");
+  ex.answer("has_critical_batch_d128", critical_batch(128, 128, bf16, int8, bf16, notes_i) ? 1.0 : 0.0, "")
+      .explain("1 if some batch makes D = F = 128 compute-bound, else 0");
+  ex.answer("critical_batch_d8000", *critical_batch(8000, 8000, bf16, int8, bf16, notes_i), "tokens")
+      .notes("003", 129.35, rel(0.002))
+      .explain("exact, with 8.1e11 B/s as 003 assumes (003 rounds the intensity to 243)");
+  ex.answer("critical_batch_d16000", *critical_batch(16000, 16000, bf16, int8, bf16, notes_i), "tokens")
+      .notes("003", 125.30, rel(0.002))
+      .explain("exact, with 8.1e11 B/s as 003 assumes");
+}
+
+EXERCISE("ex1.3", "Roofline plot for the int8-weight matmul") {
+  // The plot of the chapter-1 translation: bf16[B, D]·int8[D, F] -> bf16[B, F], exact bytes
+  // 2BD + DF + 2BF, 1.97e14 FLOPs/s, 8.2e11 B/s, B = 1…511, D = F = 4096 and 1024.
+  const double c = chip("tpu-v5e").bf16_flops_per_s, w = kV5eHbmSection1;
+  const double chip_i = critical_intensity(c, w);
+  auto& s = ex.series("roofline", "batch size B (tokens)", "attainable bf16 FLOPs/s on TPU v5e");
+  std::vector<double> crit;
+  for (double d : {4096.0, 1024.0}) {
+    std::vector<double> x, y;
+    for (int b = 1; b <= 511; ++b) {
+      const Matmul m{static_cast<double>(b), d, d, Dtype::bf16, Dtype::int8, Dtype::bf16};
+      x.push_back(b);
+      y.push_back(roofline(flops(m), bytes(m), c, w).attainable_flops_per_s);
+    }
+    s.line("D = F = " + format_number(d), x, y);
+    crit.push_back(*critical_batch(d, d, Dtype::bf16, Dtype::int8, Dtype::bf16, chip_i));
+  }
+  ex.answer("critical_batch_d4096", crit[0], "tokens").explain("exact crossover, D = F = 4096");
+  ex.answer("critical_batch_d1024", crit[1], "tokens").explain("exact crossover, D = F = 1024");
+  ex.answer("critical_batch_ratio", crit[1] / crit[0], "")
+      .explain("how much the smaller model raises the critical batch; the book says it 'almost doubles'");
+  ex.answer("peak_flops", c, "FLOPs/s").explain("the flat part of both curves");
+}
+
+EXERCISE("ex1.4", "Per-example weight matrices") {
+  // int8[B, D] ·_D int8[B, D, F] -> int8[B, F]: a separate D×F matrix per batch row.
+  const double B = 256, D = 8192, F = 8192;
+  const double s = bytes_per_element(Dtype::int8);
+  auto ops = [&](double b) { return 2 * b * D * F; };
+  auto moved = [&](double b) { return s * b * D + s * b * D * F + s * b * F; };
+  ex.answer("intensity", intensity(ops(B), moved(B)), "FLOPs/byte")
+      .book(2, sig(1))
+      .notes("000", 2, sig(1))
+      .explain("at B = 256, D = F = 8192: every FLOP pair needs its own weight byte, so about 2");
+  ex.answer("intensity_b4096", intensity(ops(4096), moved(4096)), "FLOPs/byte")
+      .explain("the same at B = 4096: the batch cancels out of 2BDF / (BD + BDF + BF)");
+  ex.answer("intensity_limit", 2.0 / s, "FLOPs/byte")
+      .book(2, rel(1e-12))
+      .explain("D, F -> ∞: 2BDF FLOPs over BDF one-byte weights");
+}
+
+EXERCISE("ex1.5", "Critical batch of an H100") {
+  // The spec sheet's 1.979e15 bf16 FLOPs/s assume 2:4 sparsity; dense is half (solution 1.5).
+  const double dense = kH100SparseBf16 / 2, w = chip("h100").hbm_bytes_per_s;
+  const double rounded = std::pow(10.0, std::round(std::log10(dense)));  // the book's "close to 1e15"
+  ex.answer("critical_batch_book_model", critical_intensity(rounded, w), "tokens")
+      .book(298, within(1))
+      .explain("the book's route: dense peak rounded to 1e15, over 3.35e12 B/s (298.5, printed truncated)");
+  ex.answer("critical_batch", critical_intensity(dense, w), "tokens")
+      .book(298, within(1))
+      .erratum("The book rounds the dense peak 9.895e14 up to 1e15 before dividing and then prints three "
+               "digits; with the halved spec value itself the critical batch is 295, not 298.")
+      .notes("000", 300, sig(1))
+      .notes("003", 298, within(1))
+      .differs("003 repeats the book's rounding of the dense peak to 1e15");
+  ex.answer("critical_batch_preset", critical_intensity(chip("h100").bf16_flops_per_s, w), "tokens")
+      .book(298, within(1))
+      .erratum("Same rounding: §1.1's own H100 figure, 9.89e14 FLOPs/s, gives 295.")
+      .explain("with the H100 preset (§1.1)");
+}

@@ -1,0 +1,78 @@
+// `scaling matmul`: the §1.1.2 roofline of X[B, D]·Y[D, F] -> Z[B, F] on one chip.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "scaling/format.hpp"
+#include "scaling/hardware.hpp"
+#include "scaling/roofline.hpp"
+
+namespace cli {
+
+namespace {
+struct MatmulArgs {
+  std::string chip, B, D, F;
+  std::string lhs = "bf16", rhs = "bf16", out = "bf16", compute = "bf16";
+  bool json = false;
+};
+
+void run_matmul(const MatmulArgs& a) {
+  using namespace scaling;
+  const Chip& c = chip(a.chip);
+  const Matmul m{parse_size("--B", a.B), parse_size("--D", a.D), parse_size("--F", a.F), parse_dtype(a.lhs),
+                 parse_dtype(a.rhs), parse_dtype(a.out)};
+  const double peak = peak_flops_per_s(c, parse_dtype(a.compute));
+  const double chip_i = critical_intensity(peak, c.hbm_bytes_per_s);
+  const Roofline r = roofline(flops(m), bytes(m), peak, c.hbm_bytes_per_s);
+  const auto crit = critical_batch(m.D, m.F, m.lhs, m.rhs, m.out, chip_i);
+
+  if (a.json) {
+    nlohmann::json out = {{"flops", flops(m)},
+                          {"bytes", bytes(m)},
+                          {"intensity", intensity(m)},
+                          {"chip_intensity", chip_i},
+                          {"t_math_s", r.t_math_s},
+                          {"t_comms_s", r.t_comms_s},
+                          {"t_lower_s", r.t_lower_s},
+                          {"t_upper_s", r.t_upper_s},
+                          {"bound", r.compute_bound ? "compute" : "memory"},
+                          {"critical_batch", crit ? nlohmann::json(*crit) : nlohmann::json(nullptr)}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  auto row = [](const char* what, const std::string& value) { fmt::print("  {:<24} {}\n", what, value); };
+  fmt::print("{}[{}, {}] · {}[{}, {}] -> {}[{}, {}] on {} ({} compute)\n", a.lhs, format_number(m.B),
+             format_number(m.D), a.rhs, format_number(m.D), format_number(m.F), a.out, format_number(m.B),
+             format_number(m.F), c.display, a.compute);
+  row("FLOPs", format_quantity(flops(m), "FLOPs"));
+  row("bytes (HBM)", format_quantity(bytes(m), "B"));
+  row("intensity", format_quantity(intensity(m), "FLOPs/byte"));
+  row("chip intensity", format_quantity(chip_i, "FLOPs/byte"));
+  row("T_math", format_quantity(r.t_math_s, "s"));
+  row("T_comms", format_quantity(r.t_comms_s, "s"));
+  row("lower bound (max)", format_quantity(r.t_lower_s, "s"));
+  row("upper bound (sum)", format_quantity(r.t_upper_s, "s"));
+  row("bound", r.compute_bound ? "compute" : "memory bandwidth");
+  row("critical batch", crit ? format_quantity(*crit, "tokens") + " (compute-bound above)"
+                             : std::string("none: no batch makes this compute-bound"));
+}
+}  // namespace
+
+Runner add_matmul(CLI::App& app) {
+  auto* sub = app.add_subcommand("matmul", "roofline of X[B, D]·Y[D, F] -> Z[B, F] on one chip (§1.1.2)");
+  auto a = std::make_shared<MatmulArgs>();
+  sub->add_option("--chip", a->chip, "chip preset (see `scaling chips`)")->required();
+  sub->add_option("--B", a->B, "batch (rows of X), a positive whole number")->required();
+  sub->add_option("--D", a->D, "contracting dimension")->required();
+  sub->add_option("--F", a->F, "output dimension")->required();
+  sub->add_option("--lhs-dtype", a->lhs, "dtype of X (fp32, bf16, fp8, int8, int4)")->capture_default_str();
+  sub->add_option("--rhs-dtype", a->rhs, "dtype of Y")->capture_default_str();
+  sub->add_option("--out-dtype", a->out, "dtype of Z")->capture_default_str();
+  sub->add_option("--compute-dtype", a->compute, "dtype the MXU computes in: picks the bf16 or int8 peak")->capture_default_str();
+  sub->add_flag("--json", a->json, "print one JSON object, SI units");
+  return [a] { run_matmul(*a); };
+}
+
+}  // namespace cli

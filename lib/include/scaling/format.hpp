@@ -1,0 +1,16 @@
+#pragma once
+// Human-readable values: "1.01 ms", "70.6 GB", "4.2e11 FLOPs", "16,384 tokens".
+#include <string>
+#include <string_view>
+
+namespace scaling {
+
+// A plain number: whole numbers below 1e15 with thousands separators, else `digits` significant
+// digits, switching to scientific notation ("4.2e11") outside [1e-3, 1e6).
+std::string format_number(double value, int digits = 4);
+
+// A value with its unit, scaled to a readable prefix for seconds ("s"), bytes ("B", "B/s");
+// FLOPs and FLOPs/s in scientific notation; any other unit appended as given.
+std::string format_quantity(double value, std::string_view unit, int digits = 3);
+
+}  // namespace scaling

@@ -1,0 +1,35 @@
+#include "scaling/dtype.hpp"
+
+#include <array>
+#include <stdexcept>
+
+namespace scaling {
+namespace {
+constexpr std::array<DtypeInfo, 5> kDtypes{{
+    {Dtype::fp32, "fp32", 4.0},
+    {Dtype::bf16, "bf16", 2.0},
+    {Dtype::fp8, "fp8", 1.0},
+    {Dtype::int8, "int8", 1.0},
+    {Dtype::int4, "int4", 0.5},
+}};
+
+const DtypeInfo& info(Dtype d) {
+  for (const auto& i : kDtypes)
+    if (i.dtype == d) return i;
+  throw std::logic_error("dtype missing from the table");
+}
+}  // namespace
+
+std::span<const DtypeInfo> dtypes() { return kDtypes; }
+double bytes_per_element(Dtype d) { return info(d).bytes; }
+std::string_view name(Dtype d) { return info(d).name; }
+
+Dtype parse_dtype(std::string_view text) {
+  for (const auto& i : kDtypes)
+    if (i.name == text) return i.dtype;
+  std::string known;
+  for (const auto& i : kDtypes) known += (known.empty() ? "" : ", ") + std::string(i.name);
+  throw std::invalid_argument("unknown dtype '" + std::string(text) + "' (known: " + known + ")");
+}
+
+}  // namespace scaling

@@ -1,0 +1,87 @@
+#include "scaling/format.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <utility>
+
+namespace scaling {
+namespace {
+
+std::string with_separators(double whole) {
+  const std::string digits = fmt::format("{:.0f}", std::fabs(whole));
+  std::string out = whole < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// `digits` significant digits, trailing zeros dropped: 240.24 -> "240.2", 1.5 -> "1.5".
+std::string significant(double value, int digits) {
+  const double magnitude = std::floor(std::log10(std::fabs(value)));
+  const int decimals = std::max(0, digits - 1 - static_cast<int>(magnitude));
+  std::string s = fmt::format("{:.{}f}", value, decimals);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+std::string scientific(double value, int digits) {
+  std::string s = fmt::format("{:.{}e}", value, digits - 1);  // "4.200e+11"
+  const auto e = s.find('e');
+  std::string mantissa = s.substr(0, e);
+  if (mantissa.find('.') != std::string::npos) {
+    while (mantissa.back() == '0') mantissa.pop_back();
+    if (mantissa.back() == '.') mantissa.pop_back();
+  }
+  const int exponent = std::stoi(s.substr(e + 1));
+  return mantissa + "e" + std::to_string(exponent);
+}
+
+// Scale by decimal prefixes so that the mantissa lies in [1, 1000).
+std::string prefixed(double value, std::string_view unit, int digits) {
+  static constexpr std::array<std::pair<double, const char*>, 6> prefixes{
+      {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}}};
+  for (const auto& [scale, prefix] : prefixes)
+    if (std::fabs(value) >= scale) return significant(value / scale, digits) + " " + prefix + std::string(unit);
+  return significant(value, digits) + " " + std::string(unit);
+}
+
+std::string seconds(double value, int digits) {
+  static constexpr std::array<std::pair<double, const char*>, 4> units{
+      {{1, "s"}, {1e-3, "ms"}, {1e-6, "µs"}, {1e-9, "ns"}}};
+  for (const auto& [scale, name] : units)
+    if (std::fabs(value) >= scale) return significant(value / scale, digits) + " " + name;
+  return scientific(value, digits) + " s";
+}
+
+}  // namespace
+
+std::string format_number(double value, int digits) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  if (value == 0) return "0";
+  if (value == std::round(value) && std::fabs(value) < 1e15) return with_separators(value);
+  const double a = std::fabs(value);
+  if (a >= 1e-3 && a < 1e6) return significant(value, digits);
+  return scientific(value, digits);
+}
+
+std::string format_quantity(double value, std::string_view unit, int digits) {
+  if (!std::isfinite(value) || value == 0)
+    return unit.empty() ? format_number(value) : fmt::format("{} {}", format_number(value), unit);
+  if (unit == "s") return seconds(value, digits);
+  if (unit == "B" || unit == "B/s") return prefixed(value, unit, digits);
+  if (unit == "FLOPs" || unit == "FLOPs/s")
+    return (std::fabs(value) >= 1e6 ? scientific(value, digits) : format_number(value, digits)) + " " +
+           std::string(unit);
+  const std::string number = format_number(value, digits + 1);
+  return unit.empty() ? number : number + " " + std::string(unit);
+}
+
+}  // namespace scaling

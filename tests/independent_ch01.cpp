@@ -1,0 +1,165 @@
+// Independent checks of chapter 1: for answers the book prints no number for, and for errata.
+// Each recomputes the answer another way: by counting in a loop, by root-finding on the two times
+// written out from first principles, or by the reader's algebraically different form.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "registry.hpp"
+
+namespace {
+
+// The batch where T_math = T_comms, found by bisection on the times written out directly
+// (not through libscaling's closed form). Sizes in bytes per element: lhs, rhs, out.
+double crossover_by_bisection(double D, double F, double s_lhs, double s_rhs, double s_out, double flops_per_s,
+                              double bytes_per_s) {
+  auto gap = [&](double B) {
+    return 2 * B * D * F / flops_per_s - (s_lhs * B * D + s_rhs * D * F + s_out * B * F) / bytes_per_s;
+  };
+  double lo = 1e-9, hi = 1e9;  // gap(lo) < 0 (bandwidth-bound), gap(hi) > 0 (compute-bound)
+  REQUIRE(gap(lo) < 0);
+  REQUIRE(gap(hi) > 0);
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (gap(mid) < 0 ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// A real bf16-sized dot product: count each multiply and add as it happens.
+struct DotCount {
+  double ops = 0, bytes = 0;
+};
+DotCount count_dot_product(int n) {
+  std::vector<double> x(static_cast<size_t>(n), 1.5), y(static_cast<size_t>(n), 2.0);
+  DotCount c;
+  double acc = x[0] * y[0];
+  c.ops += 1;
+  for (int i = 1; i < n; ++i) {
+    acc += x[static_cast<size_t>(i)] * y[static_cast<size_t>(i)];
+    c.ops += 2;
+  }
+  CHECK(acc == 3.0 * n);
+  c.bytes = 2.0 * n /* x */ + 2.0 * n /* y */ + 2 /* result */;
+  return c;
+}
+
+}  // namespace
+
+INDEPENDENT("ch1.dot-product.intensity_n4096", "counting the ops of a real dot product", 1e-12) {
+  const auto c = count_dot_product(4096);
+  return c.ops / c.bytes;
+}
+
+INDEPENDENT("ch1.dot-product.v5e_intensity_ratio", "hand arithmetic 1.97e14 / 8.2e11 / 0.5", 1e-12) {
+  return 1.97e14 / 8.2e11 / 0.5;
+}
+
+INDEPENDENT("ch1.matmul-intensity.critical_batch_d8192", "bisection on T_math − T_comms", 1e-9) {
+  return crossover_by_bisection(8192, 8192, 2, 2, 2, 1.97e14, 8.2e11);
+}
+
+INDEPENDENT("ch1.tiled-matmul.flops", "summing 2·bm·bk·bn over every tile step", 1e-12) {
+  const double m = 4096, k = 4096, n = 4096, bm = 512, bk = 512, bn = 512;
+  double total = 0;
+  for (double i = 0; i < m; i += bm)
+    for (double j = 0; j < n; j += bn)
+      for (double p = 0; p < k; p += bk) total += 2 * bm * bk * bn;
+  CHECK(total == 2 * m * n * k);
+  return total;
+}
+
+INDEPENDENT("ch1.tiled-matmul.intensity", "closed form 1/(1/bm + 1/bn + 2/k) for fp32 output", 1e-12) {
+  const double k = 4096, bm = 512, bn = 512;
+  return 1 / (1 / bm + 1 / bn + 2 / k);
+}
+
+INDEPENDENT("ex1.1.t_lower", "hand arithmetic with the exercise's constants", 1e-12) {
+  const double B = 256, D = 8192, F = 8192;
+  return std::max(2 * B * D * F / 3.94e14, (B * D + D * F + B * F) / 8.1e11);
+}
+
+INDEPENDENT("ex1.1.t_upper", "hand arithmetic with the exercise's constants", 1e-12) {
+  const double B = 256, D = 8192, F = 8192;
+  return 2 * B * D * F / 3.94e14 + (B * D + D * F + B * F) / 8.1e11;
+}
+
+INDEPENDENT("ex1.1.critical_batch_d8192", "bisection on T_math − T_comms", 1e-9) {
+  return crossover_by_bisection(8192, 8192, 1, 1, 1, 3.94e14, 8.1e11);
+}
+
+INDEPENDENT("ex1.2.intensity_limit_d128", "intensity at B = 1e15 written out", 1e-9) {
+  const double B = 1e15, D = 128, F = 128;
+  return 2 * B * D * F / (2 * B * D + D * F + 2 * B * F);
+}
+
+INDEPENDENT("ex1.2.has_critical_batch_d128", "is T_math ≥ T_comms anywhere on B = 1 … 1e15?", 0) {
+  const double D = 128, F = 128;
+  for (double B = 1; B <= 1e15; B *= 2)
+    if (2 * B * D * F / 1.97e14 >= (2 * B * D + D * F + 2 * B * F) / 8.1e11) return 1;
+  return 0;
+}
+
+INDEPENDENT("ex1.2.critical_batch_d8000", "bisection on T_math − T_comms", 1e-9) {
+  return crossover_by_bisection(8000, 8000, 2, 1, 2, 1.97e14, 8.1e11);
+}
+
+INDEPENDENT("ex1.2.critical_batch_d16000", "bisection on T_math − T_comms", 1e-9) {
+  return crossover_by_bisection(16000, 16000, 2, 1, 2, 1.97e14, 8.1e11);
+}
+
+INDEPENDENT("ex1.3.critical_batch_d4096", "bisection on T_math − T_comms", 1e-9) {
+  return crossover_by_bisection(4096, 4096, 2, 1, 2, 1.97e14, 8.2e11);
+}
+
+INDEPENDENT("ex1.3.critical_batch_d1024", "bisection on T_math − T_comms", 1e-9) {
+  return crossover_by_bisection(1024, 1024, 2, 1, 2, 1.97e14, 8.2e11);
+}
+
+INDEPENDENT("ex1.3.critical_batch_ratio", "ratio of the two bisections", 1e-9) {
+  return crossover_by_bisection(1024, 1024, 2, 1, 2, 1.97e14, 8.2e11) /
+         crossover_by_bisection(4096, 4096, 2, 1, 2, 1.97e14, 8.2e11);
+}
+
+INDEPENDENT("ex1.3.peak_flops", "the highest point of the plotted series", 1e-12) {
+  double best = 0;
+  for (const auto& ch : testing::results())
+    for (const auto& ex : ch.exercises)
+      if (ex.id() == "ex1.3")
+        for (const auto& line : ex.series().at(0).lines) best = std::max(best, *std::max_element(line.y.begin(), line.y.end()));
+  return best;
+}
+
+INDEPENDENT("ex1.4.intensity_b4096", "the notes' batch-free form 2DF/(D + DF + F)", 1e-12) {
+  const double D = 8192, F = 8192;
+  return 2 * D * F / (D + D * F + F);
+}
+
+INDEPENDENT("ex1.5.critical_batch", "hand arithmetic 1.979e15 / 2 / 3.35e12", 1e-12) {
+  return 1.979e15 / 2 / 3.35e12;
+}
+
+INDEPENDENT("ex1.5.critical_batch_preset", "hand arithmetic 9.89e14 / 3.35e12", 1e-12) {
+  return 9.89e14 / 3.35e12;
+}
+
+TEST_CASE("ex1.3: the plotted series reaches peak exactly from the first whole batch above B*") {
+  for (const auto& ch : testing::results())
+    for (const auto& ex : ch.exercises) {
+      if (ex.id() != "ex1.3") continue;
+      const auto& lines = ex.series().at(0).lines;
+      REQUIRE(lines.size() == 2);
+      const double crit[2] = {testing::answer("ex1.3.critical_batch_d4096").value(),
+                              testing::answer("ex1.3.critical_batch_d1024").value()};
+      for (size_t l = 0; l < 2; ++l) {
+        const auto& y = lines[l].y;
+        const double peak = *std::max_element(y.begin(), y.end());
+        const auto first = std::find_if(y.begin(), y.end(), [&](double v) { return v >= peak * (1 - 1e-12); });
+        CHECK(lines[l].x[static_cast<size_t>(first - y.begin())] == std::ceil(crit[l]));
+        // attainable FLOPs/s never falls as B grows (up to rounding on the flat part)
+        for (size_t i = 1; i < y.size(); ++i) CHECK(y[i] >= y[i - 1] * (1 - 1e-12));
+      }
+    }
+}
