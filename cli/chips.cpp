@@ -38,11 +38,11 @@ Runner add_chips(CLI::App& app) {
       std::cout << out.dump(2) << "\n";
       return;
     }
-    fmt::print("{:<8} {:<9} {:<6} {:>3} {:>8} {:>11} {:>13} {:>13} {:>11} {:>11}\n", "chip", "pod", "host", "TC",
+    fmt::print("{:<8} {:<9} {:<6} {:>3} {:>8} {:>11} {:>16} {:>16} {:>11} {:>11}\n", "chip", "pod", "host", "TC",
                "HBM", "HBM BW", "bf16", "int8", "ICI 1-way", "PCIe");
     for (const auto& c : scaling::chips()) {
       auto or_dash = [](double v, const char* unit) { return v > 0 ? format_quantity(v, unit) : std::string("-"); };
-      fmt::print("{:<8} {:<9} {:<6} {:>3} {:>8} {:>11} {:>13} {:>13} {:>11} {:>11}\n", c.name,
+      fmt::print("{:<8} {:<9} {:<6} {:>3} {:>8} {:>11} {:>16} {:>16} {:>11} {:>11}\n", c.name,
                  c.pod_shape.empty() ? "-" : scaling::shape_text(c.pod_shape),
                  c.host_shape.empty() ? "-" : scaling::shape_text(c.host_shape), c.tensorcores_per_chip,
                  format_quantity(c.hbm_bytes, "B"), format_quantity(c.hbm_bytes_per_s, "B/s"),

@@ -43,9 +43,8 @@ void run_matmul(const MatmulArgs& a) {
     return;
   }
   auto row = [](const char* what, const std::string& value) { fmt::print("  {:<24} {}\n", what, value); };
-  fmt::print("{}[{}, {}] · {}[{}, {}] -> {}[{}, {}] on {} ({} compute)\n", a.lhs, format_number(m.B),
-             format_number(m.D), a.rhs, format_number(m.D), format_number(m.F), a.out, format_number(m.B),
-             format_number(m.F), c.display, a.compute);
+  fmt::print("{}[{:.0f}, {:.0f}] · {}[{:.0f}, {:.0f}] -> {}[{:.0f}, {:.0f}] on {} ({} compute)\n", a.lhs, m.B, m.D,
+             a.rhs, m.D, m.F, a.out, m.B, m.F, c.display, a.compute);
   row("FLOPs", format_quantity(flops(m), "FLOPs"));
   row("bytes (HBM)", format_quantity(bytes(m), "B"));
   row("intensity", format_quantity(intensity(m), "FLOPs/byte"));

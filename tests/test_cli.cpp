@@ -1,6 +1,7 @@
 // The `scaling` CLI, run as a user would: values against hand-computed ones, and bad input.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,18 +24,20 @@ std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
-Run run(const std::string& args) {
+Run run_program(const std::string& program, const std::string& args) {
   static int counter = 0;
   const auto dir = std::filesystem::temp_directory_path();
   const auto tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
   const auto out = dir / ("scaling_cli_out_" + tag), err = dir / ("scaling_cli_err_" + tag);
-  const std::string cmd = std::string("'") + SCALING_CLI + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const std::string cmd = "'" + program + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
   const int status = std::system(cmd.c_str());
   Run r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
   std::filesystem::remove(out);
   std::filesystem::remove(err);
   return r;
 }
+
+Run run(const std::string& args) { return run_program(SCALING_CLI, args); }
 
 nlohmann::json matmul_json(const std::string& args) {
   const auto r = run("matmul " + args + " --json");
@@ -135,4 +138,26 @@ TEST_CASE("scaling usage errors exit 2") {
     CHECK(lines(r.err) == 1);
   }
   CHECK(run("--help").exit_code == 0);
+}
+
+TEST_CASE("a chapter program: walkthrough, --json, and usage errors") {
+  const auto text = run_program(CHAPTER_1_PROGRAM, "");
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("ex1.5") != std::string::npos);
+  const auto json = run_program(CHAPTER_1_PROGRAM, "--json");
+  REQUIRE(json.exit_code == 0);
+  const auto doc = nlohmann::json::parse(json.out);
+  CHECK(doc["chapter"] == 1);
+  CHECK(doc["slug"] == "ch01");
+  for (const auto& ex : doc["exercises"])
+    for (const auto& a : ex["answers"]) {
+      CHECK(a.contains("key"));
+      CHECK(a["value"].is_number());
+      CHECK(a.contains("unit"));
+      CHECK(a["notes"].is_array());
+      if (a.contains("book")) CHECK((a["book"]["status"] == "agrees" || a["book"]["status"] == "erratum"));
+    }
+  const auto bad = run_program(CHAPTER_1_PROGRAM, "--bogus");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--bogus") != std::string::npos);
 }

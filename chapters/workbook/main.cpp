@@ -12,7 +12,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"Worked answers of one chapter of How to Scale Your Model, computed and checked."};
   bool json = false;
-  app.add_flag("--json", json, "print the whole chapter as JSON (the schema of DESIGN.md)");
+  app.add_flag("--json", json, "print the whole chapter as JSON (exercises, answers, tables, series)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
