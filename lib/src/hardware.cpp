@@ -10,7 +10,9 @@ namespace {
 // separate accelerators; one on the inference chips v5e and v6e). ICI hop latency: 1 µs (§2.4, §3).
 // PCIe: 1.5e10 B/s per chip (§2.3), 1.6e10 for v4 (§2.1), 3.2e10 for v6e (§2.3, footnote 10).
 // DCN: 2.5e10 B/s per host (§2.2, §2.3). H100: §1.1 (9.89e14 bf16 FLOPs/s, 3.35e12 B/s) and 80 GB.
-const std::vector<Chip> kChips{
+// A function-local static, so the table is ready even for other translation units' static initialisers.
+const std::vector<Chip>& table() {
+  static const std::vector<Chip> kChips{
     {"tpu-v3", "TPU v3", {32, 32}, {4, 2}, 2, 32e9, 9.0e11, 1.4e14, 1.4e14, 1e11, 2e11, 1e-6, 1.5e10, 2.5e10,
      "§2.3 tables; cores §2.1"},
     {"tpu-v4p", "TPU v4p", {16, 16, 16}, {2, 2, 1}, 2, 32e9, 1.2e12, 2.75e14, 2.75e14, 4.5e10, 9e10, 1e-6,
@@ -23,17 +25,19 @@ const std::vector<Chip> kChips{
      2.5e10, "§2.3 tables; PCIe §2.3 footnote 10"},
     {"h100", "NVIDIA H100", {}, {}, 1, 80e9, 3.35e12, 9.89e14, 0, 0, 0, 0, 0, 0,
      "§1.1 (bf16 dense FLOPs/s, HBM bandwidth); 80 GB HBM from the spec sheet §1.1 cites"},
-};
+  };
+  return kChips;
+}
 
 }  // namespace
 
-std::span<const Chip> chips() { return kChips; }
+std::span<const Chip> chips() { return table(); }
 
 const Chip& chip(std::string_view name) {
-  for (const auto& c : kChips)
+  for (const auto& c : table())
     if (c.name == name) return c;
   std::string known;
-  for (const auto& c : kChips) known += (known.empty() ? "" : ", ") + std::string(c.name);
+  for (const auto& c : table()) known += (known.empty() ? "" : ", ") + std::string(c.name);
   throw std::invalid_argument("unknown chip '" + std::string(name) + "' (known: " + known + ")");
 }
 

@@ -1,0 +1,71 @@
+#pragma once
+// A virtual device mesh that executes collectives on real data, step by step, over explicit links.
+//
+// Devices sit on a ring, a line, or a 2D/3D torus (per-axis wraparound). Every directed link carries
+// one message per step per path using it; the simulator counts the elements each directed link carries
+// and the number of steps, and turns them into time: t_bw = busiest link's bytes / W_uni (links run
+// concurrently), t_lat = steps × hop latency, t = max(t_bw, t_lat) — the same shape as the cost model
+// in collectives.hpp, so the two can be compared number for number.
+//
+// Algorithms (§3.2, §3.3):
+//  - AllGather: every shard floods outward along the ring: one way round on a unidirectional ring
+//    (n − 1 hops), both ways on a bidirectional one (⌊n/2⌋ hops). On an even bidirectional ring the
+//    antipodal device is reached both ways: the first half of the shard arrives from one side, the
+//    second half from the other, so every directed link carries (n − 1)/2 shards.
+//  - ReduceScatter: the time-reverse of that AllGather: partial sums of each chunk flow toward its
+//    owner along reduction chains, each device adding its own contribution before passing it on.
+//  - AllReduce: ReduceScatter, then AllGather.
+//  - Over several axes, the array is cut into k = |axes| parts and part p visits the axes in the cyclic
+//    order starting at p, so every axis is busy in every phase.
+//  - AllToAll: the block from device i to device j (V/n² bytes) takes the shortest path, axis by axis
+//    in the order given; an antipodal block on an even bidirectional ring is split in halves, one each way.
+//  - ppermute: each device sends its shard `shift` places along one axis, by the shortest path.
+#include <vector>
+
+#include "scaling/collectives.hpp"
+
+namespace scaling::sim {
+
+enum class Links { uni, bi };  // uni: each device sends only to its + neighbour (needs wrapped axes)
+
+struct Topology {
+  std::vector<int> shape;
+  std::vector<bool> wraps;
+  Links links = Links::bi;
+};
+
+Topology ring(int devices, Links links);  // one wrapped axis
+Topology line(int devices);               // one open axis, both directions
+Topology from_slice(const Slice& s);      // the slice's shape and wraparound, bidirectional
+
+enum class Op { all_gather, reduce_scatter, all_reduce, all_to_all, ppermute };
+Op to_op(Collective c);
+
+struct Request {
+  Op op;
+  std::vector<int> axes;  // mesh axes it runs over (ppermute: exactly one)
+  double elements;        // E: elements of the whole array of one group (AllToAll: a multiple of n²)
+  int shift = 1;          // ppermute only
+  bool count_only = false;  // no data: counts and steps only (for large meshes)
+};
+
+struct Result {
+  bool correct;  // data mode: every device holds exactly the plain computation's answer
+  int steps;
+  // Elements on the busiest directed link. Collectives that run in phases separated by a barrier
+  // (AllReduce = ReduceScatter then AllGather; one phase per axis over several axes) add up the
+  // busiest link of each phase, since phases do not overlap.
+  double max_link_elements;
+  double total_link_elements;  // sum over every link transfer
+};
+
+// Throws std::invalid_argument for an impossible request (bad axis, E not divisible, uni links on an
+// open axis, data mode on a mesh too large to hold).
+Result simulate(const Topology& topo, const Request& req);
+
+struct SimTime {
+  double t_bandwidth_s, t_latency_s, t_s;
+};
+SimTime to_time(const Result& r, double bytes_per_element, const Link& link);
+
+}  // namespace scaling::sim

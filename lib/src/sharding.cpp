@@ -1,0 +1,189 @@
+#include "scaling/sharding.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include "scaling/format.hpp"
+
+namespace scaling {
+
+namespace {
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t end = s.find(sep, start);
+    out.push_back(trim(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start)));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+// "XY" -> {"X", "Y"} using the mesh's names, longest match first.
+std::vector<std::string> split_axes(const std::string& text, const Mesh& mesh, std::string_view where) {
+  std::vector<std::string> names;
+  for (const auto& a : mesh.axes) names.push_back(a.name);
+  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const auto match = std::find_if(names.begin(), names.end(),
+                                    [&](const std::string& n) { return text.compare(pos, n.size(), n) == 0; });
+    if (match == names.end()) {
+      std::string known;
+      for (const auto& a : mesh.axes) known += (known.empty() ? "" : ", ") + a.name;
+      throw std::invalid_argument(std::string(where) + ": unknown mesh axis in '" + text.substr(pos) +
+                                  "' (mesh axes: " + known + ")");
+    }
+    out.push_back(*match);
+    pos += match->size();
+  }
+  return out;
+}
+
+}  // namespace
+
+int Mesh::size_of(std::string_view axis) const {
+  for (const auto& a : axes)
+    if (a.name == axis) return a.size;
+  throw std::invalid_argument("unknown mesh axis '" + std::string(axis) + "'");
+}
+
+double Mesh::devices() const {
+  double n = 1;
+  for (const auto& a : axes) n *= a.size;
+  return n;
+}
+
+Mesh parse_mesh(std::string_view text) {
+  Mesh mesh;
+  for (const auto& part : split(text, ',')) {
+    const auto eq = part.find('=');
+    const std::string name = trim(part.substr(0, eq));
+    if (eq == std::string::npos || !is_identifier(name))
+      throw std::invalid_argument("mesh '" + std::string(text) + "': expected NAME=SIZE pairs like X=2,Y=8");
+    const std::string size_text = trim(part.substr(eq + 1));
+    char* stop = nullptr;
+    const long size = std::strtol(size_text.c_str(), &stop, 10);
+    if (size_text.empty() || *stop != '\0' || size < 1 || size > 1'000'000)
+      throw std::invalid_argument("mesh axis " + name + " = '" + size_text + "': must be a positive whole number");
+    for (const auto& a : mesh.axes)
+      if (a.name == name) throw std::invalid_argument("mesh axis " + name + " named twice");
+    mesh.axes.push_back({name, static_cast<int>(size)});
+  }
+  return mesh;
+}
+
+Sharding parse_sharding(std::string_view raw, const Mesh& mesh) {
+  const std::string text = trim(raw);
+  const std::string where = "sharding '" + text + "'";
+  const auto open = text.find('['), close = text.find(']');
+  if (open == std::string::npos || close == std::string::npos || close < open)
+    throw std::invalid_argument(where + ": expected NAME[dim, dim, ...], like A[I_X, J]");
+  Sharding s;
+  s.array = trim(std::string_view(text).substr(0, open));
+  if (!s.array.empty() && !is_identifier(s.array)) throw std::invalid_argument(where + ": bad array name '" + s.array + "'");
+
+  std::set<std::string> used;
+  auto claim = [&](const std::string& axis, const std::string& what) {
+    if (!used.insert(axis).second)
+      throw std::invalid_argument(where + ": mesh axis " + axis + " used twice (" + what + ")");
+  };
+  for (const auto& dim_text : split(std::string_view(text).substr(open + 1, close - open - 1), ',')) {
+    const auto us = dim_text.find('_');
+    ShardedDim d{trim(dim_text.substr(0, us)), {}};
+    if (!is_identifier(d.name)) throw std::invalid_argument(where + ": bad dimension '" + dim_text + "'");
+    if (us != std::string::npos) {
+      const std::string sub = trim(dim_text.substr(us + 1));
+      if (sub.empty()) throw std::invalid_argument(where + ": empty subscript in '" + dim_text + "'");
+      d.axes = split_axes(sub, mesh, where);
+      for (const auto& a : d.axes) claim(a, "dimension " + d.name);
+    }
+    for (const auto& other : s.dims)
+      if (other.name == d.name) throw std::invalid_argument(where + ": dimension " + d.name + " named twice");
+    s.dims.push_back(d);
+  }
+
+  const std::string rest = trim(std::string_view(text).substr(close + 1));
+  if (!rest.empty()) {
+    if (rest.front() != '{' || rest.back() != '}')
+      throw std::invalid_argument(where + ": unexpected '" + rest + "' after ']' (only {U_...} may follow)");
+    for (const auto& u : split(std::string_view(rest).substr(1, rest.size() - 2), ',')) {
+      if (u.size() < 3 || u.compare(0, 2, "U_") != 0)
+        throw std::invalid_argument(where + ": expected U_<axes> inside {}, got '" + u + "'");
+      for (const auto& a : split_axes(u.substr(2), mesh, where)) {
+        claim(a, "unreduced");
+        s.unreduced.push_back(a);
+      }
+    }
+  }
+  return s;
+}
+
+std::string to_string(const Sharding& s) {
+  std::string out = s.array + "[";
+  for (size_t i = 0; i < s.dims.size(); ++i) {
+    if (i) out += ", ";
+    out += s.dims[i].name;
+    if (!s.dims[i].axes.empty()) {
+      out += "_";
+      for (const auto& a : s.dims[i].axes) out += a;
+    }
+  }
+  out += "]";
+  if (!s.unreduced.empty()) {
+    out += "{U_";
+    for (const auto& a : s.unreduced) out += a;
+    out += "}";
+  }
+  return out;
+}
+
+double shards(const ShardedDim& d, const Mesh& mesh) {
+  double n = 1;
+  for (const auto& a : d.axes) n *= mesh.size_of(a);
+  return n;
+}
+
+ShardedArray evaluate(const Sharding& s, const Mesh& mesh, const std::vector<double>& global_shape, Dtype dtype) {
+  if (global_shape.size() != s.dims.size())
+    throw std::invalid_argument(to_string(s) + ": shape has " + std::to_string(global_shape.size()) +
+                                " dimensions, the sharding " + std::to_string(s.dims.size()));
+  ShardedArray out{};
+  double local_elements = 1, global_elements = 1;
+  for (size_t i = 0; i < s.dims.size(); ++i) {
+    const double size = global_shape[i], n = shards(s.dims[i], mesh);
+    if (!(size >= 1) || size != std::floor(size))
+      throw std::invalid_argument("dimension " + s.dims[i].name + " = " + format_number(size) +
+                                  ": must be a positive whole number");
+    if (std::fmod(size, n) != 0)
+      throw std::invalid_argument("dimension " + s.dims[i].name + " = " + format_number(size) +
+                                  " is not divisible by its " + format_number(n) + " shards");
+    out.local_shape.push_back(size / n);
+    local_elements *= size / n;
+    global_elements *= size;
+  }
+  out.bytes_per_device = local_elements * bytes_per_element(dtype);
+  out.total_bytes = out.bytes_per_device * mesh.devices();
+  out.replication = out.total_bytes / (global_elements * bytes_per_element(dtype));
+  return out;
+}
+
+}  // namespace scaling
