@@ -1,0 +1,77 @@
+// Independent checks of chapter 2: hand arithmetic from the book's raw figures (not the presets or the
+// library), brute-force searches, and the simulator where a transfer is involved.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "registry.hpp"
+
+namespace {
+// Smallest batch at which T_math ≥ T_comms by scanning, or 0 if none up to `limit`.
+double scan_crossover(double D, double F, double s_lhs, double s_rhs, double s_out, double c, double w, double limit) {
+  double lo = 0, hi = limit;
+  auto compute_bound = [&](double B) { return 2 * B * D * F / c >= (s_lhs * B * D + s_rhs * D * F + s_out * B * F) / w; };
+  if (!compute_bound(hi)) return 0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (compute_bound(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+}  // namespace
+
+INDEPENDENT("ch2.mxu-flops.int8_per_v5e_mxu", "twice the MXU's bf16 rate, 2·(2·8·128·128/8·1.5e9)", 0.01) {
+  return 2 * (2.0 * 8 * 128 * 128 / 8 * 1.5e9);
+}
+INDEPENDENT("ch2.v5p-pod-flops.per_core", "4.59e14 / 2", 1e-12) { return 4.59e14 / 2; }
+INDEPENDENT("ch2.vmem-intensity.vmem_bytes_per_s", "22 × 8.1e11", 1e-12) { return 22 * 8.1e11; }
+INDEPENDENT("ch2.v5p-bandwidths.hbm_bytes_per_s", "the §2.3 table's v5p row", 1e-12) { return 2.8e12; }
+INDEPENDENT("ch2.v5p-bandwidths.ici_bytes_per_s_all_axes", "3 × 9e10", 1e-12) { return 3 * 9e10; }
+INDEPENDENT("ch2.v5p-bandwidths.dcn_per_chip", "2.5e10 over the 2·2·1 chips of a v5p host", 1e-12) {
+  return 2.5e10 / (2 * 2 * 1);
+}
+INDEPENDENT("ch2.spec-table.critical_batch_v5p", "4.59e14 / 2.8e12", 1e-12) { return 4.59e14 / 2.8e12; }
+INDEPENDENT("ch2.spec-table.critical_batch_v6e", "9.2e14 / 1.6e12", 1e-12) { return 9.2e14 / 1.6e12; }
+INDEPENDENT("ch2.ici-table.v5e_hbm_over_ici", "8.1e11 / 4.5e10", 1e-12) { return 8.1e11 / 4.5e10; }
+INDEPENDENT("ch2.ici-table.v5e_ici_over_dcn_per_chip", "4·4.5e10 / (2.5e10 / 8)", 1e-12) {
+  return 4 * 4.5e10 / (2.5e10 / 8);
+}
+INDEPENDENT("ex2.2.v5e_flops", "256 × 1.97e14", 1e-12) { return 256 * 1.97e14; }
+INDEPENDENT("ex2.3.min_d_for_any_batch", "bisection on D for the existence of a crossover", 1e-6) {
+  // The smallest D (F = 4D) for which some batch below 1e12 is FLOPs-bound over PCIe.
+  double lo = 1, hi = 1e7;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (scan_crossover(mid, 4 * mid, 2, 2, 2, 9.2e14, 1.5e10, 1e12) > 0 ? hi : lo) = mid;
+  }
+  return hi;
+}
+INDEPENDENT("ex2.3.critical_batch_d1m", "bisection on T_math − T_comms", 1e-9) {
+  return scan_crossover(1 << 20, 4 << 20, 2, 2, 2, 9.2e14, 1.5e10, 1e12);
+}
+INDEPENDENT("ex2.3.has_critical_batch_d8192", "search up to B = 1e12", 0) {
+  return scan_crossover(8192, 4 * 8192, 2, 2, 2, 9.2e14, 1.5e10, 1e12) > 0 ? 1 : 0;
+}
+INDEPENDENT("ex2.4.critical_batch", "bisection with the exact counts 2·4096·16384·B and 4096·16384 + 20480·B", 1e-9) {
+  return scan_crossover(4096, 16384, 1, 1, 1, 3.94e14, 8.1e11, 1e9);
+}
+INDEPENDENT("ex2.5.t_total", "half of 2·8·128·8192 bytes out of each of the corner's two links at 4.5e10 B/s", 1e-12) {
+  const double bytes = 8.0 * 128 * 8192 * 2;
+  return (bytes / 2) / 4.5e10;
+}
+INDEPENDENT("ex2.5.t_total_with_latency", "2^24 / 9e10 + 6 hops × 1 µs", 1e-12) {
+  return std::pow(2.0, 24) / 9e10 + 6e-6;
+}
+INDEPENDENT("ex2.6.array_bytes", "2^17 · 2^17", 1e-12) { return std::pow(2.0, 34); }
+INDEPENDENT("ex2.6.t_pcie", "2^34 / 16 chips / 1.5e10", 1e-12) { return std::pow(2.0, 34) / 16 / 1.5e10; }
+INDEPENDENT("ex2.6.t_ici", "(2^34 − 2^30) / (2 × 4.5e10)", 1e-12) { return (std::pow(2.0, 34) - std::pow(2.0, 30)) / 9e10; }
+INDEPENDENT("ex2.6.t_hbm", "2^34 / 8.1e11", 1e-12) { return std::pow(2.0, 34) / 8.1e11; }
+INDEPENDENT("ex2.6.t_flops", "2·8·2^34 / 1.97e14", 1e-12) { return 2 * 8 * std::pow(2.0, 34) / 1.97e14; }
+INDEPENDENT("ex2.6.t_sequential", "sum of the four stage times by hand", 1e-12) {
+  const double a = std::pow(2.0, 34);
+  return a / 16 / 1.5e10 + (a - a / 16) / 9e10 + a / 8.1e11 + 16 * a / 1.97e14;
+}
+INDEPENDENT("ex2.6.per_host_bytes", "2^34 / 2 hosts", 1e-12) { return std::pow(2.0, 33); }
+INDEPENDENT("ch2.vpu-alus.vreg_bytes", "32 · 8 · 128 · 4 bytes", 1e-12) { return 32.0 * 8 * 128 * 4; }
+
