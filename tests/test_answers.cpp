@@ -47,7 +47,7 @@ TEST_CASE("answers without a book value, and errata, have an independent check")
     if (status != BookStatus::none && status != BookStatus::erratum) continue;
     INFO(name);
     const auto* check = find_check(name);
-    CHECK_MESSAGE(check != nullptr, name << " (" << workbook::to_string(status) << ") has no independent check");
+    CHECK_MESSAGE(check != nullptr, name << " (" << std::string(workbook::to_string(status)) << ") has no independent check");
     if (check && status == BookStatus::erratum) {
       // The independent value must back ours against the book: it too lies outside the book's precision.
       CHECK_MESSAGE(!a->book_tolerance().admits(check->compute(), *a->book_value()),

@@ -68,6 +68,23 @@ CollectiveCost collective_cost(Collective op, const std::vector<Axis>& axes, dou
   return {std::max(t_bw, t_lat), t_bw, t_lat, t_lat > t_bw, hops};
 }
 
+double book_collective_time_s(Collective op, const std::vector<Axis>& axes, double bytes, const Link& link) {
+  if (axes.empty()) throw std::invalid_argument("a collective needs at least one mesh axis");
+  double half_path = 0;
+  for (const auto& a : axes) half_path += a.size / 2.0;
+  const double gather = std::max(link.hop_latency_s * half_path,
+                                 bytes / (link.bidi_bytes_per_s * static_cast<double>(axes.size())));
+  switch (op) {
+    case Collective::all_gather:
+    case Collective::reduce_scatter: return gather;
+    case Collective::all_reduce: return 2 * gather;
+    case Collective::all_to_all:
+      return std::max(link.hop_latency_s * half_path,
+                      bytes / (4 * link.bidi_bytes_per_s * static_cast<double>(axes.size())));
+  }
+  return gather;
+}
+
 std::vector<Axis> slice_axes(const Slice& s, const std::vector<int>& indices) {
   if (indices.empty()) throw std::invalid_argument("no axes given");
   std::vector<Axis> out;

@@ -321,7 +321,20 @@ Op to_op(Collective c) {
   return Op::all_gather;
 }
 
-Result simulate(const Topology& topo, const Request& req) {
+namespace {
+Result run(const Topology& topo, const Request& req, std::vector<std::vector<double>>* external);
+}  // namespace
+
+Result simulate(const Topology& topo, const Request& req) { return run(topo, req, nullptr); }
+
+Result run_on(const Topology& topo, const Request& req, std::vector<std::vector<double>>& data) {
+  Request r = req;
+  r.count_only = false;
+  return run(topo, r, &data);
+}
+
+namespace {
+Result run(const Topology& topo, const Request& req, std::vector<std::vector<double>>* external) {
   const Grid g(topo);
   if (req.axes.empty()) throw std::invalid_argument("a collective needs at least one axis");
   std::vector<bool> seen(static_cast<size_t>(g.axes()));
@@ -401,8 +414,18 @@ Result simulate(const Topology& topo, const Request& req) {
   if (static_cast<double>(g.devices()) * req.elements > 5e7)
     throw std::invalid_argument("data mode holds " + format_number(g.devices() * req.elements) +
                                 " values; above 5e7 use count-only mode");
-  std::vector<std::vector<double>> buf(static_cast<size_t>(g.devices()), std::vector<double>(static_cast<size_t>(E)));
-  for (int d = 0; d < g.devices(); ++d) {
+  std::vector<std::vector<double>> own;
+  if (external) {
+    if (external->size() != static_cast<size_t>(g.devices()))
+      throw std::invalid_argument("run_on: expected one array per device (" + std::to_string(g.devices()) + ")");
+    for (const auto& a : *external)
+      if (a.size() != static_cast<size_t>(E))
+        throw std::invalid_argument("run_on: every device array must hold " + std::to_string(E) + " values");
+  } else {
+    own.assign(static_cast<size_t>(g.devices()), std::vector<double>(static_cast<size_t>(E)));
+  }
+  auto& buf = external ? *external : own;
+  for (int d = 0; d < g.devices() && !external; ++d) {
     const int gid = grp.id(d), r = grp.rank(d);
     auto& b = buf[static_cast<size_t>(d)];
     if (req.op == Op::all_gather || req.op == Op::ppermute)
@@ -441,6 +464,7 @@ Result simulate(const Topology& topo, const Request& req) {
           dst[static_cast<size_t>(x)] = hops[i].path->add ? dst[static_cast<size_t>(x)] + payload[i][k] : payload[i][k];
     }
   }
+  if (external) return res;  // the caller checks its own data
   for (int d = 0; d < g.devices() && res.correct; ++d) {
     const int gid = grp.id(d), r = grp.rank(d);
     const auto& b = buf[static_cast<size_t>(d)];
@@ -475,6 +499,7 @@ Result simulate(const Topology& topo, const Request& req) {
   }
   return res;
 }
+}  // namespace
 
 SimTime to_time(const Result& r, double bytes_per_element, const Link& link) {
   SimTime t{};

@@ -52,6 +52,11 @@ struct CollectiveCost {
 
 CollectiveCost collective_cost(Collective op, const std::vector<Axis>& axes, double bytes, const Link& link);
 
+// The book's own simplified rules (§3.2 and the §3.4 table), for comparison with the exact model:
+// AllGather = ReduceScatter = V / (W_bidir · number of axes); AllReduce = 2 × AllGather;
+// AllToAll = AllGather / 4; a latency floor of T_min · Σ|X_i| / 2 (AllReduce: twice that).
+double book_collective_time_s(Collective op, const std::vector<Axis>& axes, double bytes, const Link& link);
+
 // The axes of a slice by index, e.g. {0, 2}; rejects out-of-range and repeated indices.
 std::vector<Axis> slice_axes(const Slice& s, const std::vector<int>& indices);
 

@@ -63,6 +63,13 @@ struct Result {
 // open axis, data mode on a mesh too large to hold).
 Result simulate(const Topology& topo, const Request& req);
 
+// Runs a collective on caller-supplied arrays, one per device, each of `req.elements` values laid out
+// as simulate() lays out its own data: AllGather / ppermute: device of rank r contributes the values at
+// [r·E/n, (r+1)·E/n); ReduceScatter / AllReduce: every device contributes all E values (its partial
+// sums) and rank r ends with the sums at [r·E/n, (r+1)·E/n) (AllReduce: everywhere); AllToAll: the
+// block for rank j from rank i sits at [(i·n + j)·E/n², …). Returns the counts; `data` is updated in place.
+Result run_on(const Topology& topo, const Request& req, std::vector<std::vector<double>>& data);
+
 struct SimTime {
   double t_bandwidth_s, t_latency_s, t_s;
 };
