@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace cli {
 
@@ -11,9 +12,16 @@ using Runner = std::function<void()>;
 
 Runner add_chips(CLI::App& app);
 Runner add_matmul(CLI::App& app);
+Runner add_collective(CLI::App& app);
+Runner add_simulate(CLI::App& app);
+Runner add_shard(CLI::App& app);
 
 // A dimension given on the command line: a positive whole number ("4096", "1e6").
 // Throws std::invalid_argument naming the option and the text.
 double parse_size(const std::string& option, const std::string& text);
+// "128,2048" -> {128, 2048}, each a positive whole number.
+std::vector<double> parse_sizes(const std::string& option, const std::string& text);
+// "0,2" -> {0, 2}: non-negative whole numbers.
+std::vector<int> parse_indices(const std::string& option, const std::string& text);
 
 }  // namespace cli

@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   CLI::App app{"scaling: roofline and scaling arithmetic from How to Scale Your Model"};
   app.require_subcommand(1);
   std::map<const CLI::App*, cli::Runner> runners;
-  for (auto add : {cli::add_chips, cli::add_matmul}) {
+  for (auto add : {cli::add_chips, cli::add_matmul, cli::add_collective, cli::add_simulate, cli::add_shard}) {
     auto runner = add(app);
     runners[app.get_subcommands({}).back()] = runner;
   }

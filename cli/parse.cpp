@@ -18,4 +18,31 @@ double parse_size(const std::string& option, const std::string& text) {
   return value;
 }
 
+std::vector<double> parse_sizes(const std::string& option, const std::string& text) {
+  std::vector<double> out;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(',', start);
+    out.push_back(parse_size(option, text.substr(start, end == std::string::npos ? std::string::npos : end - start)));
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
+}
+
+std::vector<int> parse_indices(const std::string& option, const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(',', start);
+    const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    int value = -1;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || value < 0)
+      throw std::invalid_argument(option + " '" + text + "': expected axis numbers like 0 or 0,1");
+    out.push_back(value);
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
+}
+
 }  // namespace cli

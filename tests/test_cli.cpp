@@ -161,3 +161,82 @@ TEST_CASE("a chapter program: walkthrough, --json, and usage errors") {
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--bogus") != std::string::npos);
 }
+
+TEST_CASE("scaling collective: exact costs by hand") {
+  auto json = [](const std::string& args) {
+    const auto r = run("collective " + args + " --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out);
+  };
+  // v4p 4x4x4 wraps: AllGather of 2 MiB over one axis of 4 = 3/4 · V / 9e10, 2 hops
+  const auto a = json("--chip tpu-v4p --slice 4x4x4 --op all-gather --axes 0 --bytes 2097152");
+  CHECK(a.size() == 5);
+  CHECK(a["t_bandwidth_s"].get<double>() == Approx(0.75 * 2097152 / 9e10));
+  CHECK(a["hops"] == 2);
+  CHECK(a["t_latency_s"].get<double>() == Approx(2e-6));
+  CHECK(a["latency_bound"] == false);
+  CHECK(a["t_s"].get<double>() == Approx(0.75 * 2097152 / 9e10));
+  // v5e 4x4 does not wrap: one-way bandwidth, 3 hops; tiny arrays are latency-bound
+  const auto b = json("--chip tpu-v5e --slice 4x4 --op all-reduce --axes 1 --bytes 1024");
+  CHECK(b["hops"] == 6);
+  CHECK(b["latency_bound"] == true);
+  CHECK(b["t_s"].get<double>() == Approx(6e-6));
+  // forcing wraparound on: bidirectional bandwidth, 2 hops
+  const auto c = json("--chip tpu-v5e --slice 4x4 --op all-gather --axes 1 --bytes 1e9 --wrap yes");
+  CHECK(c["t_bandwidth_s"].get<double>() == Approx(0.75 * 1e9 / 9e10));
+  // AllToAll on a wrapped 16-ring: ⌊16²/4⌋ · V / (16² · W_bidir)
+  const auto d = json("--chip tpu-v5e --slice 16x16 --op all-to-all --axes 0 --bytes 1e9");
+  CHECK(d["t_bandwidth_s"].get<double>() == Approx(64.0 * 1e9 / (256 * 9e10)));
+}
+
+TEST_CASE("scaling simulate and scaling shard") {
+  const auto s = run("simulate --op all-gather --devices 8 --direction uni --elements 64 --json");
+  REQUIRE(s.exit_code == 0);
+  const auto j = nlohmann::json::parse(s.out);
+  CHECK(j.size() == 4);
+  CHECK(j["correct"] == true);
+  CHECK(j["steps"] == 7);
+  CHECK(j["max_link_elements"].get<double>() == 56);   // 7 shards of 8
+  CHECK(j["total_link_elements"].get<double>() == 8 * 56);
+  const auto big = nlohmann::json::parse(run("simulate --op all-reduce --devices 1000 --direction bi --elements 1e9 "
+                                             "--count-only --json").out);
+  CHECK(big["correct"].is_null());
+  CHECK(big["steps"] == 1000);
+
+  const auto sh = run("shard --mesh X=2,Y=8,Z=2 --dtype int8 'A[I_XY, J]' --shape 128,2048 --json");
+  REQUIRE(sh.exit_code == 0);
+  const auto k = nlohmann::json::parse(sh.out);
+  CHECK(k["local_shape"] == nlohmann::json::array({8.0, 2048.0}));
+  CHECK(k["bytes_per_device"].get<double>() == 16384);
+  CHECK(k["total_bytes"].get<double>() == 524288);
+  CHECK(k["replication"].get<double>() == 2);
+}
+
+TEST_CASE("collective, simulate and shard reject bad input with one line, exit 1") {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"collective --chip tpu-v5e --slice 4x4 --op all-gather --axes 2 --bytes 100", "axis 2"},
+      {"collective --chip tpu-v5e --slice 4x4 --op all-scatter --axes 0 --bytes 100", "all-scatter"},
+      {"collective --chip tpu-v5e --slice 4x0 --op all-gather --axes 0 --bytes 100", "4x0"},
+      {"collective --chip tpu-v5e --slice 4x4 --op all-gather --axes 0 --bytes -5", "--bytes '-5'"},
+      {"collective --chip tpu-v5e --slice 4x4 --op all-gather --axes 0 --bytes 100 --wrap maybe", "maybe"},
+      {"collective --chip h100 --slice 4x4 --op all-gather --axes 0 --bytes 100", "h100"},
+      {"simulate --op all-to-all --devices 8 --direction bi --elements 100", "multiple of 64"},
+      {"simulate --op all-gather --devices 0 --direction bi --elements 8", "--devices '0'"},
+      {"simulate --op all-gather --devices 8 --direction up --elements 8", "up"},
+      {"shard --mesh X=2,Y=8 'A[I_X, J_X]' --shape 4,4", "used twice"},
+      {"shard --mesh X=2,Y=8 'A[I_W, J]' --shape 4,4", "unknown mesh axis"},
+      {"shard --mesh X=2,Y=8 'A[I_Y, J]' --shape 4,4", "not divisible"},
+      {"shard --mesh X=2,Y=8 'A[I_X, J' --shape 4,4", "expected"},
+      {"shard --mesh X=2,Y=8 'A[I_X, J]' --shape 4,x", "--shape 'x'"},
+      {"shard --mesh X=two 'A[I_X, J]' --shape 4,4", "X"},
+  };
+  for (const auto& [args, named] : cases) {
+    INFO(args);
+    const auto r = run(args);
+    CHECK(r.exit_code == 1);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find(named) != std::string::npos);
+  }
+  CHECK(run("collective --chip tpu-v5e --slice 4x4 --op all-gather --bytes 100").exit_code == 2);  // no --axes
+  CHECK(run("shard --mesh X=2 --shape 4").exit_code == 2);                                          // no sharding
+}

@@ -1,0 +1,68 @@
+// `scaling collective`: the exact cost of a collective over some axes of a slice (§3.2–3.3).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "scaling/collectives.hpp"
+#include "scaling/format.hpp"
+
+namespace cli {
+
+namespace {
+struct Args {
+  std::string chip, slice, op, axes, bytes, wrap = "auto";
+  bool json = false;
+};
+
+scaling::WrapPolicy parse_wrap(const std::string& w) {
+  if (w == "auto") return scaling::WrapPolicy::automatic;
+  if (w == "yes") return scaling::WrapPolicy::yes;
+  if (w == "no") return scaling::WrapPolicy::no;
+  throw std::invalid_argument("--wrap '" + w + "': expected auto, yes or no");
+}
+
+void run(const Args& a) {
+  using namespace scaling;
+  const Slice s = make_slice(a.chip, a.slice, parse_wrap(a.wrap));
+  const Collective op = parse_collective(a.op);
+  const auto axes = slice_axes(s, parse_indices("--axes", a.axes));
+  const double v = parse_size("--bytes", a.bytes);
+  const auto c = collective_cost(op, axes, v, ici_link(*s.chip));
+  if (a.json) {
+    std::cout << nlohmann::json{{"t_s", c.t_s},
+                                {"t_bandwidth_s", c.t_bandwidth_s},
+                                {"t_latency_s", c.t_latency_s},
+                                {"latency_bound", c.latency_bound},
+                                {"hops", c.hops}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::string axes_text;
+  for (const auto& ax : axes) axes_text += fmt::format("{}{} ", ax.size, ax.wraps ? " (wraps)" : " (open)");
+  fmt::print("{} of {} over axes of size {}on a {} {}\n", op == Collective::all_to_all ? "AllToAll" : name(op),
+             format_quantity(v, "B"), axes_text, s.chip->display, shape_text(s.shape));
+  fmt::print("  {:<14} {}\n", "time", format_quantity(c.t_s, "s"));
+  fmt::print("  {:<14} {}\n", "bandwidth", format_quantity(c.t_bandwidth_s, "s"));
+  fmt::print("  {:<14} {} ({} hops)\n", "latency", format_quantity(c.t_latency_s, "s"), c.hops);
+  fmt::print("  {:<14} {}\n", "bound by", c.latency_bound ? "latency" : "bandwidth");
+}
+}  // namespace
+
+Runner add_collective(CLI::App& app) {
+  auto* sub = app.add_subcommand("collective", "exact time of a collective over slice axes (§3)");
+  auto a = std::make_shared<Args>();
+  sub->add_option("--chip", a->chip, "chip preset with ICI (a TPU)")->required();
+  sub->add_option("--slice", a->slice, "slice shape, e.g. 4x4x4")->required();
+  sub->add_option("--op", a->op, "all-gather, reduce-scatter, all-reduce or all-to-all")->required();
+  sub->add_option("--axes", a->axes, "slice axes it runs over, e.g. 0 or 0,1")->required();
+  sub->add_option("--bytes", a->bytes, "V: the gathered array (AllGather), the unreduced input (ReduceScatter, "
+                                       "AllReduce) or the array (AllToAll), in bytes")->required();
+  sub->add_option("--wrap", a->wrap, "wraparound: auto (§2.2 rules), yes or no")->capture_default_str();
+  sub->add_flag("--json", a->json, "print one JSON object, SI units");
+  return [a] { run(*a); };
+}
+
+}  // namespace cli

@@ -1,0 +1,54 @@
+// `scaling shard`: what a sharded array costs each device (§3.1).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "scaling/format.hpp"
+#include "scaling/sharding.hpp"
+
+namespace cli {
+
+namespace {
+struct Args {
+  std::string mesh, dtype = "bf16", sharding, shape;
+  bool json = false;
+};
+
+void run(const Args& a) {
+  using namespace scaling;
+  const Mesh mesh = parse_mesh(a.mesh);
+  const Sharding s = parse_sharding(a.sharding, mesh);
+  const auto r = evaluate(s, mesh, parse_sizes("--shape", a.shape), parse_dtype(a.dtype));
+  if (a.json) {
+    std::cout << nlohmann::json{{"local_shape", r.local_shape},
+                                {"bytes_per_device", r.bytes_per_device},
+                                {"total_bytes", r.total_bytes},
+                                {"replication", r.replication}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::string shape;
+  for (double d : r.local_shape) shape += (shape.empty() ? "" : ", ") + fmt::format("{:.0f}", d);
+  fmt::print("{} {} on mesh {} ({} devices)\n", a.dtype, to_string(s), a.mesh, format_number(mesh.devices()));
+  fmt::print("  {:<18} [{}]\n", "local shape", shape);
+  fmt::print("  {:<18} {}\n", "bytes per device", format_quantity(r.bytes_per_device, "B"));
+  fmt::print("  {:<18} {}\n", "total bytes", format_quantity(r.total_bytes, "B"));
+  fmt::print("  {:<18} {}\n", "replication", format_number(r.replication));
+}
+}  // namespace
+
+Runner add_shard(CLI::App& app) {
+  auto* sub = app.add_subcommand("shard", "local shape and memory of a sharded array, e.g. 'A[I_XY, J]'");
+  auto a = std::make_shared<Args>();
+  sub->add_option("sharding", a->sharding, "the sharding in named-axis notation")->required();
+  sub->add_option("--mesh", a->mesh, "mesh axes and sizes, e.g. X=2,Y=8,Z=2")->required();
+  sub->add_option("--shape", a->shape, "global shape, e.g. 128,2048")->required();
+  sub->add_option("--dtype", a->dtype, "element type")->capture_default_str();
+  sub->add_flag("--json", a->json, "print one JSON object");
+  return [a] { run(*a); };
+}
+
+}  // namespace cli
