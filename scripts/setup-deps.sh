@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++            # build
   doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev   # C++ libraries
   pandoc python3 python3-matplotlib                          # report
+  libbenchmark-dev                                           # bench/
 )
 
 missing=()
