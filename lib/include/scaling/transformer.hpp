@@ -1,0 +1,77 @@
+#pragma once
+// §4.2–4.4: a decoder-only Transformer (dense or mixture-of-experts) and its accounting — parameters
+// by component, FLOPs per token, KV cache, training memory and the cost of rematerialisation.
+//
+// Letters follow §4: D = d_model, F = d_ff, L = layers, N = query heads, K = KV heads, H = head dim,
+// V = vocab, E = experts, k = experts per token. Counts are doubles (they pass 2^53 for big models).
+#include <string>
+
+#include "scaling/dtype.hpp"
+
+namespace scaling {
+
+struct TransformerConfig {
+  std::string name;
+  double d_model = 0, d_ff = 0, layers = 0, q_heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
+  bool gated_mlp = true;         // 3 matrices (W_in1, W_in2, W_out) or plain (2)
+  bool tied_embeddings = false;  // unembedding shares the embedding matrix
+  double norms_per_layer = 2;    // RMSNorm/LayerNorm scales of D each
+  bool final_norm = true;
+  bool norm_bias = false;        // LayerNorm with a bias (doubles each norm's parameters)
+  bool attention_bias = false;   // biases on Q, K, V and O
+  bool mlp_bias = false;         // biases on the MLP matrices
+  // Mixture of experts: experts == 0 means dense. Each MoE layer holds `experts` routed MLPs of width
+  // expert_d_ff (0: d_ff) plus `shared_experts` always-on MLPs, and a router of D·E weights.
+  double experts = 0, experts_per_token = 0, shared_experts = 0, expert_d_ff = 0;
+};
+
+// Throws std::invalid_argument naming a missing, non-positive or inconsistent size
+// (e.g. KV heads that do not divide the query heads).
+void validate(const TransformerConfig& c);
+bool is_moe(const TransformerConfig& c);
+
+struct ParamCounts {
+  double embedding, unembedding, attention, mlp, norms, router;
+  double total;
+  double active;  // used by one token: only k routed experts of each MoE layer
+};
+ParamCounts param_counts(const TransformerConfig& c);
+
+// Forward FLOPs for one token that attends to `context` keys (§4.3): every matmul weight costs 2 FLOPs
+// per token; the dot-product attention costs 2·2·N·H·context per layer (QKᵀ and the product with V).
+struct TokenFlops {
+  double mlp, qkvo, attention, unembedding, router;
+  double total;
+};
+TokenFlops forward_flops_per_token(const TransformerConfig& c, double context);
+// Training = forward + backward = 3 × forward (§4.1.1).
+double training_flops_per_token(const TransformerConfig& c, double context);
+// The 6 · params · tokens rule, with the active parameters (embedding lookups excluded, §4.3).
+double six_n_rule_flops_per_token(const TransformerConfig& c);
+
+// §4.4.3: K and V for every layer, K·H values each.
+double kv_bytes_per_token(const TransformerConfig& c, Dtype kv);
+
+// §4.4.2: how much of each layer's forward pass is kept for the backward pass.
+enum class Remat {
+  none,         // save every intermediate: about 20 [tokens, D] tensors per layer
+  big_matmuls,  // save the outputs of the 7 big matmuls: about 7 per layer
+  block,        // save only each layer's input: 1 per layer; the backward pass reruns the forward
+};
+double saved_tensors_per_layer(Remat r);
+
+struct TrainingMemory {
+  double params, grads, optimizer, activations, total;
+};
+// Memory for one training step over `tokens` tokens (batch × sequence). Activations are saved in
+// `activation` dtype; Adam keeps two moments per parameter in `optimizer` dtype.
+TrainingMemory training_memory(const TransformerConfig& c, double tokens, Remat r, Dtype params = Dtype::bf16,
+                               Dtype grads = Dtype::bf16, Dtype optimizer = Dtype::fp32,
+                               Dtype activation = Dtype::bf16);
+
+// FLOPs per token that rematerialisation adds to a training step: block remat reruns the whole forward
+// pass (6N -> 8N); saving only the big matmul outputs reruns the dot-product attention, whose output
+// (the input of W_O) and probabilities are not among them.
+double remat_extra_flops_per_token(const TransformerConfig& c, double context, Remat r);
+
+}  // namespace scaling

@@ -1,0 +1,142 @@
+#include "scaling/transformer.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "scaling/format.hpp"
+
+namespace scaling {
+
+namespace {
+void require_positive(double v, const char* what, const std::string& model) {
+  if (!std::isfinite(v) || v <= 0 || v != std::floor(v))
+    throw std::invalid_argument(model + ": " + what + " = " + format_number(v) + ": must be a positive whole number");
+}
+
+// One MLP of width f: 3 or 2 matrices of D·f, plus biases if any.
+double mlp_params(const TransformerConfig& c, double f) {
+  const double matrices = c.gated_mlp ? 3 : 2;
+  double p = matrices * c.d_model * f;
+  if (c.mlp_bias) p += (matrices - 1) * f + c.d_model;
+  return p;
+}
+
+double expert_width(const TransformerConfig& c) { return c.expert_d_ff > 0 ? c.expert_d_ff : c.d_ff; }
+}  // namespace
+
+bool is_moe(const TransformerConfig& c) { return c.experts > 0; }
+
+void validate(const TransformerConfig& c) {
+  const std::string m = c.name.empty() ? "model" : c.name;
+  require_positive(c.d_model, "d_model", m);
+  require_positive(c.d_ff, "d_ff", m);
+  require_positive(c.layers, "layers", m);
+  require_positive(c.q_heads, "query heads", m);
+  require_positive(c.kv_heads, "KV heads", m);
+  require_positive(c.head_dim, "head dim", m);
+  require_positive(c.vocab, "vocab", m);
+  if (std::fmod(c.q_heads, c.kv_heads) != 0)
+    throw std::invalid_argument(m + ": " + format_number(c.kv_heads) + " KV heads do not divide " +
+                                format_number(c.q_heads) + " query heads");
+  if (c.norms_per_layer < 0) throw std::invalid_argument(m + ": norms per layer must not be negative");
+  if (is_moe(c)) {
+    require_positive(c.experts_per_token, "experts per token", m);
+    if (c.experts_per_token > c.experts)
+      throw std::invalid_argument(m + ": " + format_number(c.experts_per_token) + " experts per token exceed the " +
+                                  format_number(c.experts) + " experts");
+    if (c.shared_experts < 0) throw std::invalid_argument(m + ": shared experts must not be negative");
+  }
+}
+
+ParamCounts param_counts(const TransformerConfig& c) {
+  validate(c);
+  const double D = c.d_model, L = c.layers, N = c.q_heads, K = c.kv_heads, H = c.head_dim;
+  ParamCounts p{};
+  p.embedding = c.vocab * D;
+  p.unembedding = c.tied_embeddings ? 0 : c.vocab * D;
+  // §4.3: W_Q, W_O are D·N·H; W_K, W_V are D·K·H.
+  double attn = 2 * D * N * H + 2 * D * K * H;
+  if (c.attention_bias) attn += N * H + 2 * K * H + D;
+  p.attention = L * attn;
+  const double norm = c.norm_bias ? 2 * D : D;
+  p.norms = L * c.norms_per_layer * norm + (c.final_norm ? norm : 0);
+  double active_mlp;
+  if (is_moe(c)) {
+    const double expert = mlp_params(c, expert_width(c));
+    p.mlp = L * (c.experts + c.shared_experts) * expert;
+    p.router = L * D * c.experts;
+    active_mlp = L * (c.experts_per_token + c.shared_experts) * expert;
+  } else {
+    p.mlp = L * mlp_params(c, c.d_ff);
+    p.router = 0;
+    active_mlp = p.mlp;
+  }
+  p.total = p.embedding + p.unembedding + p.attention + p.mlp + p.norms + p.router;
+  p.active = p.total - p.mlp + active_mlp;
+  return p;
+}
+
+TokenFlops forward_flops_per_token(const TransformerConfig& c, double context) {
+  if (!std::isfinite(context) || context < 0)
+    throw std::invalid_argument("context = " + format_number(context) + ": must be a non-negative number");
+  const auto p = param_counts(c);
+  const double D = c.d_model, L = c.layers, N = c.q_heads, H = c.head_dim;
+  TokenFlops f{};
+  const double mlp_active = is_moe(c) ? p.active - (p.total - p.mlp) : p.mlp;
+  f.mlp = 2 * mlp_active;
+  f.qkvo = 2 * p.attention;
+  f.router = 2 * p.router;
+  f.attention = L * 2 * 2 * N * H * context;  // Q·Kᵀ and P·V, each 2·N·H per key
+  f.unembedding = 2 * c.vocab * D;
+  f.total = f.mlp + f.qkvo + f.router + f.attention + f.unembedding;
+  return f;
+}
+
+double training_flops_per_token(const TransformerConfig& c, double context) {
+  return 3 * forward_flops_per_token(c, context).total;
+}
+
+double six_n_rule_flops_per_token(const TransformerConfig& c) {
+  const auto p = param_counts(c);
+  return 6 * (p.active - p.embedding);
+}
+
+double kv_bytes_per_token(const TransformerConfig& c, Dtype kv) {
+  validate(c);
+  return 2 * c.layers * c.kv_heads * c.head_dim * bytes_per_element(kv);
+}
+
+double saved_tensors_per_layer(Remat r) {
+  switch (r) {
+    case Remat::none: return 20;  // §4.4.2: roughly every node of the layer's graph
+    case Remat::big_matmuls: return 7;
+    case Remat::block: return 1;
+  }
+  return 20;
+}
+
+TrainingMemory training_memory(const TransformerConfig& c, double tokens, Remat r, Dtype params, Dtype grads,
+                               Dtype optimizer, Dtype activation) {
+  if (!std::isfinite(tokens) || tokens <= 0)
+    throw std::invalid_argument("tokens = " + format_number(tokens) + ": must be a positive number");
+  const double n = param_counts(c).total;
+  TrainingMemory m{};
+  m.params = n * bytes_per_element(params);
+  m.grads = n * bytes_per_element(grads);
+  m.optimizer = 2 * n * bytes_per_element(optimizer);
+  m.activations = saved_tensors_per_layer(r) * tokens * c.d_model * c.layers * bytes_per_element(activation);
+  m.total = m.params + m.grads + m.optimizer + m.activations;
+  return m;
+}
+
+double remat_extra_flops_per_token(const TransformerConfig& c, double context, Remat r) {
+  const auto f = forward_flops_per_token(c, context);
+  switch (r) {
+    case Remat::none: return 0;
+    case Remat::block: return f.total - f.unembedding;  // the layers' forward pass, once more
+    case Remat::big_matmuls: return f.attention;
+  }
+  return 0;
+}
+
+}  // namespace scaling
