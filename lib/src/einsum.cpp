@@ -79,7 +79,7 @@ double einsum_flops(std::string_view spec, const std::map<char, double>& sizes) 
   return (classify_einsum(spec).contracting.empty() ? 1 : 2) * product;
 }
 
-double einsum_flops(std::string_view spec, const std::vector<std::vector<double>>& input_shapes) {
+double einsum_flops_from_shapes(std::string_view spec, const std::vector<std::vector<double>>& input_shapes) {
   const Parsed p = parse(spec);
   if (input_shapes.size() != 2) throw std::invalid_argument("einsum: expected two input shapes");
   std::map<char, double> sizes;

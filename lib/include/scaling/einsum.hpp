@@ -22,7 +22,7 @@ EinsumDims classify_einsum(std::string_view spec);
 // a size, a size that is not a positive whole number, or a size for a letter the spec does not use.
 double einsum_flops(std::string_view spec, const std::map<char, double>& sizes);
 // Sizes read off the operands' shapes; throws when a letter gets two different sizes.
-double einsum_flops(std::string_view spec, const std::vector<std::vector<double>>& input_shapes);
+double einsum_flops_from_shapes(std::string_view spec, const std::vector<std::vector<double>>& input_shapes);
 
 std::map<char, double> parse_letter_sizes(std::string_view text);  // "I=4,J=8"
 

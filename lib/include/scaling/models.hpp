@@ -1,0 +1,31 @@
+#pragma once
+// Model presets with the book's numbers, and the import of a HuggingFace config.json.
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "scaling/transformer.hpp"
+
+namespace scaling {
+
+struct ModelPreset {
+  std::string_view key;     // "llama3-70b"
+  std::string_view source;  // where the numbers come from
+  TransformerConfig config;
+};
+
+std::span<const ModelPreset> model_presets();
+// Throws std::invalid_argument naming the text and the known keys.
+const TransformerConfig& model(std::string_view key);
+
+// HuggingFace config.json for model_type llama, mistral, mixtral or gemma: a gated MLP, two RMSNorms per
+// layer plus a final one, biases only where attention_bias / mlp_bias say so; mixtral has
+// num_local_experts experts of which num_experts_per_tok are active and a router of D·E per layer.
+// Missing optional keys take HuggingFace's defaults (num_key_value_heads = num_attention_heads,
+// head_dim = hidden_size / num_attention_heads, tie_word_embeddings = true). Any problem — malformed
+// JSON, an unknown model_type, a missing or mistyped key, a non-positive size — throws
+// std::invalid_argument with one line naming the key.
+TransformerConfig from_hf_config(std::string_view json_text, std::string_view name = "config.json");
+TransformerConfig load_hf_config(const std::string& path);
+
+}  // namespace scaling

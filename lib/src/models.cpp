@@ -1,0 +1,142 @@
+#include "scaling/models.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "scaling/format.hpp"
+
+namespace scaling {
+
+namespace {
+
+TransformerConfig dense(std::string name, double D, double F, double L, double N, double K, double H, double V,
+                        bool tied = false) {
+  TransformerConfig c;
+  c.name = std::move(name);
+  c.d_model = D, c.d_ff = F, c.layers = L, c.q_heads = N, c.kv_heads = K, c.head_dim = H, c.vocab = V;
+  c.tied_embeddings = tied;
+  return c;
+}
+
+const std::vector<ModelPreset>& table() {
+  static const std::vector<ModelPreset> presets = [] {
+    // §4.6, exercise 4.1, counted the book's way: one D-sized "other" term per layer, no final norm.
+    auto ex41 = dense("book-ex4.1", 4096, 16384, 64, 32, 32, 128, 32000);
+    ex41.norms_per_layer = 1;
+    ex41.final_norm = false;
+    auto mixtral = dense("mixtral-8x7b", 4096, 14336, 32, 32, 8, 128, 32000);
+    mixtral.experts = 8, mixtral.experts_per_token = 2;
+    return std::vector<ModelPreset>{
+        {"book-ex4.1", "§4.6 exercise 4.1 (D=4096, F=4D, V=32000, L=64, MHA with N·H = D)", ex41},
+        {"llama2-7b", "LLaMA-2 7B config", dense("llama2-7b", 4096, 11008, 32, 32, 32, 128, 32000)},
+        {"llama2-13b", "§5.3, §7: LLaMA-2 13B", dense("llama2-13b", 5120, 13824, 40, 40, 40, 128, 32000)},
+        {"llama3-8b", "§6: LLaMA-3 8B", dense("llama3-8b", 4096, 14336, 32, 32, 8, 128, 128256)},
+        {"llama3-70b", "§6, §8: LLaMA-3 70B", dense("llama3-70b", 8192, 28672, 80, 64, 8, 128, 128256)},
+        {"llama3-405b", "§6: LLaMA-3.1 405B", dense("llama3-405b", 16384, 53248, 126, 128, 8, 128, 128256)},
+        {"mistral-7b", "Mistral 7B v0.1 config", dense("mistral-7b", 4096, 14336, 32, 32, 8, 128, 32000)},
+        {"mixtral-8x7b", "Mixtral 8x7B config", mixtral},
+        {"gemma-7b", "Gemma 7B config", dense("gemma-7b", 3072, 24576, 28, 16, 16, 256, 256000, true)},
+        {"gemma2-27b", "§4.3 mentions Gemma-27B; Gemma 2 27B config",
+         dense("gemma2-27b", 4608, 36864, 46, 32, 16, 128, 256000, true)},
+    };
+  }();
+  return presets;
+}
+
+using nlohmann::json;
+
+const json* find(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+double size_of(const json& j, const char* key, std::string_view file) {
+  const json* v = find(j, key);
+  if (!v) throw std::invalid_argument(std::string(file) + ": missing required key '" + key + "'");
+  if (!v->is_number())
+    throw std::invalid_argument(std::string(file) + ": key '" + key + "': expected a number, got " + v->type_name());
+  const double x = v->get<double>();
+  if (!(x > 0) || x != std::floor(x))
+    throw std::invalid_argument(std::string(file) + ": key '" + key + "' = " + format_number(x) +
+                                ": must be a positive whole number");
+  return x;
+}
+
+double optional_size(const json& j, const char* key, double fallback, std::string_view file) {
+  return find(j, key) ? size_of(j, key, file) : fallback;
+}
+
+bool optional_bool(const json& j, const char* key, bool fallback, std::string_view file) {
+  const json* v = find(j, key);
+  if (!v) return fallback;
+  if (!v->is_boolean())
+    throw std::invalid_argument(std::string(file) + ": key '" + key + "': expected true or false, got " + v->type_name());
+  return v->get<bool>();
+}
+
+}  // namespace
+
+std::span<const ModelPreset> model_presets() { return table(); }
+
+const TransformerConfig& model(std::string_view key) {
+  for (const auto& p : table())
+    if (p.key == key) return p.config;
+  std::string known;
+  for (const auto& p : table()) known += (known.empty() ? "" : ", ") + std::string(p.key);
+  throw std::invalid_argument("unknown model '" + std::string(key) + "' (known: " + known + ")");
+}
+
+TransformerConfig from_hf_config(std::string_view text, std::string_view file) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw std::invalid_argument(std::string(file) + ": malformed JSON at byte " + std::to_string(e.byte));
+  }
+  if (!j.is_object()) throw std::invalid_argument(std::string(file) + ": expected a JSON object");
+  const json* type = find(j, "model_type");
+  if (!type) throw std::invalid_argument(std::string(file) + ": missing required key 'model_type'");
+  if (!type->is_string())
+    throw std::invalid_argument(std::string(file) + ": key 'model_type': expected a string, got " + type->type_name());
+  const std::string model_type = type->get<std::string>();
+  if (model_type != "llama" && model_type != "mistral" && model_type != "mixtral" && model_type != "gemma")
+    throw std::invalid_argument(std::string(file) + ": unknown model_type '" + model_type +
+                                "' (supported: llama, mistral, mixtral, gemma)");
+  TransformerConfig c;
+  c.name = std::string(file);
+  c.d_model = size_of(j, "hidden_size", file);
+  c.d_ff = size_of(j, "intermediate_size", file);
+  c.layers = size_of(j, "num_hidden_layers", file);
+  c.q_heads = size_of(j, "num_attention_heads", file);
+  c.vocab = size_of(j, "vocab_size", file);
+  c.kv_heads = optional_size(j, "num_key_value_heads", c.q_heads, file);
+  if (!find(j, "head_dim") && std::fmod(c.d_model, c.q_heads) != 0)
+    throw std::invalid_argument(std::string(file) + ": hidden_size is not divisible by num_attention_heads and no head_dim is given");
+  c.head_dim = optional_size(j, "head_dim", c.d_model / c.q_heads, file);
+  c.tied_embeddings = optional_bool(j, "tie_word_embeddings", true, file);
+  c.attention_bias = optional_bool(j, "attention_bias", false, file);
+  c.mlp_bias = optional_bool(j, "mlp_bias", false, file);
+  c.gated_mlp = true;
+  c.norms_per_layer = 2;
+  c.final_norm = true;
+  if (model_type == "mixtral") {
+    c.experts = size_of(j, "num_local_experts", file);
+    c.experts_per_token = size_of(j, "num_experts_per_tok", file);
+  }
+  validate(c);
+  return c;
+}
+
+TransformerConfig load_hf_config(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::invalid_argument("cannot read config file '" + path + "'");
+  std::stringstream s;
+  s << f.rdbuf();
+  return from_hf_config(s.str(), path);
+}
+
+}  // namespace scaling

@@ -1,0 +1,216 @@
+// Chapter 4's library: parameter counts of real configs, the config importer's rejections, the einsum
+// counter, and flash attention against naive attention on real arrays.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "scaling/attention.hpp"
+#include "scaling/einsum.hpp"
+#include "scaling/models.hpp"
+#include "scaling/transformer.hpp"
+
+using namespace scaling;
+using doctest::Approx;
+
+namespace {
+const std::string kData = TEST_DATA_DIR;
+}
+
+TEST_CASE("config.json import: exact parameter counts of public checkpoints") {
+  const std::vector<std::pair<std::string, double>> published{
+      {"llama-2-7b.json", 6738415616.0},   {"llama-3-8b.json", 8030261248.0},
+      {"mistral-7b-v0.1.json", 7241732096.0}, {"mixtral-8x7b-v0.1.json", 46702792704.0},
+      {"gemma-7b.json", 8537680896.0},     {"gemma-2b.json", 2506172416.0},
+  };
+  for (const auto& [file, count] : published) {
+    INFO(file);
+    const auto p = param_counts(load_hf_config(kData + "/" + file));
+    CHECK(p.total == count);
+    CHECK(p.embedding + p.unembedding + p.attention + p.mlp + p.norms + p.router == p.total);
+  }
+  // Mixtral: 2 of 8 experts active; the published active count is about 12.9B
+  const auto mixtral = param_counts(load_hf_config(kData + "/mixtral-8x7b-v0.1.json"));
+  CHECK(mixtral.active == 12879925248.0);
+  CHECK(mixtral.router == 32 * 4096 * 8);
+  // the presets agree with the configs
+  CHECK(param_counts(model("llama3-8b")).total == 8030261248.0);
+  CHECK(param_counts(model("mixtral-8x7b")).total == 46702792704.0);
+  CHECK(param_counts(model("llama3-70b")).total == 70553706496.0);
+  CHECK(param_counts(model("llama3-405b")).total == 405853388800.0);
+  CHECK(param_counts(model("llama2-13b")).total == 13015864320.0);
+}
+
+TEST_CASE("config.json import: HuggingFace defaults for missing keys") {
+  const auto c = from_hf_config(R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+                                    "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100})");
+  CHECK(c.kv_heads == 4);
+  CHECK(c.head_dim == 16);
+  CHECK(c.tied_embeddings);
+  CHECK_FALSE(c.attention_bias);
+  // with biases: Q, K, V, O biases and MLP biases appear in the count
+  const auto b = from_hf_config(R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+                                    "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+                                    "attention_bias": true, "mlp_bias": true})");
+  CHECK(param_counts(b).total - param_counts(c).total == 2 * ((64 + 2 * 64 + 64) + (2 * 128 + 64)));
+}
+
+TEST_CASE("config.json import: every rejection names the key, one line") {
+  const std::string base = R"("hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                               "num_attention_heads": 4, "vocab_size": 100)";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"{ not json", "malformed JSON"},
+      {"[1, 2]", "expected a JSON object"},
+      {R"({"hidden_size": 64})", "'model_type'"},
+      {R"({"model_type": "gpt2", )" + base + "}", "unknown model_type 'gpt2'"},
+      {R"({"model_type": 7, )" + base + "}", "'model_type'"},
+      {R"({"model_type": "llama", "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "vocab_size": 100})", "'hidden_size'"},
+      {R"({"model_type": "llama", "hidden_size": "64", "intermediate_size": 128, "num_hidden_layers": 2,
+           "num_attention_heads": 4, "vocab_size": 100})", "'hidden_size': expected a number"},
+      {R"({"model_type": "llama", "hidden_size": 0, "intermediate_size": 128, "num_hidden_layers": 2,
+           "num_attention_heads": 4, "vocab_size": 100})", "'hidden_size' = 0"},
+      {R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": -5, "num_hidden_layers": 2,
+           "num_attention_heads": 4, "vocab_size": 100})", "'intermediate_size' = -5"},
+      {R"({"model_type": "llama", "num_key_value_heads": 3, )" + base + "}", "do not divide"},
+      {R"({"model_type": "llama", "tie_word_embeddings": "yes", )" + base + "}", "'tie_word_embeddings'"},
+      {R"({"model_type": "mixtral", )" + base + "}", "'num_local_experts'"},
+  };
+  for (const auto& [text, named] : cases) {
+    INFO(text);
+    try {
+      from_hf_config(text);
+      FAIL("accepted");
+    } catch (const std::invalid_argument& e) {
+      const std::string msg = e.what();
+      CHECK(msg.find(named) != std::string::npos);
+      CHECK(msg.find('\n') == std::string::npos);
+    }
+  }
+  CHECK_THROWS_WITH_AS(load_hf_config("/nonexistent/config.json"), doctest::Contains("cannot read"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(model("gpt-5"), doctest::Contains("unknown model 'gpt-5'"), std::invalid_argument);
+}
+
+TEST_CASE("accounting: 6·params·tokens is the exact count without attention and vocabulary") {
+  const auto& c = model("llama3-70b");
+  const auto f = forward_flops_per_token(c, 0);
+  CHECK(f.attention == 0);
+  // the rule also charges 6 FLOPs to each norm scale, which does no matmul
+  CHECK(3 * (f.mlp + f.qkvo + f.unembedding) + 6 * param_counts(c).norms == Approx(six_n_rule_flops_per_token(c)).epsilon(1e-14));
+  // §4.3: per layer, training MLP = 18·D·F per token and QKVO = 12·D·(N + K)·H
+  CHECK(3 * f.mlp / c.layers == Approx(18 * c.d_model * c.d_ff));
+  CHECK(3 * f.qkvo / c.layers == Approx(12 * c.d_model * (c.q_heads + c.kv_heads) * c.head_dim));
+  CHECK(kv_bytes_per_token(c, Dtype::bf16) == 2 * 80 * 8 * 128 * 2);
+  CHECK(remat_extra_flops_per_token(c, 4096, Remat::none) == 0);
+  CHECK_THROWS_AS(forward_flops_per_token(c, -1), std::invalid_argument);
+  TransformerConfig bad = c;
+  bad.layers = 0;
+  CHECK_THROWS_WITH_AS(param_counts(bad), doctest::Contains("layers = 0"), std::invalid_argument);
+}
+
+TEST_CASE("einsum FLOPs: hand-worked cases and classification") {
+  CHECK(einsum_flops("P,P->", {{'P', 7}}) == 14);
+  CHECK(einsum_flops("NP,P->N", {{'N', 3}, {'P', 5}}) == 30);
+  CHECK(einsum_flops("NP,PM->NM", {{'N', 2}, {'P', 3}, {'M', 4}}) == 48);
+  CHECK(einsum_flops_from_shapes("BTD,DF->BTF", std::vector<std::vector<double>>{{2, 3, 4}, {4, 5}}) == 2.0 * 2 * 3 * 4 * 5);
+  // batch dims counted once: [G,H,I,J,K,L]·[G,H,M,N,K,L]
+  CHECK(einsum_flops("GHIJKL,GHMNKL->GHIJMN", parse_letter_sizes("G=2,H=3,I=4,J=5,K=6,L=7,M=8,N=9")) ==
+        2.0 * 2 * 3 * 4 * 5 * 6 * 7 * 8 * 9);
+  // no contraction: an elementwise product, no factor 2
+  CHECK(einsum_flops("IJ,IJ->IJ", {{'I', 3}, {'J', 4}}) == 12);
+  const auto d = classify_einsum("BTD,DF->BTF");
+  CHECK(d.contracting == "D");
+  CHECK(d.free == "BTF");
+  CHECK(classify_einsum("BTKGH,BSKH->BTSKG").batch == "BK");
+}
+
+TEST_CASE("einsum: malformed specs and sizes are rejected with the problem named") {
+  CHECK_THROWS_WITH_AS(einsum_flops("IJ,JK", {{'I', 1}}), doctest::Contains("expected two inputs"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_flops("IJ->I", {{'I', 1}}), doctest::Contains("expected two inputs"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_flops("IJ,JK,KL->IL", {}), doctest::Contains("expected two inputs"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_flops("I1,JK->IK", {}), doctest::Contains("not a letter"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_flops("IJ,JK->IQ", {}), doctest::Contains("output letter Q"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_flops("IIJ,JK->IK", {}), doctest::Contains("repeats"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_flops("IJ,JK->IK", {{'I', 2}, {'J', 3}}), doctest::Contains("no size for letter K"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_flops("IJ,JK->IK", {{'I', 2}, {'J', 3}, {'K', 4}, {'Z', 5}}),
+                       doctest::Contains("unused letter Z"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_flops("IJ,JK->IK", {{'I', 2}, {'J', 0}, {'K', 4}}), doctest::Contains("J = 0"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(einsum_flops_from_shapes("IJ,JK->IK", std::vector<std::vector<double>>{{2, 3}, {4, 5}}),
+                       doctest::Contains("letter J has two sizes: 3 and 4"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_letter_sizes("I=4,I=5"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_letter_sizes("IJ=4"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_letter_sizes("I=x"), std::invalid_argument);
+}
+
+namespace {
+std::vector<double> random_array(size_t n, std::mt19937& rng) {
+  std::normal_distribution<double> g(0, 1);
+  std::vector<double> v(n);
+  for (auto& x : v) x = g(rng);
+  return v;
+}
+double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::fabs(a[i] - b[i]));
+  return d;
+}
+}  // namespace
+
+TEST_CASE("flash attention equals naive attention: shapes, blocks, GQA, causal") {
+  std::mt19937 rng(42);
+  const std::vector<AttentionShape> shapes{
+      {16, 16, 4, 4, 8, false}, {16, 16, 4, 4, 8, true},  {7, 23, 8, 2, 16, false},
+      {7, 23, 8, 2, 16, true},  {1, 100, 6, 1, 32, true}, {33, 33, 2, 1, 4, true},
+  };
+  for (const auto& s : shapes) {
+    const auto q = random_array(static_cast<size_t>(s.T) * s.N * s.H, rng);
+    const auto k = random_array(static_cast<size_t>(s.S) * s.K * s.H, rng);
+    const auto v = random_array(static_cast<size_t>(s.S) * s.K * s.H, rng);
+    const auto naive = naive_attention(s, q, k, v);
+    for (auto [bq, bk] : {std::pair{1, 1}, {4, 5}, {16, 64}, {3, 7}}) {
+      INFO("T=" << s.T << " S=" << s.S << " N=" << s.N << " K=" << s.K << " causal=" << s.causal << " blocks " << bq << "x" << bk);
+      CHECK(max_diff(flash_attention(s, q, k, v, bq, bk), naive) < 1e-12);
+    }
+  }
+  CHECK_THROWS_AS(naive_attention({4, 4, 3, 2, 8, false}, {}, {}, {}), std::invalid_argument);
+  CHECK_THROWS_AS(flash_attention({8, 4, 2, 2, 2, true}, std::vector<double>(32), std::vector<double>(16),
+                                  std::vector<double>(16), 2, 2),
+                  std::invalid_argument);  // causal with more queries than keys
+}
+
+TEST_CASE("§4.7: two chunks' softmax statistics combine into the whole") {
+  std::mt19937 rng(3);
+  const auto scores = random_array(40, rng);
+  std::vector<std::vector<double>> values;
+  for (int i = 0; i < 40; ++i) values.push_back(random_array(5, rng));
+  const auto whole = softmax_state(scores, values);
+  const auto first = softmax_state({scores.begin(), scores.begin() + 13}, {values.begin(), values.begin() + 13});
+  const auto second = softmax_state({scores.begin() + 13, scores.end()}, {values.begin() + 13, values.end()});
+  const auto both = combine(first, second);
+  CHECK(both.m == whole.m);
+  CHECK(both.l == Approx(whole.l).epsilon(1e-14));
+  for (size_t h = 0; h < 5; ++h) CHECK(both.o[h] == Approx(whole.o[h]).epsilon(1e-13));
+}
+
+TEST_CASE("§4.7: Σ_j S_ij dS_ij = Σ_d dO_id O_id (the backward pass's local identity)") {
+  std::mt19937 rng(11);
+  const AttentionShape s{6, 9, 2, 1, 4, false};
+  const auto q = random_array(6 * 2 * 4, rng), k = random_array(9 * 1 * 4, rng), v = random_array(9 * 1 * 4, rng);
+  const auto d_out = random_array(6 * 2 * 4, rng);
+  const auto p = attention_probabilities(s, q, k);
+  const auto o = naive_attention(s, q, k, v);
+  for (int t = 0; t < s.T; ++t)
+    for (int n = 0; n < s.N; ++n) {
+      double lhs = 0, rhs = 0;
+      for (int j = 0; j < s.S; ++j) {
+        double ds = 0;  // dS_tj = Σ_d dO_td V_jd
+        for (int d = 0; d < s.H; ++d) ds += d_out[(t * 2 + n) * 4 + d] * v[j * 4 + d];
+        lhs += p[(t * 2 + n) * 9 + j] * ds;
+      }
+      for (int d = 0; d < s.H; ++d) rhs += d_out[(t * 2 + n) * 4 + d] * o[(t * 2 + n) * 4 + d];
+      CHECK(lhs == Approx(rhs).epsilon(1e-12));
+    }
+}
