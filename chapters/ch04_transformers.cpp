@@ -1,0 +1,330 @@
+// Chapter 4: Transformer accounting (§4.1–4.7 and the chapter-4 solutions), plus the reader's
+// DeepSeek-V3 MoE appendix (seed 000, its last section).
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "exercise.hpp"
+#include "scaling/attention.hpp"
+#include "scaling/einsum.hpp"
+#include "scaling/format.hpp"
+#include "scaling/hardware.hpp"
+#include "scaling/matmul_plan.hpp"
+#include "scaling/models.hpp"
+#include "scaling/roofline.hpp"
+#include "scaling/transformer.hpp"
+
+using namespace scaling;
+using workbook::rel;
+using workbook::sig;
+using workbook::within;
+
+static auto& chapter = workbook::define_chapter(4, "ch04", "Transformers");
+
+namespace {
+constexpr double kV5eHbmSection1 = 8.2e11;  // §1.1's figure, behind the book's "240"
+
+// A dense model with MHA and N·H = D, F = 4D: the shape §4.3's ratios assume.
+TransformerConfig square_model(double D, double L, double V) {
+  TransformerConfig c;
+  c.name = "F = 4D, N = K, N·H = D";
+  c.d_model = D, c.d_ff = 4 * D, c.layers = L, c.q_heads = D / 128, c.kv_heads = D / 128, c.head_dim = 128, c.vocab = V;
+  return c;
+}
+
+// DeepSeek-V3's MoE layer (DeepSeek-V3 report): D = 7168, experts of width 2048, 256 routed (8 active)
+// and 1 shared; FP8 weights (1 byte), as the reader assumes.
+constexpr double kDsD = 7168, kDsF = 2048, kDsExperts = 256, kDsActive = 8, kDsShared = 1;
+}  // namespace
+
+EXERCISE("ch4.dot-flops", "Counting the FLOPs of contractions") {
+  const double P = 4096, N = 1024, M = 2048;
+  ex.answer("dot", einsum_flops("P,P->", {{'P', P}}), "FLOPs").book(2 * P, rel(1e-12)).explain("x·y, P = 4096");
+  ex.answer("matvec", einsum_flops("NP,P->N", {{'N', N}, {'P', P}}), "FLOPs").book(2 * N * P, rel(1e-12))
+      .explain("A·x, N = 1024");
+  ex.answer("matmul", einsum_flops("NP,PM->NM", {{'N', N}, {'P', P}, {'M', M}}), "FLOPs").book(2 * N * P * M, rel(1e-12))
+      .explain("A·B, M = 2048");
+  ex.answer("matmul_data", N * P + P * M, "").book(N * P + P * M, rel(1e-12)).explain("elements read: NP + PM");
+  const auto sizes = parse_letter_sizes("G=2,H=3,I=4,J=5,K=6,L=7,M=8,N=9");
+  ex.answer("general", einsum_flops("GHIJKL,GHMNKL->GHIJMN", sizes), "FLOPs")
+      .book(2.0 * 2 * 3 * 4 * 5 * 6 * 7 * 8 * 9, rel(1e-12))
+      .explain("C[GHIJKL]·D[GHMNKL]: batch G, H and contracting K, L each counted once");
+}
+
+EXERCISE("ch4.train-flops", "Forward and backward FLOPs of one matmul") {
+  const std::map<char, double> s{{'N', 1024}, {'P', 4096}, {'M', 2048}};
+  const double fwd = einsum_flops("NP,PM->NM", s);        // C = A·B
+  const double d_b = einsum_flops("NP,NM->PM", s);        // dL/dB = Aᵀ·dC, contracting N
+  const double d_a = einsum_flops("NM,PM->NP", s);        // dL/dA = dC·Bᵀ, contracting M
+  const double npm = 1024.0 * 4096 * 2048;
+  ex.answer("forward", fwd, "FLOPs").book(2 * npm, rel(1e-12));
+  ex.answer("backward", d_a + d_b, "FLOPs").book(4 * npm, rel(1e-12));
+  ex.answer("per_param_per_token", (fwd + d_a + d_b) / (4096.0 * 2048) / 1024, "FLOPs").book(6, rel(1e-12))
+      .explain("training FLOPs per weight per row of A: the 6 of 6·params·tokens");
+}
+
+EXERCISE("ch4.layer-flops", "Per-layer training FLOPs and parameters (LLaMA-3 70B, T = 4096)") {
+  const auto& c = model("llama3-70b");
+  const double B = 1, T = 4096, D = c.d_model, F = c.d_ff, N = c.q_heads, K = c.kv_heads, H = c.head_dim, V = c.vocab;
+  const auto f = forward_flops_per_token(c, T);  // every token attends to all T keys, as §4.3 counts
+  const auto p = param_counts(c);
+  const double tokens = B * T;
+  ex.answer("mlp_flops", 3 * f.mlp / c.layers * tokens, "FLOPs").book(18 * B * T * D * F, rel(1e-12));
+  ex.answer("mlp_params", p.mlp / c.layers, "").book(3 * D * F, rel(1e-12));
+  ex.answer("qkvo_flops", 3 * f.qkvo / c.layers * tokens, "FLOPs").book(12 * B * T * D * (N + K) * H, rel(1e-12));
+  ex.answer("qkvo_params", p.attention / c.layers, "").book(2 * D * (N + K) * H, rel(1e-12));
+  ex.answer("attention_flops", 3 * f.attention / c.layers * tokens, "FLOPs").book(12 * B * T * T * N * H, rel(1e-12))
+      .explain("QKᵀ and PV over the full T×T matrix (no causal halving), forward and backward");
+  ex.answer("unembedding_flops", 3 * f.unembedding * tokens, "FLOPs").book(6 * B * T * D * V, rel(1e-12));
+  ex.answer("norm_params", (p.norms - c.d_model) / c.layers, "")
+      .explain("two RMSNorm scales of D per layer (the final norm left out): the 'O(D)' of §4.3");
+}
+
+EXERCISE("ch4.attention-fraction", "When dot-product attention dominates") {
+  auto ratio = [](const TransformerConfig& c, double T) {
+    const auto f = forward_flops_per_token(c, T);
+    return f.attention / (f.mlp + f.qkvo);
+  };
+  const auto c8k = square_model(8192, 1, 32000);
+  ex.answer("ratio_d8192_t8192", ratio(c8k, 8192), "").book(8192.0 / (8 * 8192), rel(1e-12))
+      .explain("T / (8D) at D = T = 8192, with F = 4D, N = K, N·H = D");
+  const double t_star = 1 / ratio(c8k, 1);  // the ratio is linear in T
+  ex.answer("crossover_d8192", t_star, "tokens").book(64 * 1024, sig(2)).explain("8D: the book's '~64K'");
+  const auto c27 = square_model(4608, 1, 256000);
+  ex.answer("crossover_d4608_square", 1 / ratio(c27, 1), "tokens")
+      .book(32 * 1024, sig(2))
+      .erratum("8D for D = 4608 is 36,864, not 'around 32k'; and Gemma-27B is not square (F = 8D, N·H = 4096), see below.");
+  ex.answer("crossover_gemma2_27b", 1 / ratio(model("gemma2-27b"), 1), "tokens")
+      .explain("with Gemma 2 27B's real shape (F = 36864, N = 32, K = 16, H = 128): attention FLOPs overtake the "
+               "matmuls only past about 69k tokens");
+}
+
+EXERCISE("ch4.remat-memory", "Activation checkpoints and their FLOP cost") {
+  // B·T = 4M tokens (4e6), L = 64, D = 8192, bf16 activations.
+  auto c = square_model(8192, 64, 32000);
+  const double tokens = 4e6;
+  ex.answer("saved_all", training_memory(c, tokens, Remat::none).activations, "B").book(84e12, sig(2))
+      .explain("about 20 [tokens, D] tensors per layer");
+  ex.answer("saved_block", training_memory(c, tokens, Remat::block).activations, "B").book(4.2e12, sig(2))
+      .explain("one per layer: its input");
+  ex.answer("saved_big_matmuls", training_memory(c, tokens, Remat::big_matmuls).activations, "B")
+      .explain("about 7 per layer: the outputs of the big matmuls");
+  const double base = training_flops_per_token(c, 0);
+  ex.answer("block_flops_ratio", (base + remat_extra_flops_per_token(c, 0, Remat::block)) / base, "")
+      .book(8.0 / 6, rel(1e-3))
+      .explain("6ND -> 8ND: the forward pass runs twice (short context, unembedding not rerun)");
+}
+
+EXERCISE("ch4.kv-cache-size", "KV cache of an 8k context") {
+  auto c = square_model(8192, 64, 32000);  // K·H = N·H = D = 8192
+  ex.answer("int8_bytes", 8192 * kv_bytes_per_token(c, Dtype::int8), "B").book(8 * std::pow(2.0, 30), rel(1e-12))
+      .explain("2·S·L·K·H bytes with S = 8192: 8 GiB");
+}
+
+EXERCISE("ch4.summary-table", "Parameters and training FLOPs per layer (§4.5)") {
+  const auto& c = model("llama3-70b");
+  const double T = 4096;
+  const auto f = forward_flops_per_token(c, T);
+  const auto p = param_counts(c);
+  auto& t = ex.table("llama3-70b", {"component", "params", "training FLOPs per token"});
+  t.row({"MLP (per layer)", format_number(p.mlp / c.layers), format_quantity(3 * f.mlp / c.layers, "FLOPs")})
+      .row({"Q, K, V, O (per layer)", format_number(p.attention / c.layers), format_quantity(3 * f.qkvo / c.layers, "FLOPs")})
+      .row({"dot-product attention, T = 4096 (per layer)", "0", format_quantity(3 * f.attention / c.layers, "FLOPs")})
+      .row({"norms (per layer)", format_number(p.norms / c.layers), "negligible"})
+      .row({"vocabulary (once)", format_number(p.embedding + p.unembedding), format_quantity(3 * f.unembedding, "FLOPs")});
+  ex.answer("six_n_over_exact_t4096", six_n_rule_flops_per_token(c) / training_flops_per_token(c, T), "")
+      .explain("how well 6·params·tokens approximates the exact count for LLaMA-3 70B at T = 4096");
+  ex.answer("kv_bytes_per_token", kv_bytes_per_token(c, Dtype::bf16), "B")
+      .explain("2·L·K·H in bf16: GQA's 8 KV heads make it 1/8 of the MHA size");
+}
+
+EXERCISE("ex4.1", "A dense 64-layer model") {
+  const auto& c = model("book-ex4.1");
+  const auto p = param_counts(c);
+  ex.answer("params", p.total, "")
+      .book(16e9, sig(2))
+      .erratum("The solution rounds D to 4e3 and F to 16e3 before multiplying (each product ~5% low); the exact "
+               "count L·(3DF + 4DNH + D) + 2DV is 17.4B.")
+      .notes("000", 17.4e9, sig(3));
+  ex.answer("attention_params", p.attention, "").notes("000", 4.3e9, sig(2));
+  ex.answer("attention_fraction_of_layer", p.attention / (p.attention + p.mlp), "").book(0.25, rel(1e-12))
+      .explain("4DNH / (4DNH + 3DF) = 4D² / 16D²");
+  ex.answer("attention_fraction_of_total", p.attention / p.total, "").notes("000", 0.25, sig(2))
+      .explain("with the embeddings and norms in the denominator");
+  ex.answer("kv_bytes_per_token", kv_bytes_per_token(c, Dtype::int8), "B").book(512 * 1024, rel(1e-12))
+      .notes("000", 2 * 64 * 4096, rel(1e-12)).explain("int8 KV: 2·L·N·H");
+}
+
+EXERCISE("ex4.2", "FLOPs with a replicated mesh axis") {
+  const Mesh mesh = parse_mesh("X=4,Y=8,Z=4");
+  const double B = 1024, D = 8192, F = 32768;
+  const auto plan = plan_matmul(parse_sharding("A[B_X, D_Y]", mesh), parse_sharding("W[D_Y, F]", mesh), mesh,
+                                {{"B", B}, {"D", D}, {"F", F}}, Dtype::bf16);
+  ex.answer("per_chip", plan.flops_per_device, "FLOPs").book(2 * B * D * F / (4 * 8), rel(1e-12))
+      .notes("000", 2 * B * D * F / 32, rel(1e-12)).explain("B = 1024, D = 8192, F = 32768");
+  ex.answer("total", plan.flops_per_device * mesh.devices(), "FLOPs").book(2 * B * D * F * 4, rel(1e-12))
+      .notes("000", 2 * B * D * F * 4, rel(1e-12)).explain("the Z replicas repeat the work: 2BDF·Z");
+}
+
+EXERCISE("ex4.3", "FLOPs of a seven-letter contraction") {
+  const auto s = parse_letter_sizes("I=2,J=3,K=4,L=5,M=6,N=7,O=8");
+  const double all = 2.0 * 3 * 4 * 5 * 6 * 7 * 8;
+  ex.answer("flops", einsum_flops("IJKL,IJMNO->KLMNO", s), "FLOPs").book(2 * all, rel(1e-12))
+      .notes("000", 2 * all, rel(1e-12)).explain("I..O = 2..8; I and J are contracted, nothing is batched");
+}
+
+EXERCISE("ex4.4", "Arithmetic intensity of self-attention") {
+  // bf16 Q[T, N, H], K and V [S, K, H] read, O[T, N, H] written; 4·T·S·N·H FLOPs (QKᵀ and PV), per sequence.
+  auto intensity_of = [](double T, double S, double N, double K, double H) {
+    const double flops = 4 * T * S * N * H, bytes = 2 * (2 * T * N * H + 2 * S * K * H);
+    return flops / bytes;  // = T·S·G / (T·G + S), G = N / K
+  };
+  const double chip_i = critical_intensity(chip("tpu-v5e").bf16_flops_per_s, kV5eHbmSection1);
+  // prefill (T = S): intensity T·G / (G + 1), compute-bound once that exceeds the chip's 240.
+  const double g_mha = 1;
+  ex.answer("prefill_critical_t_mha", chip_i * (g_mha + 1) / g_mha, "tokens")
+      .book(240, sig(2))
+      .erratum("The prefill intensity is T·G/(G + 1), not T: for multi-head attention (G = 1) it is T/2, so "
+               "attention turns compute-bound at T ≈ 480; 240 is only the limit of many query heads per KV head.");
+  const auto& l70 = model("llama3-70b");
+  const double G = l70.q_heads / l70.kv_heads;
+  ex.answer("prefill_critical_t_llama3_70b", chip_i * (G + 1) / G, "tokens").notes("000", 270, sig(2))
+      .explain("G = 8: T·8/9 > 240");
+  ex.answer("prefill_intensity_t4096_llama3_70b", intensity_of(4096, 4096, l70.q_heads, l70.kv_heads, l70.head_dim),
+            "FLOPs/byte")
+      .explain("T = S = 4096");
+  ex.answer("decode_intensity_s8192_llama3_70b", intensity_of(1, 8192, l70.q_heads, l70.kv_heads, l70.head_dim),
+            "FLOPs/byte")
+      .book(G, sig(1)).notes("000", G, sig(1))
+      .explain("T = 1: S·G/(G + S) -> G, far below 240: decoding attention is always bandwidth-bound");
+  // The plot: attention's time relative to the FFW block's, per layer, as the context grows (v5e, bf16).
+  const double c = chip("tpu-v5e").bf16_flops_per_s, w = kV5eHbmSection1;
+  const double D = l70.d_model, F = l70.d_ff, N = l70.q_heads, K = l70.kv_heads, H = l70.head_dim;
+  auto& s = ex.series("relative-cost", "context length (tokens)", "attention time / FFW time (one layer)");
+  std::vector<double> x, prefill, decode;
+  for (double T = 128; T <= 131072; T *= 2) {
+    const auto attn_p = roofline(4 * T * T * N * H, 2 * (2 * T * N * H + 2 * T * K * H), c, w);
+    const auto ffw_p = roofline(2 * T * 3 * D * F, 2 * (3 * D * F + 2 * T * D + T * F), c, w);
+    const auto attn_d = roofline(4 * T * N * H, 2 * (2 * N * H + 2 * T * K * H), c, w);  // one new token
+    const auto ffw_d = roofline(2 * 3 * D * F, 2 * (3 * D * F + 2 * D + F), c, w);
+    x.push_back(T);
+    prefill.push_back(attn_p.t_lower_s / ffw_p.t_lower_s);
+    decode.push_back(attn_d.t_lower_s / ffw_d.t_lower_s);
+  }
+  s.line("prefill (T = S)", x, prefill).line("decode, one sequence (T = 1)", x, decode);
+}
+
+EXERCISE("ex4.5", "When attention FLOPs equal the Q/K/V/O projections") {
+  auto crossover = [](const TransformerConfig& c) {  // attention FLOPs grow linearly with the context
+    return forward_flops_per_token(c, 0).qkvo / forward_flops_per_token(c, 1).attention;
+  };
+  ex.answer("t_mha_d4096", crossover(square_model(4096, 1, 32000)), "tokens").book(8192, rel(1e-12))
+      .explain("T = 2D for multi-head attention");
+  ex.answer("t_llama3_70b", crossover(model("llama3-70b")), "tokens").notes("000", 9216, rel(1e-12))
+      .explain("with GQA: T = D·(N + K)/N = D + K·D/N");
+}
+
+EXERCISE("ex4.6", "Rematerialisation when only the 7 big matmul outputs are saved") {
+  // Saved: the outputs of W_Q, W_K, W_V, W_O, W_in1, W_in2, W_out. Not saved: the attention output (the
+  // input of W_O, needed for W_O's gradient) and the softmax probabilities, so the backward pass reruns
+  // both attention matmuls, QKᵀ and PV: 4·B·T·S·N·H per layer. The elementwise work rerun is negligible.
+  const auto& c = model("llama3-70b");
+  const double B = 1, T = 8192, S = 8192;
+  const double per_layer = remat_extra_flops_per_token(c, S, Remat::big_matmuls) / c.layers * B * T;
+  ex.answer("extra_flops_per_layer", per_layer, "FLOPs")
+      .notes("000", 2 * B * c.q_heads * T * c.head_dim * S, rel(1e-12))
+      .differs("The notes rerun only QKᵀ; the attention output PV is also lost (it feeds W_O), so both matmuls rerun.")
+      .explain("LLaMA-3 70B, one sequence of 8192 tokens");
+  ex.answer("extra_fraction_of_step", remat_extra_flops_per_token(c, S, Remat::big_matmuls) / training_flops_per_token(c, S),
+            "")
+      .explain("the extra work as a share of the training step's FLOPs");
+}
+
+EXERCISE("ex4.7", "DeepSeek-V3's hardware utilisation") {
+  const double h800_fp8_sparse = 3026e12, dense = h800_fp8_sparse / 2;  // spec sheet, halved for no sparsity
+  const double hours = 2.79e6, tokens = 14.8e12, active = 37e9;
+  const double available = hours * 3600 * dense, used = 6 * active * tokens;
+  ex.answer("dense_fp8_flops_per_s", dense, "FLOPs/s").book(1.513e15, sig(4)).notes("000", 1.5e15, sig(2));
+  ex.answer("flops_available", available, "FLOPs").book(1.52e25, sig(3)).notes("000", 1.5066e25, sig(5))
+      .differs("The notes take the H800 at 1.5e15 FLOPs/s instead of 1.513e15.");
+  ex.answer("flops_used", used, "FLOPs").book(3.3e24, sig(2)).notes("000", 3.285e24, within(0.001e24))
+      .explain("6 · 37e9 · 14.8e12 = 3.2856e24 (the notes truncate to 3.285e24)");
+  ex.answer("utilization", used / available, "")
+      .book(0.217, sig(3))
+      .erratum("The solution divides the rounded 3.3e24 by the rounded 1.52e25; unrounded, the utilisation is 21.6%.")
+      .notes("000", 0.218, sig(3))
+      .differs("The notes' 1.5e15 FLOPs/s makes the available FLOPs 0.9% smaller and the utilisation 21.8%.");
+}
+
+EXERCISE("ex4.8", "The batch an int8-weight MoE needs on a v5e") {
+  // bf16 activations and FLOPs, int8 expert weights: each expert needs int8-weight matmul's critical
+  // batch (§1 exercise 1.2), and a token reaches an expert with probability k/E.
+  const double chip_i = critical_intensity(chip("tpu-v5e").bf16_flops_per_s, kV5eHbmSection1);
+  const double per_expert = critical_batch_small_batch_limit(Dtype::int8, chip_i);
+  ex.answer("tokens_per_expert", per_expert, "tokens").book(120, sig(3)).notes("000", 240, sig(3))
+      .differs("The notes count 2 FLOPs per weight byte per token but then ask each expert for 240 tokens; "
+               "2 FLOPs per byte reaches 240 FLOPs per byte with 120 tokens.");
+  ex.answer("deepseek_tokens", per_expert * kDsExperts / kDsActive, "tokens").book(3840, sig(3))
+      .notes("000", 7680, sig(3)).differs("Twice the book's, from the same factor of two per expert.");
+  // Exactly, with DeepSeek's expert shape (D = 7168, F = 2048) and activation bytes counted:
+  const double exact = *critical_batch(kDsD, kDsF, Dtype::bf16, Dtype::int8, Dtype::bf16, chip_i);
+  ex.answer("deepseek_tokens_exact", exact * kDsExperts / kDsActive, "tokens")
+      .explain("the exact per-expert crossover for a [tokens, 7168]·int8[7168, 2048] matmul, times E/k");
+}
+
+EXERCISE("ch4.flash-attention", "Attention without materialising the scores (§4.7)") {
+  std::mt19937 rng(2024);
+  std::normal_distribution<double> g(0, 1);
+  auto random = [&](size_t n) {
+    std::vector<double> v(n);
+    for (auto& x : v) x = g(rng);
+    return v;
+  };
+  // GQA with 8 query heads on 2 KV heads, causal, 96 queries over 128 keys, blocks of 16 × 32.
+  const AttentionShape s{96, 128, 8, 2, 16, true};
+  const auto q = random(96 * 8 * 16), k = random(128 * 2 * 16), v = random(128 * 2 * 16);
+  const auto naive = naive_attention(s, q, k, v), flash = flash_attention(s, q, k, v, 16, 32);
+  double diff = 0;
+  for (size_t i = 0; i < naive.size(); ++i) diff = std::max(diff, std::fabs(naive[i] - flash[i]));
+  ex.answer("max_abs_difference", diff, "").explain("flash vs naive, largest element difference in double precision");
+  // The combination rule on two chunks of scores, against the denominator over all of them.
+  const auto scores = random(64);
+  std::vector<std::vector<double>> values(64, std::vector<double>{1.0});
+  const auto a = softmax_state({scores.begin(), scores.begin() + 24}, {values.begin(), values.begin() + 24});
+  const auto b = softmax_state({scores.begin() + 24, scores.end()}, {values.begin() + 24, values.end()});
+  const double m = std::max(a.m, b.m);
+  const double book_rule = std::exp(a.m - m) * a.l + std::exp(b.m - m) * b.l;  // §4.7's L_combined
+  ex.answer("combined_denominator", combine(a, b).l, "").book(book_rule, rel(1e-12))
+      .explain("two chunks of 24 and 40 scores");
+  // Algorithm 1's block sizes for a v5e's 128 MiB of VMEM in fp32 values and d = 128.
+  const double sram = 128.0 * 1024 * 1024 / 4, d = 128;
+  ex.table("block-sizes", {"on-chip memory (fp32 values)", "d", "B_c = ⌈M/4d⌉", "B_r = min(⌈M/4d⌉, d)"})
+      .row({format_number(sram), format_number(d), format_number(std::ceil(sram / (4 * d))),
+            format_number(std::min(std::ceil(sram / (4 * d)), d))});
+}
+
+EXERCISE("notes.deepseek-moe", "DeepSeek-V3's MoE block three ways (reader appendix)") {
+  // A 1000-token prompt through one MoE layer: 256 routed experts (8 per token) and 1 shared, each a
+  // gated MLP of 3·D·F weights in FP8 (1 byte); hidden states in and out in bf16.
+  const double tokens = 1000, expert_weights = 3 * kDsD * kDsF;
+  const double hidden_bytes = 2 * tokens * kDsD * bytes_per_element(Dtype::bf16);  // read and written
+  const double active_flops = 2 * tokens * (kDsActive + kDsShared) * expert_weights;
+  // (i) token by token: the shared expert once, 8 routed experts loaded for every token.
+  const double bytes_i = (kDsShared + kDsActive * tokens) * expert_weights;
+  ex.answer("flops_token_by_token", active_flops, "FLOPs").notes("000", 7.927e11, sig(4));
+  ex.answer("weight_bytes_token_by_token", bytes_i, "B").notes("000", 3.524e11, sig(4));
+  ex.answer("intensity_token_by_token", active_flops / (bytes_i + hidden_bytes), "FLOPs/byte").notes("000", 2.25, sig(3));
+  // (ii) every expert on every token, masked afterwards.
+  const double all_flops = 2 * tokens * (kDsExperts + kDsShared) * expert_weights;
+  const double all_bytes = (kDsExperts + kDsShared) * expert_weights;
+  ex.answer("flops_dense", all_flops, "FLOPs").notes("000", 2.264e13, sig(4));
+  ex.answer("weight_bytes_dense", all_bytes, "B").notes("000", 1.132e10, sig(4));
+  ex.answer("intensity_dense", all_flops / (all_bytes + hidden_bytes), "FLOPs/byte")
+      .notes("000", 3085, sig(4))
+      .differs("Arithmetic slip: 2.264e13 / 1.135e10 is 1995, not 3085.");
+  // (iii) expert-parallel routing: only the needed FLOPs, every expert's weights loaded once.
+  ex.answer("intensity_routed", active_flops / (all_bytes + hidden_bytes), "FLOPs/byte").notes("000", 69.84, sig(3))
+      .explain("the notes divide 4-digit rounded counts, so their 69.84 is good to 3 digits");
+}

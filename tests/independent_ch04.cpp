@@ -1,0 +1,109 @@
+// Independent checks of chapter 4: the book's formulas written out with raw numbers (not through the
+// library's config accounting), bisection for crossovers, and flash attention with other block sizes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "registry.hpp"
+#include "scaling/attention.hpp"
+
+namespace {
+// LLaMA-3 70B's shape, typed in: D, F, L, N, K, H, V.
+constexpr double D70 = 8192, F70 = 28672, L70 = 80, N70 = 64, K70 = 8, H70 = 128, V70 = 128256;
+constexpr double kChip = 1.97e14 / 8.2e11;
+
+double bisect(double lo, double hi, const auto& below) {  // smallest x in [lo, hi] where below(x) is false
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (below(mid) ? lo : hi) = mid;
+  }
+  return hi;
+}
+}  // namespace
+
+INDEPENDENT("ch4.layer-flops.norm_params", "two RMSNorm scales of D = 8192", 1e-12) { return 2 * D70; }
+INDEPENDENT("ch4.attention-fraction.crossover_d4608_square", "8 × 4608", 1e-12) { return 8 * 4608.0; }
+INDEPENDENT("ch4.attention-fraction.crossover_gemma2_27b", "bisection on 4NHT = 6DF + 4D(N + K)H", 1e-9) {
+  const double D = 4608, F = 36864, N = 32, K = 16, H = 128;
+  return bisect(1, 1e7, [&](double T) { return 4 * N * H * T < 6 * D * F + 4 * D * (N + K) * H; });
+}
+INDEPENDENT("ch4.remat-memory.saved_big_matmuls", "2 bytes × 7 × 4e6 × 8192 × 64", 1e-12) { return 2 * 7 * 4e6 * 8192 * 64; }
+INDEPENDENT("ch4.summary-table.six_n_over_exact_t4096", "LLaMA-3 70B written out by hand", 1e-12) {
+  const double per_layer_params = 3 * D70 * F70 + 2 * D70 * (N70 + K70) * H70 + 2 * D70;
+  const double rule = 6 * (L70 * per_layer_params + D70 + V70 * D70);  // all but the input embedding
+  const double exact = 3 * (2 * L70 * (3 * D70 * F70 + 2 * D70 * (N70 + K70) * H70) + 4 * L70 * N70 * H70 * 4096 +
+                            2 * V70 * D70);
+  return rule / exact;
+}
+INDEPENDENT("ch4.summary-table.kv_bytes_per_token", "2 · 80 · 8 · 128 · 2 bytes", 1e-12) { return 2 * L70 * K70 * H70 * 2; }
+INDEPENDENT("ex4.1.params", "L·(3DF + 4DNH + D) + 2DV with exact D and F", 1e-12) {
+  const double D = 4096, F = 16384, L = 64, V = 32000;
+  return L * (3 * D * F + 4 * D * D + D) + 2 * D * V;
+}
+INDEPENDENT("ex4.1.attention_params", "64 · 4 · 4096²", 1e-12) { return 64 * 4 * 4096.0 * 4096; }
+INDEPENDENT("ex4.1.attention_fraction_of_total", "64·4·4096² over the total above", 1e-12) {
+  const double D = 4096, F = 16384, L = 64, V = 32000;
+  return L * 4 * D * D / (L * (3 * D * F + 4 * D * D + D) + 2 * D * V);
+}
+INDEPENDENT("ex4.4.prefill_critical_t_mha", "bisection on the MHA prefill intensity T²/(2T) against 240.2", 1e-9) {
+  return bisect(1, 1e6, [](double T) { return 4 * T * T * 64 * 128 / (2 * (2 * T * 64 * 128 + 2 * T * 64 * 128)) < kChip; });
+}
+INDEPENDENT("ex4.4.prefill_critical_t_llama3_70b", "bisection on the GQA prefill intensity", 1e-9) {
+  return bisect(1, 1e6, [](double T) {
+    return 4 * T * T * N70 * H70 / (2 * (2 * T * N70 * H70 + 2 * T * K70 * H70)) < kChip;
+  });
+}
+INDEPENDENT("ex4.4.prefill_intensity_t4096_llama3_70b", "T·G/(G + 1) at T = 4096, G = 8", 1e-12) { return 4096.0 * 8 / 9; }
+INDEPENDENT("ex4.5.t_llama3_70b", "bisection on 4NHT = 4DH(N + K)", 1e-9) {
+  return bisect(1, 1e6, [](double T) { return 4 * N70 * H70 * T < 4 * D70 * H70 * (N70 + K70); });
+}
+INDEPENDENT("ex4.6.extra_flops_per_layer", "QKᵀ and PV rerun: 2 × 2·T·S·N·H", 1e-12) {
+  return 2 * 2 * 8192.0 * 8192 * N70 * H70;
+}
+INDEPENDENT("ex4.6.extra_fraction_of_step", "attention forward over the training step, by hand", 1e-12) {
+  const double attn = L70 * 4 * N70 * H70 * 8192;
+  const double forward = 2 * L70 * (3 * D70 * F70 + 2 * D70 * (N70 + K70) * H70) + attn + 2 * V70 * D70;
+  return attn / (3 * forward);
+}
+INDEPENDENT("ex4.7.utilization", "6·37e9·14.8e12 / (2.79e6·3600·3026e12/2)", 1e-12) {
+  return 6 * 37e9 * 14.8e12 / (2.79e6 * 3600 * 3026e12 / 2);
+}
+INDEPENDENT("ex4.8.deepseek_tokens_exact", "bisection on one expert matmul's two times, × 256/8", 1e-9) {
+  const double D = 7168, F = 2048, c = 1.97e14, w = 8.2e11;
+  return 32 * bisect(1, 1e6, [&](double B) { return 2 * B * D * F / c < (2 * B * D + D * F + 2 * B * F) / w; });
+}
+INDEPENDENT("ch4.flash-attention.max_abs_difference", "the same inputs with 1×1 and 7×5 blocks (absolute 1e-12)", 0) {
+  std::mt19937 rng(2024);
+  std::normal_distribution<double> g(0, 1);
+  auto random = [&](size_t n) {
+    std::vector<double> v(n);
+    for (auto& x : v) x = g(rng);
+    return v;
+  };
+  const scaling::AttentionShape s{96, 128, 8, 2, 16, true};
+  const auto q = random(96 * 8 * 16), k = random(128 * 2 * 16), v = random(128 * 2 * 16);
+  const auto a = scaling::flash_attention(s, q, k, v, 1, 1), b = scaling::flash_attention(s, q, k, v, 7, 5);
+  const auto n = scaling::naive_attention(s, q, k, v);
+  double diff = 0;
+  for (size_t i = 0; i < n.size(); ++i) diff = std::max({diff, std::fabs(a[i] - n[i]), std::fabs(b[i] - n[i])});
+  return diff;
+}
+namespace {
+constexpr double kExpert = 3 * 7168.0 * 2048;  // weights of one DeepSeek-V3 expert, 1 byte each
+constexpr double kHidden = 2 * 1000 * 7168.0 * 2;
+}  // namespace
+INDEPENDENT("notes.deepseek-moe.flops_token_by_token", "(8 + 1)·3·7168·2048·1000·2", 1e-12) { return 9 * kExpert * 1000 * 2; }
+INDEPENDENT("notes.deepseek-moe.weight_bytes_token_by_token", "(1 + 8·1000)·3·7168·2048", 1e-12) { return 8001 * kExpert; }
+INDEPENDENT("notes.deepseek-moe.intensity_token_by_token", "FLOPs over weight and hidden-state bytes", 1e-12) {
+  return 9 * kExpert * 2000 / (8001 * kExpert + kHidden);
+}
+INDEPENDENT("notes.deepseek-moe.flops_dense", "257·3·7168·2048·1000·2", 1e-12) { return 257 * kExpert * 2000; }
+INDEPENDENT("notes.deepseek-moe.weight_bytes_dense", "257·3·7168·2048", 1e-12) { return 257 * kExpert; }
+INDEPENDENT("notes.deepseek-moe.intensity_dense", "FLOPs over weight and hidden-state bytes", 1e-12) {
+  return 257 * kExpert * 2000 / (257 * kExpert + kHidden);
+}
+INDEPENDENT("notes.deepseek-moe.intensity_routed", "9 experts' FLOPs over all 257 experts' bytes", 1e-12) {
+  return 9 * kExpert * 2000 / (257 * kExpert + kHidden);
+}
