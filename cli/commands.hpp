@@ -15,6 +15,8 @@ Runner add_matmul(CLI::App& app);
 Runner add_collective(CLI::App& app);
 Runner add_simulate(CLI::App& app);
 Runner add_shard(CLI::App& app);
+Runner add_models(CLI::App& app);
+Runner add_params(CLI::App& app);
 
 // A dimension given on the command line: a positive whole number ("4096", "1e6").
 // Throws std::invalid_argument naming the option and the text.

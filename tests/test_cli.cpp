@@ -240,3 +240,28 @@ TEST_CASE("collective, simulate and shard reject bad input with one line, exit 1
   CHECK(run("collective --chip tpu-v5e --slice 4x4 --op all-gather --bytes 100").exit_code == 2);  // no --axes
   CHECK(run("shard --mesh X=2 --shape 4").exit_code == 2);                                          // no sharding
 }
+
+TEST_CASE("scaling models and scaling params") {
+  const auto m = run("models --json");
+  REQUIRE(m.exit_code == 0);
+  CHECK(nlohmann::json::parse(m.out).size() >= 8);
+  const auto p = run("params --config '" + std::string(TEST_DATA_DIR) + "/llama-3-8b.json' --json");
+  REQUIRE_MESSAGE(p.exit_code == 0, p.err);
+  const auto j = nlohmann::json::parse(p.out);
+  CHECK(j.size() == 7);
+  CHECK(j["total_params"].get<double>() == 8030261248.0);
+  CHECK(j["active_params"].get<double>() == 8030261248.0);
+  CHECK(j["embedding_params"].get<double>() == 2.0 * 128256 * 4096);
+  CHECK(j["attention_params"].get<double>() == 32.0 * (2 * 4096 * 4096 + 2 * 4096 * 1024));
+  CHECK(j["mlp_params"].get<double>() == 32.0 * 3 * 4096 * 14336);
+  CHECK(j["norm_params"].get<double>() == 65.0 * 4096);
+  CHECK(j["kv_bytes_per_token"].get<double>() == 2.0 * 32 * 8 * 128 * 2);
+  const auto mix = nlohmann::json::parse(run("params --model mixtral-8x7b --kv-dtype int8 --json").out);
+  CHECK(mix["active_params"].get<double>() == 12879925248.0);
+  CHECK(mix["kv_bytes_per_token"].get<double>() == 2.0 * 32 * 8 * 128);
+  CHECK(run("params --model gpt-9").exit_code == 1);
+  CHECK(run("params --config /nonexistent.json").exit_code == 1);
+  CHECK(run("params --model llama3-8b --kv-dtype int3").exit_code == 1);
+  CHECK(run("params").exit_code == 2);
+  CHECK(run("params --model llama3-8b --config x.json").exit_code == 2);
+}

@@ -40,6 +40,7 @@ TEST_CASE("config.json import: exact parameter counts of public checkpoints") {
   CHECK(param_counts(model("llama3-70b")).total == 70553706496.0);
   CHECK(param_counts(model("llama3-405b")).total == 405853388800.0);
   CHECK(param_counts(model("llama2-13b")).total == 13015864320.0);
+  CHECK(param_counts(model("gemma2-27b")).total == 27227128320.0);
 }
 
 TEST_CASE("config.json import: HuggingFace defaults for missing keys") {

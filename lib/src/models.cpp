@@ -28,6 +28,8 @@ const std::vector<ModelPreset>& table() {
     auto ex41 = dense("book-ex4.1", 4096, 16384, 64, 32, 32, 128, 32000);
     ex41.norms_per_layer = 1;
     ex41.final_norm = false;
+    auto gemma2 = dense("gemma2-27b", 4608, 36864, 46, 32, 16, 128, 256000, true);
+    gemma2.norms_per_layer = 4;  // Gemma 2 normalises before and after attention and the MLP
     auto mixtral = dense("mixtral-8x7b", 4096, 14336, 32, 32, 8, 128, 32000);
     mixtral.experts = 8, mixtral.experts_per_token = 2;
     return std::vector<ModelPreset>{
@@ -40,8 +42,7 @@ const std::vector<ModelPreset>& table() {
         {"mistral-7b", "Mistral 7B v0.1 config", dense("mistral-7b", 4096, 14336, 32, 32, 8, 128, 32000)},
         {"mixtral-8x7b", "Mixtral 8x7B config", mixtral},
         {"gemma-7b", "Gemma 7B config", dense("gemma-7b", 3072, 24576, 28, 16, 16, 256, 256000, true)},
-        {"gemma2-27b", "§4.3 mentions Gemma-27B; Gemma 2 27B config",
-         dense("gemma2-27b", 4608, 36864, 46, 32, 16, 128, 256000, true)},
+        {"gemma2-27b", "§4.3 mentions Gemma-27B; Gemma 2 27B config", gemma2},
     };
   }();
   return presets;
