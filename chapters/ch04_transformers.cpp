@@ -202,18 +202,34 @@ EXERCISE("ex4.4", "Arithmetic intensity of self-attention") {
   // The plot: attention's time relative to the FFW block's, per layer, as the context grows (v5e, bf16).
   const double c = chip("tpu-v5e").bf16_flops_per_s, w = kV5eHbmSection1;
   const double D = l70.d_model, F = l70.d_ff, N = l70.q_heads, K = l70.kv_heads, H = l70.head_dim;
+  auto prefill_ratio = [&](double T) {
+    return roofline(4 * T * T * N * H, 2 * (2 * T * N * H + 2 * T * K * H), c, w).t_lower_s /
+           roofline(2 * T * 3 * D * F, 2 * (3 * D * F + 2 * T * D + T * F), c, w).t_lower_s;
+  };
+  auto decode_ratio = [&](double S) {  // one new token attending to S cached keys
+    return roofline(4 * S * N * H, 2 * (2 * N * H + 2 * S * K * H), c, w).t_lower_s /
+           roofline(2 * 3 * D * F, 2 * (3 * D * F + 2 * D + F), c, w).t_lower_s;
+  };
   auto& s = ex.series("relative-cost", "context length (tokens)", "attention time / FFW time (one layer)");
   std::vector<double> x, prefill, decode;
-  for (double T = 128; T <= 131072; T *= 2) {
-    const auto attn_p = roofline(4 * T * T * N * H, 2 * (2 * T * N * H + 2 * T * K * H), c, w);
-    const auto ffw_p = roofline(2 * T * 3 * D * F, 2 * (3 * D * F + 2 * T * D + T * F), c, w);
-    const auto attn_d = roofline(4 * T * N * H, 2 * (2 * N * H + 2 * T * K * H), c, w);  // one new token
-    const auto ffw_d = roofline(2 * 3 * D * F, 2 * (3 * D * F + 2 * D + F), c, w);
+  for (double T = 128; T <= 1048576; T *= 2) {
     x.push_back(T);
-    prefill.push_back(attn_p.t_lower_s / ffw_p.t_lower_s);
-    decode.push_back(attn_d.t_lower_s / ffw_d.t_lower_s);
+    prefill.push_back(prefill_ratio(T));
+    decode.push_back(decode_ratio(T));
   }
   s.line("prefill (T = S)", x, prefill).line("decode, one sequence (T = 1)", x, decode);
+  auto crossing = [](const auto& ratio) {  // the context at which attention costs as much as the FFW block
+    double lo = 1, hi = 1e8;
+    for (int i = 0; i < 200; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (ratio(mid) < 1 ? lo : hi) = mid;
+    }
+    return hi;
+  };
+  ex.answer("prefill_equal_cost_context", crossing(prefill_ratio), "tokens")
+      .explain("LLaMA-3 70B on a v5e: prefill attention's time equals the FFW block's");
+  ex.answer("decode_equal_cost_context", crossing(decode_ratio), "tokens")
+      .explain("decoding one sequence: reading the KV cache takes as long as reading the MLP weights");
 }
 
 EXERCISE("ex4.5", "When attention FLOPs equal the Q/K/V/O projections") {

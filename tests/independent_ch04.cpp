@@ -107,3 +107,10 @@ INDEPENDENT("notes.deepseek-moe.intensity_dense", "FLOPs over weight and hidden-
 INDEPENDENT("notes.deepseek-moe.intensity_routed", "9 experts' FLOPs over all 257 experts' bytes", 1e-12) {
   return 9 * kExpert * 2000 / (257 * kExpert + kHidden);
 }
+
+INDEPENDENT("ex4.4.prefill_equal_cost_context", "both compute-bound: 4T²NH = 6TDF, so T = 6DF/(4NH)", 1e-9) {
+  return 6 * D70 * F70 / (4 * N70 * H70);
+}
+INDEPENDENT("ex4.4.decode_equal_cost_context", "both bandwidth-bound: 2NH + 2SKH = 3DF + 2D + F", 1e-9) {
+  return (3 * D70 * F70 + 2 * D70 + F70 - 2 * N70 * H70) / (2 * K70 * H70);
+}
