@@ -47,6 +47,18 @@ nlohmann::json matmul_json(const std::string& args) {
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
+// Each command must fail with exit 1, one line on stderr naming the offending value, nothing on stdout.
+void expect_rejected(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [args, named] : cases) {
+    INFO(args);
+    const auto r = run(args);
+    CHECK(r.exit_code == 1);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find(named) != std::string::npos);
+    CHECK(r.out.empty());
+  }
+}
+
 }  // namespace
 
 using doctest::Approx;
@@ -119,14 +131,7 @@ TEST_CASE("scaling rejects bad values with one line naming them, exit 1") {
       {"matmul --chip tpu-v5e --B 1 --D 1 --F 1 --lhs-dtype bf32", "bf32"},
       {"matmul --chip h100 --B 1 --D 1 --F 1 --compute-dtype int8", "int8"},
   };
-  for (const auto& [args, named] : cases) {
-    INFO(args);
-    const auto r = run(args);
-    CHECK(r.exit_code == 1);
-    CHECK(lines(r.err) == 1);
-    CHECK(r.err.find(named) != std::string::npos);
-    CHECK(r.out.empty());
-  }
+  expect_rejected(cases);
 }
 
 TEST_CASE("scaling usage errors exit 2") {
@@ -230,13 +235,7 @@ TEST_CASE("collective, simulate and shard reject bad input with one line, exit 1
       {"shard --mesh X=2,Y=8 'A[I_X, J]' --shape 4,x", "--shape 'x'"},
       {"shard --mesh X=two 'A[I_X, J]' --shape 4,4", "X"},
   };
-  for (const auto& [args, named] : cases) {
-    INFO(args);
-    const auto r = run(args);
-    CHECK(r.exit_code == 1);
-    CHECK(lines(r.err) == 1);
-    CHECK(r.err.find(named) != std::string::npos);
-  }
+  expect_rejected(cases);
   CHECK(run("collective --chip tpu-v5e --slice 4x4 --op all-gather --bytes 100").exit_code == 2);  // no --axes
   CHECK(run("shard --mesh X=2 --shape 4").exit_code == 2);                                          // no sharding
 }
