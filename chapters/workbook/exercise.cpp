@@ -1,7 +1,6 @@
 #include "exercise.hpp"
 
 #include <algorithm>
-#include <regex>
 #include <stdexcept>
 
 namespace workbook {
@@ -21,8 +20,9 @@ Series& Series::line(std::string label, std::vector<double> x, std::vector<doubl
 }
 
 void Exercise::claim_key(const std::string& key) {
-  static const std::regex valid("[a-z0-9][a-z0-9_-]*");
-  if (!std::regex_match(key, valid))
+  auto allowed = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'; };
+  const bool valid = !key.empty() && key[0] != '_' && key[0] != '-' && std::all_of(key.begin(), key.end(), allowed);
+  if (!valid)
     throw std::logic_error(id_ + ": key '" + key + "' must be lower-case letters, digits, '_' or '-'");
   if (std::find(keys_.begin(), keys_.end(), key) != keys_.end())
     throw std::logic_error(id_ + ": key '" + key + "' registered twice");
