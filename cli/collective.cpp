@@ -11,11 +11,6 @@
 namespace cli {
 
 namespace {
-struct Args {
-  std::string chip, slice, op, axes, bytes, wrap = "auto";
-  bool json = false;
-};
-
 scaling::WrapPolicy parse_wrap(const std::string& w) {
   if (w == "auto") return scaling::WrapPolicy::automatic;
   if (w == "yes") return scaling::WrapPolicy::yes;
@@ -23,7 +18,9 @@ scaling::WrapPolicy parse_wrap(const std::string& w) {
   throw std::invalid_argument("--wrap '" + w + "': expected auto, yes or no");
 }
 
-void run(const Args& a) {
+}  // namespace
+
+void run_collective(const CollectiveArgs& a) {
   using namespace scaling;
   const Slice s = make_slice(a.chip, a.slice, parse_wrap(a.wrap));
   const Collective op = parse_collective(a.op);
@@ -49,20 +46,4 @@ void run(const Args& a) {
   fmt::print("  {:<14} {} ({} hops)\n", "latency", format_quantity(c.t_latency_s, "s"), c.hops);
   fmt::print("  {:<14} {}\n", "bound by", c.latency_bound ? "latency" : "bandwidth");
 }
-}  // namespace
-
-Runner add_collective(CLI::App& app) {
-  auto* sub = app.add_subcommand("collective", "exact time of a collective over slice axes (§3)");
-  auto a = std::make_shared<Args>();
-  sub->add_option("--chip", a->chip, "chip preset with ICI (a TPU)")->required();
-  sub->add_option("--slice", a->slice, "slice shape, e.g. 4x4x4")->required();
-  sub->add_option("--op", a->op, "all-gather, reduce-scatter, all-reduce or all-to-all")->required();
-  sub->add_option("--axes", a->axes, "slice axes it runs over, e.g. 0 or 0,1")->required();
-  sub->add_option("--bytes", a->bytes, "V: the gathered array (AllGather), the unreduced input (ReduceScatter, "
-                                       "AllReduce) or the array (AllToAll), in bytes")->required();
-  sub->add_option("--wrap", a->wrap, "wraparound: auto (§2.2 rules), yes or no")->capture_default_str();
-  sub->add_flag("--json", a->json, "print one JSON object, SI units");
-  return [a] { run(*a); };
-}
-
 }  // namespace cli

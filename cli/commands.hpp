@@ -1,22 +1,46 @@
 #pragma once
-// Subcommands of `scaling`. Each adds itself to the app and returns the function that runs it.
-// Runners throw std::invalid_argument for invalid values (exit 1); CLI11 reports usage errors (exit 2).
-#include <CLI/CLI.hpp>
-#include <functional>
+// The subcommands of `scaling`, as plain functions of plain argument structs. Only main.cpp knows
+// CLI11 (it declares every option and fills these structs), which keeps the heavy header in one file.
+// Runners throw std::invalid_argument for invalid values (exit 1) and UsageError for usage (exit 2).
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace cli {
 
-using Runner = std::function<void()>;
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
-Runner add_chips(CLI::App& app);
-Runner add_matmul(CLI::App& app);
-Runner add_collective(CLI::App& app);
-Runner add_simulate(CLI::App& app);
-Runner add_shard(CLI::App& app);
-Runner add_models(CLI::App& app);
-Runner add_params(CLI::App& app);
+struct MatmulArgs {
+  std::string chip, B, D, F;
+  std::string lhs = "bf16", rhs = "bf16", out = "bf16", compute = "bf16";
+  bool json = false;
+};
+struct CollectiveArgs {
+  std::string chip, slice, op, axes, bytes, wrap = "auto";
+  bool json = false;
+};
+struct SimulateArgs {
+  std::string op, devices, direction, elements;
+  bool count_only = false, json = false;
+};
+struct ShardArgs {
+  std::string mesh, dtype = "bf16", sharding, shape;
+  bool json = false;
+};
+struct ParamsArgs {
+  std::string model, config, kv_dtype = "bf16";
+  bool json = false;
+};
+
+void run_chips(bool json);
+void run_matmul(const MatmulArgs& a);
+void run_collective(const CollectiveArgs& a);
+void run_simulate(const SimulateArgs& a);
+void run_shard(const ShardArgs& a);
+void run_models(bool json);
+void run_params(const ParamsArgs& a);
 
 // A dimension given on the command line: a positive whole number ("4096", "1e6").
 // Throws std::invalid_argument naming the option and the text.

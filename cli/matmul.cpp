@@ -11,13 +11,6 @@
 
 namespace cli {
 
-namespace {
-struct MatmulArgs {
-  std::string chip, B, D, F;
-  std::string lhs = "bf16", rhs = "bf16", out = "bf16", compute = "bf16";
-  bool json = false;
-};
-
 void run_matmul(const MatmulArgs& a) {
   using namespace scaling;
   const Chip& c = chip(a.chip);
@@ -57,21 +50,4 @@ void run_matmul(const MatmulArgs& a) {
   row("critical batch", crit ? format_quantity(*crit, "tokens") + " (compute-bound above)"
                              : std::string("none: no batch makes this compute-bound"));
 }
-}  // namespace
-
-Runner add_matmul(CLI::App& app) {
-  auto* sub = app.add_subcommand("matmul", "roofline of X[B, D]·Y[D, F] -> Z[B, F] on one chip (§1.1.2)");
-  auto a = std::make_shared<MatmulArgs>();
-  sub->add_option("--chip", a->chip, "chip preset (see `scaling chips`)")->required();
-  sub->add_option("--B", a->B, "batch (rows of X), a positive whole number")->required();
-  sub->add_option("--D", a->D, "contracting dimension")->required();
-  sub->add_option("--F", a->F, "output dimension")->required();
-  sub->add_option("--lhs-dtype", a->lhs, "dtype of X (fp32, bf16, fp8, int8, int4)")->capture_default_str();
-  sub->add_option("--rhs-dtype", a->rhs, "dtype of Y")->capture_default_str();
-  sub->add_option("--out-dtype", a->out, "dtype of Z")->capture_default_str();
-  sub->add_option("--compute-dtype", a->compute, "dtype the MXU computes in: picks the bf16 or int8 peak")->capture_default_str();
-  sub->add_flag("--json", a->json, "print one JSON object, SI units");
-  return [a] { run_matmul(*a); };
-}
-
 }  // namespace cli

@@ -19,78 +19,60 @@ nlohmann::json describe(const scaling::TransformerConfig& c) {
 }
 }  // namespace
 
-Runner add_models(CLI::App& app) {
-  auto* sub = app.add_subcommand("models", "list the model presets");
-  auto json = std::make_shared<bool>(false);
-  sub->add_flag("--json", *json, "print a JSON array");
-  return [json] {
-    using namespace scaling;
-    if (*json) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& p : model_presets()) {
-        auto entry = describe(p.config);
-        entry["name"] = p.key;
-        entry["source"] = p.source;
-        entry["total_params"] = param_counts(p.config).total;
-        out.push_back(entry);
-      }
-      std::cout << out.dump(2) << "\n";
-      return;
-    }
-    fmt::print("{:<13} {:>7} {:>7} {:>4} {:>4} {:>3} {:>4} {:>7} {:>6} {:>16}\n", "model", "D", "F", "L", "N", "K", "H",
-               "V", "MoE", "params");
+void run_models(bool json) {
+  using namespace scaling;
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
     for (const auto& p : model_presets()) {
-      const auto& c = p.config;
-      fmt::print("{:<13} {:>7} {:>7} {:>4} {:>4} {:>3} {:>4} {:>7} {:>6} {:>16}\n", p.key, c.d_model, c.d_ff, c.layers,
-                 c.q_heads, c.kv_heads, c.head_dim, c.vocab,
-                 c.experts > 0 ? fmt::format("{}/{}", c.experts_per_token, c.experts) : "-",
-                 format_number(param_counts(c).total));
+      auto entry = describe(p.config);
+      entry["name"] = p.key;
+      entry["source"] = p.source;
+      entry["total_params"] = param_counts(p.config).total;
+      out.push_back(entry);
     }
-  };
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  fmt::print("{:<13} {:>7} {:>7} {:>4} {:>4} {:>3} {:>4} {:>7} {:>6} {:>16}\n", "model", "D", "F", "L", "N", "K", "H",
+             "V", "MoE", "params");
+  for (const auto& p : model_presets()) {
+    const auto& c = p.config;
+    fmt::print("{:<13} {:>7} {:>7} {:>4} {:>4} {:>3} {:>4} {:>7} {:>6} {:>16}\n", p.key, c.d_model, c.d_ff, c.layers,
+               c.q_heads, c.kv_heads, c.head_dim, c.vocab,
+               c.experts > 0 ? fmt::format("{}/{}", c.experts_per_token, c.experts) : "-",
+               format_number(param_counts(c).total));
+  }
 }
 
-Runner add_params(CLI::App& app) {
-  auto* sub = app.add_subcommand("params", "parameter counts and KV-cache bytes of a model");
-  struct Args {
-    std::string model, config, kv_dtype = "bf16";
-    bool json = false;
-  };
-  auto a = std::make_shared<Args>();
-  auto* m = sub->add_option("--model", a->model, "a preset (see `scaling models`)");
-  auto* c = sub->add_option("--config", a->config, "a HuggingFace config.json (llama, mistral, mixtral, gemma)");
-  m->excludes(c);
-  c->excludes(m);
-  sub->add_option("--kv-dtype", a->kv_dtype, "dtype of the KV cache")->capture_default_str();
-  sub->add_flag("--json", a->json, "print one JSON object");
-  return [a] {
-    using namespace scaling;
-    if (a->model.empty() && a->config.empty()) throw CLI::RequiredError("--model or --config");
-    const TransformerConfig cfg = a->model.empty() ? load_hf_config(a->config) : model(a->model);
-    const auto p = param_counts(cfg);
-    const double kv = kv_bytes_per_token(cfg, parse_dtype(a->kv_dtype));
-    const double embedding = p.embedding + p.unembedding, mlp = p.mlp + p.router;
-    if (a->json) {
-      std::cout << nlohmann::json{{"total_params", p.total},
-                                  {"active_params", p.active},
-                                  {"embedding_params", embedding},
-                                  {"attention_params", p.attention},
-                                  {"mlp_params", mlp},
-                                  {"norm_params", p.norms},
-                                  {"kv_bytes_per_token", kv}}
-                       .dump(2)
-                << "\n";
-      return;
-    }
-    fmt::print("{}\n", a->model.empty() ? a->config : a->model);
-    auto row = [](const char* what, double v) { fmt::print("  {:<34} {:>18}\n", what, format_number(v)); };
-    row("total parameters", p.total);
-    row("active per token", p.active);
-    row("embedding + unembedding", embedding);
-    row("attention (Q, K, V, O)", p.attention);
-    row(cfg.experts > 0 ? "MLP (all experts + router)" : "MLP", mlp);
-    row("norms", p.norms);
-    fmt::print("  {:<34} {:>18}\n", "KV cache per token (" + a->kv_dtype + ")", format_quantity(kv, "B"));
-  };
+void run_params(const ParamsArgs& args) {
+  using namespace scaling;
+  const ParamsArgs* a = &args;
+  if (a->model.empty() && a->config.empty()) throw UsageError("params: --model or --config is required");
+  const TransformerConfig cfg = a->model.empty() ? load_hf_config(a->config) : model(a->model);
+  const auto p = param_counts(cfg);
+  const double kv = kv_bytes_per_token(cfg, parse_dtype(a->kv_dtype));
+  const double embedding = p.embedding + p.unembedding, mlp = p.mlp + p.router;
+  if (a->json) {
+    std::cout << nlohmann::json{{"total_params", p.total},
+                                {"active_params", p.active},
+                                {"embedding_params", embedding},
+                                {"attention_params", p.attention},
+                                {"mlp_params", mlp},
+                                {"norm_params", p.norms},
+                                {"kv_bytes_per_token", kv}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  fmt::print("{}\n", a->model.empty() ? a->config : a->model);
+  auto row = [](const char* what, double v) { fmt::print("  {:<34} {:>18}\n", what, format_number(v)); };
+  row("total parameters", p.total);
+  row("active per token", p.active);
+  row("embedding + unembedding", embedding);
+  row("attention (Q, K, V, O)", p.attention);
+  row(cfg.experts > 0 ? "MLP (all experts + router)" : "MLP", mlp);
+  row("norms", p.norms);
+  fmt::print("  {:<34} {:>18}\n", "KV cache per token (" + a->kv_dtype + ")", format_quantity(kv, "B"));
 }
 
 }  // namespace cli

@@ -10,13 +10,7 @@
 
 namespace cli {
 
-namespace {
-struct Args {
-  std::string mesh, dtype = "bf16", sharding, shape;
-  bool json = false;
-};
-
-void run(const Args& a) {
+void run_shard(const ShardArgs& a) {
   using namespace scaling;
   const Mesh mesh = parse_mesh(a.mesh);
   const Sharding s = parse_sharding(a.sharding, mesh);
@@ -38,17 +32,4 @@ void run(const Args& a) {
   fmt::print("  {:<18} {}\n", "total bytes", format_quantity(r.total_bytes, "B"));
   fmt::print("  {:<18} {}\n", "replication", format_number(r.replication));
 }
-}  // namespace
-
-Runner add_shard(CLI::App& app) {
-  auto* sub = app.add_subcommand("shard", "local shape and memory of a sharded array, e.g. 'A[I_XY, J]'");
-  auto a = std::make_shared<Args>();
-  sub->add_option("sharding", a->sharding, "the sharding in named-axis notation")->required();
-  sub->add_option("--mesh", a->mesh, "mesh axes and sizes, e.g. X=2,Y=8,Z=2")->required();
-  sub->add_option("--shape", a->shape, "global shape, e.g. 128,2048")->required();
-  sub->add_option("--dtype", a->dtype, "element type")->capture_default_str();
-  sub->add_flag("--json", a->json, "print one JSON object");
-  return [a] { run(*a); };
-}
-
 }  // namespace cli

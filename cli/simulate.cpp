@@ -12,13 +12,7 @@
 
 namespace cli {
 
-namespace {
-struct Args {
-  std::string op, devices, direction, elements;
-  bool count_only = false, json = false;
-};
-
-void run(const Args& a) {
+void run_simulate(const SimulateArgs& a) {
   using namespace scaling;
   const sim::Op op = a.op == "ppermute" ? sim::Op::ppermute : sim::to_op(parse_collective(a.op));
   const double devices = parse_size("--devices", a.devices);
@@ -44,19 +38,4 @@ void run(const Args& a) {
   fmt::print("  {:<26} {}\n", "busiest link (elements)", format_number(r.max_link_elements));
   fmt::print("  {:<26} {}\n", "all link transfers", format_number(r.total_link_elements));
 }
-}  // namespace
-
-Runner add_simulate(CLI::App& app) {
-  auto* sub = app.add_subcommand("simulate", "run a collective on a virtual wrapped ring, on real data");
-  auto a = std::make_shared<Args>();
-  sub->add_option("--op", a->op, "all-gather, reduce-scatter, all-reduce, all-to-all or ppermute")->required();
-  sub->add_option("--devices", a->devices, "devices on the ring")->required();
-  sub->add_option("--direction", a->direction, "uni or bi")->required();
-  sub->add_option("--elements", a->elements, "elements of the whole array (a multiple of devices; of devices² "
-                                             "for all-to-all)")->required();
-  sub->add_flag("--count-only", a->count_only, "no data, counts only (for large rings); correct is null");
-  sub->add_flag("--json", a->json, "print one JSON object");
-  return [a] { run(*a); };
-}
-
 }  // namespace cli

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     for (const auto& chapter : workbook::chapters()) {
       const auto result = workbook::run(chapter);
       if (json)
-        std::cout << workbook::to_json(result).dump(1) << "\n";
+        std::cout << workbook::to_json(result) << "\n";
       else
         std::cout << workbook::to_text(result);
       for (const auto& d : workbook::defects(result)) {

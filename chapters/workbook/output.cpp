@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "scaling/format.hpp"
 
 namespace workbook {
@@ -52,7 +54,7 @@ std::string to_text(const ChapterResult& chapter) {
   return out;
 }
 
-nlohmann::json to_json(const ChapterResult& chapter) {
+std::string to_json(const ChapterResult& chapter) {
   using nlohmann::json;
   json exercises = json::array();
   for (const auto& ex : chapter.exercises) {
@@ -87,10 +89,11 @@ nlohmann::json to_json(const ChapterResult& chapter) {
                          {"tables", tables},
                          {"series", series}});
   }
-  return {{"chapter", chapter.def->number},
-          {"slug", chapter.def->slug},
-          {"title", chapter.def->title},
-          {"exercises", exercises}};
+  const json doc = {{"chapter", chapter.def->number},
+                    {"slug", chapter.def->slug},
+                    {"title", chapter.def->title},
+                    {"exercises", exercises}};
+  return doc.dump(1);
 }
 
 std::vector<std::string> defects(const ChapterResult& chapter) {
