@@ -44,15 +44,14 @@ void run_models(bool json) {
   }
 }
 
-void run_params(const ParamsArgs& args) {
+void run_params(const ParamsArgs& a) {
   using namespace scaling;
-  const ParamsArgs* a = &args;
-  if (a->model.empty() && a->config.empty()) throw UsageError("params: --model or --config is required");
-  const TransformerConfig cfg = a->model.empty() ? load_hf_config(a->config) : model(a->model);
+  if (a.model.empty() && a.config.empty()) throw UsageError("params: --model or --config is required");
+  const TransformerConfig cfg = a.model.empty() ? load_hf_config(a.config) : model(a.model);
   const auto p = param_counts(cfg);
-  const double kv = kv_bytes_per_token(cfg, parse_dtype(a->kv_dtype));
+  const double kv = kv_bytes_per_token(cfg, parse_dtype(a.kv_dtype));
   const double embedding = p.embedding + p.unembedding, mlp = p.mlp + p.router;
-  if (a->json) {
+  if (a.json) {
     std::cout << nlohmann::json{{"total_params", p.total},
                                 {"active_params", p.active},
                                 {"embedding_params", embedding},
@@ -64,7 +63,7 @@ void run_params(const ParamsArgs& args) {
               << "\n";
     return;
   }
-  fmt::print("{}\n", a->model.empty() ? a->config : a->model);
+  fmt::print("{}\n", a.model.empty() ? a.config : a.model);
   auto row = [](const char* what, double v) { fmt::print("  {:<34} {:>18}\n", what, format_number(v)); };
   row("total parameters", p.total);
   row("active per token", p.active);
@@ -72,7 +71,7 @@ void run_params(const ParamsArgs& args) {
   row("attention (Q, K, V, O)", p.attention);
   row(cfg.experts > 0 ? "MLP (all experts + router)" : "MLP", mlp);
   row("norms", p.norms);
-  fmt::print("  {:<34} {:>18}\n", "KV cache per token (" + a->kv_dtype + ")", format_quantity(kv, "B"));
+  fmt::print("  {:<34} {:>18}\n", "KV cache per token (" + a.kv_dtype + ")", format_quantity(kv, "B"));
 }
 
 }  // namespace cli

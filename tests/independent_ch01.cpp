@@ -8,25 +8,9 @@
 #include <vector>
 
 #include "registry.hpp"
+#include "search.hpp"
 
 namespace {
-
-// The batch where T_math = T_comms, found by bisection on the times written out directly
-// (not through libscaling's closed form). Sizes in bytes per element: lhs, rhs, out.
-double crossover_by_bisection(double D, double F, double s_lhs, double s_rhs, double s_out, double flops_per_s,
-                              double bytes_per_s) {
-  auto gap = [&](double B) {
-    return 2 * B * D * F / flops_per_s - (s_lhs * B * D + s_rhs * D * F + s_out * B * F) / bytes_per_s;
-  };
-  double lo = 1e-9, hi = 1e9;  // gap(lo) < 0 (bandwidth-bound), gap(hi) > 0 (compute-bound)
-  REQUIRE(gap(lo) < 0);
-  REQUIRE(gap(hi) > 0);
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (gap(mid) < 0 ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
 
 // A real bf16-sized dot product: count each multiply and add as it happens.
 struct DotCount {
@@ -57,8 +41,8 @@ INDEPENDENT("ch1.dot-product.v5e_intensity_ratio", "hand arithmetic 1.97e14 / 8.
   return 1.97e14 / 8.2e11 / 0.5;
 }
 
-INDEPENDENT("ch1.matmul-intensity.critical_batch_d8192", "bisection on T_math − T_comms", 1e-9) {
-  return crossover_by_bisection(8192, 8192, 2, 2, 2, 1.97e14, 8.2e11);
+INDEPENDENT("ch1.matmul-intensity.critical_batch_d8192", "bisection on T_math − T_comms written out", 1e-9) {
+  return testing::matmul_crossover(8192, 8192, 2, 2, 2, 1.97e14, 8.2e11);
 }
 
 INDEPENDENT("ch1.tiled-matmul.flops", "summing 2·bm·bk·bn over every tile step", 1e-12) {
@@ -86,8 +70,8 @@ INDEPENDENT("ex1.1.t_upper", "hand arithmetic with the exercise's constants", 1e
   return 2 * B * D * F / 3.94e14 + (B * D + D * F + B * F) / 8.1e11;
 }
 
-INDEPENDENT("ex1.1.critical_batch_d8192", "bisection on T_math − T_comms", 1e-9) {
-  return crossover_by_bisection(8192, 8192, 1, 1, 1, 3.94e14, 8.1e11);
+INDEPENDENT("ex1.1.critical_batch_d8192", "bisection on T_math − T_comms written out", 1e-9) {
+  return testing::matmul_crossover(8192, 8192, 1, 1, 1, 3.94e14, 8.1e11);
 }
 
 INDEPENDENT("ex1.2.intensity_limit_d128", "intensity at B = 1e15 written out", 1e-9) {
@@ -102,25 +86,25 @@ INDEPENDENT("ex1.2.has_critical_batch_d128", "is T_math ≥ T_comms anywhere on 
   return 0;
 }
 
-INDEPENDENT("ex1.2.critical_batch_d8000", "bisection on T_math − T_comms", 1e-9) {
-  return crossover_by_bisection(8000, 8000, 2, 1, 2, 1.97e14, 8.1e11);
+INDEPENDENT("ex1.2.critical_batch_d8000", "bisection on T_math − T_comms written out", 1e-9) {
+  return testing::matmul_crossover(8000, 8000, 2, 1, 2, 1.97e14, 8.1e11);
 }
 
-INDEPENDENT("ex1.2.critical_batch_d16000", "bisection on T_math − T_comms", 1e-9) {
-  return crossover_by_bisection(16000, 16000, 2, 1, 2, 1.97e14, 8.1e11);
+INDEPENDENT("ex1.2.critical_batch_d16000", "bisection on T_math − T_comms written out", 1e-9) {
+  return testing::matmul_crossover(16000, 16000, 2, 1, 2, 1.97e14, 8.1e11);
 }
 
-INDEPENDENT("ex1.3.critical_batch_d4096", "bisection on T_math − T_comms", 1e-9) {
-  return crossover_by_bisection(4096, 4096, 2, 1, 2, 1.97e14, 8.2e11);
+INDEPENDENT("ex1.3.critical_batch_d4096", "bisection on T_math − T_comms written out", 1e-9) {
+  return testing::matmul_crossover(4096, 4096, 2, 1, 2, 1.97e14, 8.2e11);
 }
 
-INDEPENDENT("ex1.3.critical_batch_d1024", "bisection on T_math − T_comms", 1e-9) {
-  return crossover_by_bisection(1024, 1024, 2, 1, 2, 1.97e14, 8.2e11);
+INDEPENDENT("ex1.3.critical_batch_d1024", "bisection on T_math − T_comms written out", 1e-9) {
+  return testing::matmul_crossover(1024, 1024, 2, 1, 2, 1.97e14, 8.2e11);
 }
 
 INDEPENDENT("ex1.3.critical_batch_ratio", "ratio of the two bisections", 1e-9) {
-  return crossover_by_bisection(1024, 1024, 2, 1, 2, 1.97e14, 8.2e11) /
-         crossover_by_bisection(4096, 4096, 2, 1, 2, 1.97e14, 8.2e11);
+  return testing::matmul_crossover(1024, 1024, 2, 1, 2, 1.97e14, 8.2e11) /
+         testing::matmul_crossover(4096, 4096, 2, 1, 2, 1.97e14, 8.2e11);
 }
 
 INDEPENDENT("ex1.3.peak_flops", "the highest point of the plotted series", 1e-12) {

@@ -6,20 +6,7 @@
 #include <cmath>
 
 #include "registry.hpp"
-
-namespace {
-// Smallest batch at which T_math ≥ T_comms by scanning, or 0 if none up to `limit`.
-double scan_crossover(double D, double F, double s_lhs, double s_rhs, double s_out, double c, double w, double limit) {
-  double lo = 0, hi = limit;
-  auto compute_bound = [&](double B) { return 2 * B * D * F / c >= (s_lhs * B * D + s_rhs * D * F + s_out * B * F) / w; };
-  if (!compute_bound(hi)) return 0;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (compute_bound(mid) ? hi : lo) = mid;
-  }
-  return hi;
-}
-}  // namespace
+#include "search.hpp"
 
 INDEPENDENT("ch2.mxu-flops.int8_per_v5e_mxu", "twice the MXU's bf16 rate, 2·(2·8·128·128/8·1.5e9)", 0.01) {
   return 2 * (2.0 * 8 * 128 * 128 / 8 * 1.5e9);
@@ -40,21 +27,16 @@ INDEPENDENT("ch2.ici-table.v5e_ici_over_dcn_per_chip", "4·4.5e10 / (2.5e10 / 8)
 INDEPENDENT("ex2.2.v5e_flops", "256 × 1.97e14", 1e-12) { return 256 * 1.97e14; }
 INDEPENDENT("ex2.3.min_d_for_any_batch", "bisection on D for the existence of a crossover", 1e-6) {
   // The smallest D (F = 4D) for which some batch below 1e12 is FLOPs-bound over PCIe.
-  double lo = 1, hi = 1e7;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (scan_crossover(mid, 4 * mid, 2, 2, 2, 9.2e14, 1.5e10, 1e12) > 0 ? hi : lo) = mid;
-  }
-  return hi;
+  return testing::bisect(1, 1e7, [](double D) { return testing::matmul_crossover(D, 4 * D, 2, 2, 2, 9.2e14, 1.5e10, 1e12) == 0; });
 }
 INDEPENDENT("ex2.3.critical_batch_d1m", "bisection on T_math − T_comms", 1e-9) {
-  return scan_crossover(1 << 20, 4 << 20, 2, 2, 2, 9.2e14, 1.5e10, 1e12);
+  return testing::matmul_crossover(1 << 20, 4 << 20, 2, 2, 2, 9.2e14, 1.5e10, 1e12);
 }
 INDEPENDENT("ex2.3.has_critical_batch_d8192", "search up to B = 1e12", 0) {
-  return scan_crossover(8192, 4 * 8192, 2, 2, 2, 9.2e14, 1.5e10, 1e12) > 0 ? 1 : 0;
+  return testing::matmul_crossover(8192, 4 * 8192, 2, 2, 2, 9.2e14, 1.5e10, 1e12) > 0 ? 1 : 0;
 }
 INDEPENDENT("ex2.4.critical_batch", "bisection with the exact counts 2·4096·16384·B and 4096·16384 + 20480·B", 1e-9) {
-  return scan_crossover(4096, 16384, 1, 1, 1, 3.94e14, 8.1e11, 1e9);
+  return testing::matmul_crossover(4096, 16384, 1, 1, 1, 3.94e14, 8.1e11, 1e9);
 }
 INDEPENDENT("ex2.5.t_total", "half of 2·8·128·8192 bytes out of each of the corner's two links at 4.5e10 B/s", 1e-12) {
   const double bytes = 8.0 * 128 * 8192 * 2;

@@ -7,27 +7,20 @@
 #include <random>
 
 #include "registry.hpp"
+#include "search.hpp"
 #include "scaling/attention.hpp"
 
 namespace {
 // LLaMA-3 70B's shape, typed in: D, F, L, N, K, H, V.
 constexpr double D70 = 8192, F70 = 28672, L70 = 80, N70 = 64, K70 = 8, H70 = 128, V70 = 128256;
 constexpr double kChip = 1.97e14 / 8.2e11;
-
-double bisect(double lo, double hi, const auto& below) {  // smallest x in [lo, hi] where below(x) is false
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (below(mid) ? lo : hi) = mid;
-  }
-  return hi;
-}
 }  // namespace
 
 INDEPENDENT("ch4.layer-flops.norm_params", "two RMSNorm scales of D = 8192", 1e-12) { return 2 * D70; }
 INDEPENDENT("ch4.attention-fraction.crossover_d4608_square", "8 × 4608", 1e-12) { return 8 * 4608.0; }
 INDEPENDENT("ch4.attention-fraction.crossover_gemma2_27b", "bisection on 4NHT = 6DF + 4D(N + K)H", 1e-9) {
   const double D = 4608, F = 36864, N = 32, K = 16, H = 128;
-  return bisect(1, 1e7, [&](double T) { return 4 * N * H * T < 6 * D * F + 4 * D * (N + K) * H; });
+  return testing::bisect(1, 1e7, [&](double T) { return 4 * N * H * T < 6 * D * F + 4 * D * (N + K) * H; });
 }
 INDEPENDENT("ch4.remat-memory.saved_big_matmuls", "2 bytes × 7 × 4e6 × 8192 × 64", 1e-12) { return 2 * 7 * 4e6 * 8192 * 64; }
 INDEPENDENT("ch4.summary-table.six_n_over_exact_t4096", "LLaMA-3 70B written out by hand", 1e-12) {
@@ -48,16 +41,16 @@ INDEPENDENT("ex4.1.attention_fraction_of_total", "64·4·4096² over the total a
   return L * 4 * D * D / (L * (3 * D * F + 4 * D * D + D) + 2 * D * V);
 }
 INDEPENDENT("ex4.4.prefill_critical_t_mha", "bisection on the MHA prefill intensity T²/(2T) against 240.2", 1e-9) {
-  return bisect(1, 1e6, [](double T) { return 4 * T * T * 64 * 128 / (2 * (2 * T * 64 * 128 + 2 * T * 64 * 128)) < kChip; });
+  return testing::bisect(1, 1e6, [](double T) { return 4 * T * T * 64 * 128 / (2 * (2 * T * 64 * 128 + 2 * T * 64 * 128)) < kChip; });
 }
 INDEPENDENT("ex4.4.prefill_critical_t_llama3_70b", "bisection on the GQA prefill intensity", 1e-9) {
-  return bisect(1, 1e6, [](double T) {
+  return testing::bisect(1, 1e6, [](double T) {
     return 4 * T * T * N70 * H70 / (2 * (2 * T * N70 * H70 + 2 * T * K70 * H70)) < kChip;
   });
 }
 INDEPENDENT("ex4.4.prefill_intensity_t4096_llama3_70b", "T·G/(G + 1) at T = 4096, G = 8", 1e-12) { return 4096.0 * 8 / 9; }
 INDEPENDENT("ex4.5.t_llama3_70b", "bisection on 4NHT = 4DH(N + K)", 1e-9) {
-  return bisect(1, 1e6, [](double T) { return 4 * N70 * H70 * T < 4 * D70 * H70 * (N70 + K70); });
+  return testing::bisect(1, 1e6, [](double T) { return 4 * N70 * H70 * T < 4 * D70 * H70 * (N70 + K70); });
 }
 INDEPENDENT("ex4.6.extra_flops_per_layer", "QKᵀ and PV rerun: 2 × 2·T·S·N·H", 1e-12) {
   return 2 * 2 * 8192.0 * 8192 * N70 * H70;
@@ -72,7 +65,7 @@ INDEPENDENT("ex4.7.utilization", "6·37e9·14.8e12 / (2.79e6·3600·3026e12/2)",
 }
 INDEPENDENT("ex4.8.deepseek_tokens_exact", "bisection on one expert matmul's two times, × 256/8", 1e-9) {
   const double D = 7168, F = 2048, c = 1.97e14, w = 8.2e11;
-  return 32 * bisect(1, 1e6, [&](double B) { return 2 * B * D * F / c < (2 * B * D + D * F + 2 * B * F) / w; });
+  return 32 * testing::bisect(1, 1e6, [&](double B) { return 2 * B * D * F / c < (2 * B * D + D * F + 2 * B * F) / w; });
 }
 INDEPENDENT("ch4.flash-attention.max_abs_difference", "the same inputs with 1×1 and 7×5 blocks (absolute 1e-12)", 0) {
   std::mt19937 rng(2024);

@@ -11,6 +11,12 @@ namespace {
 // Values at exactly the rounding edge (2.5 printed as 3) count as agreeing; the epsilon absorbs
 // binary representation error of such edges.
 constexpr double kEdge = 1e-12;
+
+// Half a unit in the last of `digits` significant digits of `printed`: how far a value may lie from it
+// and still round to it.
+double half_unit(double printed, double digits) {
+  return 0.5 * std::pow(10.0, std::floor(std::log10(std::fabs(printed))) - (digits - 1));
+}
 }  // namespace
 
 bool Tolerance::admits(double value, double printed) const {
@@ -18,12 +24,9 @@ bool Tolerance::admits(double value, double printed) const {
   switch (kind) {
     case Kind::relative: return diff <= amount * std::fabs(printed) * (1 + kEdge);
     case Kind::absolute: return diff <= amount * (1 + kEdge);
-    case Kind::significant: {
+    case Kind::significant:
       if (printed == 0) return value == 0;
-      // half a unit in the last printed digit
-      const double last = std::floor(std::log10(std::fabs(printed))) - (amount - 1);
-      return diff <= 0.5 * std::pow(10.0, last) * (1 + kEdge);
-    }
+      return diff <= half_unit(printed, amount) * (1 + kEdge);
   }
   return false;
 }
@@ -43,8 +46,7 @@ double Tolerance::relative_to(double printed) const {
   switch (kind) {
     case Kind::relative: return amount;
     case Kind::absolute: return amount / std::fabs(printed);
-    case Kind::significant:
-      return 0.5 * std::pow(10.0, std::floor(std::log10(std::fabs(printed))) - (amount - 1)) / std::fabs(printed);
+    case Kind::significant: return half_unit(printed, amount) / std::fabs(printed);
   }
   return amount;
 }
