@@ -1,8 +1,8 @@
 // Throughput of the virtual mesh: link transfers (one message crossing one link) per second.
 #include <benchmark/benchmark.h>
 
-#include "scaling/mesh_sim.hpp"
-#include "scaling/topology.hpp"
+#include "scaling/sim/mesh_sim.hpp"
+#include "scaling/hardware/topology.hpp"
 
 using namespace scaling;
 

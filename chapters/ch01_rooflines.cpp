@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "exercise.hpp"
-#include "scaling/format.hpp"
-#include "scaling/hardware.hpp"
-#include "scaling/roofline.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/hardware/chip.hpp"
+#include "scaling/cost/roofline.hpp"
 
 using namespace scaling;
 using workbook::rel;

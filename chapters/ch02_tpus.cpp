@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "exercise.hpp"
-#include "scaling/format.hpp"
-#include "scaling/hardware.hpp"
-#include "scaling/roofline.hpp"
-#include "scaling/topology.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/hardware/chip.hpp"
+#include "scaling/cost/roofline.hpp"
+#include "scaling/hardware/topology.hpp"
 
 using namespace scaling;
 using workbook::rel;

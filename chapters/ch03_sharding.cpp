@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "exercise.hpp"
-#include "scaling/collectives.hpp"
-#include "scaling/format.hpp"
-#include "scaling/matmul_plan.hpp"
-#include "scaling/mesh_sim.hpp"
-#include "scaling/roofline.hpp"
-#include "scaling/sharding.hpp"
-#include "scaling/topology.hpp"
+#include "scaling/cost/collectives.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/cost/matmul_plan.hpp"
+#include "scaling/sim/mesh_sim.hpp"
+#include "scaling/cost/roofline.hpp"
+#include "scaling/notation/sharding.hpp"
+#include "scaling/hardware/topology.hpp"
 
 using namespace scaling;
 using workbook::rel;

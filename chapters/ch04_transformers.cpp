@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "exercise.hpp"
-#include "scaling/attention.hpp"
-#include "scaling/einsum.hpp"
-#include "scaling/format.hpp"
-#include "scaling/hardware.hpp"
-#include "scaling/matmul_plan.hpp"
-#include "scaling/models.hpp"
-#include "scaling/roofline.hpp"
-#include "scaling/transformer.hpp"
+#include "scaling/sim/attention.hpp"
+#include "scaling/notation/einsum.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/hardware/chip.hpp"
+#include "scaling/cost/matmul_plan.hpp"
+#include "scaling/model/presets.hpp"
+#include "scaling/cost/roofline.hpp"
+#include "scaling/model/transformer.hpp"
 
 using namespace scaling;
 using workbook::rel;

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "scaling/format.hpp"
-#include "scaling/hardware.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/hardware/chip.hpp"
 
 namespace cli {
 

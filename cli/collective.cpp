@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "scaling/collectives.hpp"
-#include "scaling/format.hpp"
+#include "scaling/cost/collectives.hpp"
+#include "scaling/base/format.hpp"
 
 namespace cli {
 

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "scaling/format.hpp"
-#include "scaling/hardware.hpp"
-#include "scaling/roofline.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/hardware/chip.hpp"
+#include "scaling/cost/roofline.hpp"
 
 namespace cli {
 

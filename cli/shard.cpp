@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "scaling/format.hpp"
-#include "scaling/sharding.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/notation/sharding.hpp"
 
 namespace cli {
 

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "scaling/collectives.hpp"
-#include "scaling/format.hpp"
-#include "scaling/mesh_sim.hpp"
+#include "scaling/cost/collectives.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/sim/mesh_sim.hpp"
 
 namespace cli {
 

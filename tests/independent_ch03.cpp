@@ -8,8 +8,8 @@
 #include <random>
 
 #include "registry.hpp"
-#include "scaling/collectives.hpp"
-#include "scaling/mesh_sim.hpp"
+#include "scaling/cost/collectives.hpp"
+#include "scaling/sim/mesh_sim.hpp"
 
 using namespace scaling;
 

@@ -8,7 +8,7 @@
 
 #include "registry.hpp"
 #include "search.hpp"
-#include "scaling/attention.hpp"
+#include "scaling/sim/attention.hpp"
 
 namespace {
 // LLaMA-3 70B's shape, typed in: D, F, L, N, K, H, V.

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "scaling/dtype.hpp"
-#include "scaling/format.hpp"
-#include "scaling/hardware.hpp"
-#include "scaling/roofline.hpp"
+#include "scaling/hardware/dtype.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/hardware/chip.hpp"
+#include "scaling/cost/roofline.hpp"
 
 using namespace scaling;
 using doctest::Approx;

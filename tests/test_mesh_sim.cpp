@@ -5,8 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "scaling/collectives.hpp"
-#include "scaling/mesh_sim.hpp"
+#include "scaling/cost/collectives.hpp"
+#include "scaling/sim/mesh_sim.hpp"
 
 using namespace scaling;
 using doctest::Approx;

@@ -3,10 +3,10 @@
 
 #include <stdexcept>
 
-#include "scaling/collectives.hpp"
-#include "scaling/matmul_plan.hpp"
-#include "scaling/sharding.hpp"
-#include "scaling/topology.hpp"
+#include "scaling/cost/collectives.hpp"
+#include "scaling/cost/matmul_plan.hpp"
+#include "scaling/notation/sharding.hpp"
+#include "scaling/hardware/topology.hpp"
 
 using namespace scaling;
 using doctest::Approx;

@@ -6,10 +6,10 @@
 #include <random>
 #include <stdexcept>
 
-#include "scaling/attention.hpp"
-#include "scaling/einsum.hpp"
-#include "scaling/models.hpp"
-#include "scaling/transformer.hpp"
+#include "scaling/sim/attention.hpp"
+#include "scaling/notation/einsum.hpp"
+#include "scaling/model/presets.hpp"
+#include "scaling/model/transformer.hpp"
 
 using namespace scaling;
 using doctest::Approx;

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 namespace workbook {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 namespace workbook {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "scaling/transformer.hpp"
+#include "scaling/model/transformer.hpp"
 
 namespace scaling {
 

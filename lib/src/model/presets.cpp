@@ -1,4 +1,4 @@
-#include "scaling/models.hpp"
+#include "scaling/model/presets.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 namespace scaling {
 

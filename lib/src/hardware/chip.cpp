@@ -1,4 +1,4 @@
-#include "scaling/hardware.hpp"
+#include "scaling/hardware/chip.hpp"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "scaling/mesh_sim.hpp"
+#include "scaling/sim/mesh_sim.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 namespace scaling::sim {
 

@@ -1,10 +1,10 @@
-#include "scaling/einsum.hpp"
+#include "scaling/notation/einsum.hpp"
 
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
 
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 namespace scaling {
 

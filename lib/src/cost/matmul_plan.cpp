@@ -1,4 +1,4 @@
-#include "scaling/matmul_plan.hpp"
+#include "scaling/cost/matmul_plan.hpp"
 
 #include <algorithm>
 #include <set>

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "scaling/collectives.hpp"
-#include "scaling/sharding.hpp"
+#include "scaling/cost/collectives.hpp"
+#include "scaling/notation/sharding.hpp"
 
 namespace scaling {
 

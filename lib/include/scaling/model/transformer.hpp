@@ -6,7 +6,7 @@
 // V = vocab, E = experts, k = experts per token. Counts are doubles (they pass 2^53 for big models).
 #include <string>
 
-#include "scaling/dtype.hpp"
+#include "scaling/hardware/dtype.hpp"
 
 namespace scaling {
 

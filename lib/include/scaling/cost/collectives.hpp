@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scaling/topology.hpp"
+#include "scaling/hardware/topology.hpp"
 
 namespace scaling {
 

@@ -1,4 +1,4 @@
-#include "scaling/collectives.hpp"
+#include "scaling/cost/collectives.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 namespace scaling {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scaling/dtype.hpp"
+#include "scaling/hardware/dtype.hpp"
 
 namespace scaling {
 

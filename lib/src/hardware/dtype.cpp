@@ -1,4 +1,4 @@
-#include "scaling/dtype.hpp"
+#include "scaling/hardware/dtype.hpp"
 
 #include <array>
 #include <stdexcept>

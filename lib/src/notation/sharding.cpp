@@ -1,4 +1,4 @@
-#include "scaling/sharding.hpp"
+#include "scaling/notation/sharding.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 namespace scaling {
 

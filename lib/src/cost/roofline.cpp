@@ -1,4 +1,4 @@
-#include "scaling/roofline.hpp"
+#include "scaling/cost/roofline.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <string>
 #include <tuple>
 
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 namespace scaling {
 namespace {

@@ -1,4 +1,4 @@
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
-#include "scaling/topology.hpp"
+#include "scaling/hardware/topology.hpp"
 
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 namespace scaling {
 

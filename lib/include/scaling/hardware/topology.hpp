@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scaling/hardware.hpp"
+#include "scaling/hardware/chip.hpp"
 
 namespace scaling {
 

@@ -1,9 +1,9 @@
-#include "scaling/transformer.hpp"
+#include "scaling/model/transformer.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "scaling/format.hpp"
+#include "scaling/base/format.hpp"
 
 namespace scaling {
 

@@ -1,4 +1,4 @@
-#include "scaling/attention.hpp"
+#include "scaling/sim/attention.hpp"
 
 #include <algorithm>
 #include <cmath>

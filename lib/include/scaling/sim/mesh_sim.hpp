@@ -22,7 +22,7 @@
 //  - ppermute: each device sends its shard `shift` places along one axis, by the shortest path.
 #include <vector>
 
-#include "scaling/collectives.hpp"
+#include "scaling/cost/collectives.hpp"
 
 namespace scaling::sim {
 

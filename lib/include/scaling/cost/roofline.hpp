@@ -3,7 +3,7 @@
 // All inputs are validated: a non-positive or non-finite value throws std::invalid_argument naming it.
 #include <optional>
 
-#include "scaling/dtype.hpp"
+#include "scaling/hardware/dtype.hpp"
 
 namespace scaling {
 
