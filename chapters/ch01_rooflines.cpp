@@ -16,6 +16,7 @@ using namespace scaling;
 using workbook::rel;
 using workbook::sig;
 using workbook::within;
+using workbook::exact;
 
 static auto& chapter = workbook::define_chapter(1, "ch01", "Rooflines");
 
@@ -162,9 +163,9 @@ EXERCISE("ex1.1", "int8 matmul roofline") {
   const double B = m.B, D = m.D, F = m.F;
   const auto r = roofline(flops(m), bytes(m), c, w);
   const std::string at = "at B = 256, D = F = 8192";
-  ex.answer("bytes_loaded", bytes_loaded(m), "B").book(B * D + D * F, rel(1e-12)).notes("000", B * D + D * F)
+  ex.answer("bytes_loaded", bytes_loaded(m), "B").book(B * D + D * F, rel(1e-12)).notes("000", B * D + D * F, exact())
       .explain("BD + DF " + at);
-  ex.answer("bytes_stored", bytes_stored(m), "B").book(B * F, rel(1e-12)).notes("000", B * F)
+  ex.answer("bytes_stored", bytes_stored(m), "B").book(B * F, rel(1e-12)).notes("000", B * F, exact())
       .explain("BF " + at);
   ex.answer("ops", flops(m), "FLOPs").book(2 * B * D * F, rel(1e-12))
       .notes("003", B * F * (2 * D - 1), rel(1e-3))

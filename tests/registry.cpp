@@ -21,6 +21,32 @@ std::vector<std::pair<std::string, const workbook::Answer*>> all_answers() {
   return out;
 }
 
+std::vector<std::pair<std::string, const workbook::Formula*>> all_formulas() {
+  std::vector<std::pair<std::string, const workbook::Formula*>> out;
+  for (const auto& chapter : results())
+    for (const auto& ex : chapter.exercises)
+      for (const auto& f : ex.formulas()) out.emplace_back(ex.id() + "." + f.key(), &f);
+  return out;
+}
+
+std::vector<std::pair<std::string, const workbook::Claim*>> all_claims() {
+  std::vector<std::pair<std::string, const workbook::Claim*>> out;
+  for (const auto& chapter : results())
+    for (const auto& ex : chapter.exercises)
+      for (const auto& c : ex.claims()) out.emplace_back(ex.id() + "." + c.key(), &c);
+  return out;
+}
+
+double checked_value(const std::string& id_dot_key) {
+  for (const auto& [name, a] : all_answers())
+    if (name == id_dot_key) return a->value();
+  for (const auto& [name, f] : all_formulas())
+    if (name == id_dot_key) return f->checked_value();
+  for (const auto& [name, c] : all_claims())
+    if (name == id_dot_key) return c->value();
+  throw std::out_of_range("no registered answer, formula or claim " + id_dot_key);
+}
+
 const workbook::Answer& answer(const std::string& id_dot_key) {
   for (const auto& [name, a] : all_answers())
     if (name == id_dot_key) return *a;
@@ -32,8 +58,9 @@ std::vector<IndependentCheck>& independent_checks() {
   return all;
 }
 
-RegisterCheck::RegisterCheck(std::string answer, std::string method, double rel_tol, std::function<double()> compute) {
-  independent_checks().push_back({std::move(answer), std::move(method), std::move(compute), rel_tol});
+RegisterCheck::RegisterCheck(std::string answer, std::string method, double rel_tol, std::function<double()> compute,
+                             double abs_tol) {
+  independent_checks().push_back({std::move(answer), std::move(method), std::move(compute), rel_tol, abs_tol});
 }
 
 }  // namespace testing

@@ -1,14 +1,18 @@
-// The answer check: every registered answer of every chapter, against the book and the reader notes
-// as its status says; every answer without a book value, and every erratum, must have an independent
-// check (independent_*.cpp), and that check must agree with our value.
+// The answer check: every registered answer, formula and claim of every chapter, against the book and the
+// reader notes as its status says; every answer without a book value, and every erratum, must have an
+// independent check (independent_*.cpp), and that check must agree with our value with no hidden slack.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <stdexcept>
 
 #include "registry.hpp"
 
 using workbook::BookStatus;
+using workbook::ClaimStatus;
+using workbook::FormulaStatus;
 using workbook::NoteStatus;
 
 namespace {
@@ -17,7 +21,19 @@ const testing::IndependentCheck* find_check(const std::string& name) {
     if (c.answer == name) return &c;
   return nullptr;
 }
-bool close(double a, double b, double rel_tol) { return std::fabs(a - b) <= rel_tol * std::fabs(b) + 1e-12; }
+bool close(double ours, double check, const testing::IndependentCheck& c) {
+  const double diff = std::fabs(ours - check);
+  return c.abs_tol > 0 ? diff <= c.abs_tol : diff <= c.rel_tol * std::fabs(check);
+}
+// Chapters whose tolerances and errata predate the tolerance rule and findings; the re-walk of chapters
+// 1–4 empties this list.
+const std::set<int> kLegacyChapters{1, 2, 3, 4};
+bool legacy(const std::string& name) {
+  for (const auto& chapter : testing::results())
+    for (const auto& ex : chapter.exercises)
+      if (name.rfind(ex.id() + ".", 0) == 0) return kLegacyChapters.count(chapter.def->number) > 0;
+  return false;
+}
 }  // namespace
 
 TEST_CASE("every answer agrees with the book or is an explained erratum") {
@@ -32,6 +48,28 @@ TEST_CASE("every answer agrees with the book or is an explained erratum") {
   }
 }
 
+TEST_CASE("every erratum names its finding and severity") {
+  for (const auto& [name, a] : testing::all_answers())
+    if (a->book_status() == BookStatus::erratum && !legacy(name))
+      CHECK_MESSAGE(a->finding().has_value(), name << ": erratum without a finding (use .erratum(Finding, …))");
+}
+
+TEST_CASE("every tolerance obeys the rule: printed digits, exact, or a written reason") {
+  for (const auto& [name, a] : testing::all_answers()) {
+    if (legacy(name)) continue;
+    if (a->book_value())
+      CHECK_MESSAGE(workbook::tolerance_rule_violation(*a->book_value(), a->book_tolerance()).empty(),
+                    name << " (book): " << workbook::tolerance_rule_violation(*a->book_value(), a->book_tolerance()));
+    for (const auto& n : a->notes())
+      CHECK_MESSAGE(workbook::tolerance_rule_violation(n.value, n.tolerance).empty(),
+                    name << " (notes " << n.source << "): " << workbook::tolerance_rule_violation(n.value, n.tolerance));
+  }
+  for (const auto& [name, c] : testing::all_claims())
+    if (c->relation() == workbook::Relation::about)
+      CHECK_MESSAGE(workbook::tolerance_rule_violation(c->bound(), c->tolerance()).empty(),
+                    name << " (claim): " << workbook::tolerance_rule_violation(c->bound(), c->tolerance()));
+}
+
 TEST_CASE("every reader-notes value agrees or its difference is explained") {
   for (const auto& [name, a] : testing::all_answers())
     for (const auto& n : a->notes()) {
@@ -41,31 +79,60 @@ TEST_CASE("every reader-notes value agrees or its difference is explained") {
     }
 }
 
+TEST_CASE("every printed formula agrees, is a reasoned approximation, or is an explained erratum") {
+  for (const auto& [name, f] : testing::all_formulas()) {
+    const auto s = f->status();
+    CHECK_MESSAGE((s == FormulaStatus::agrees || s == FormulaStatus::approximation || s == FormulaStatus::erratum),
+                  name << ": " << workbook::to_string(s));
+  }
+}
+
+TEST_CASE("every prose claim holds or is an explained erratum") {
+  for (const auto& [name, c] : testing::all_claims()) {
+    const auto s = c->status();
+    CHECK_MESSAGE((s == ClaimStatus::holds || s == ClaimStatus::erratum), name << ": " << workbook::to_string(s));
+  }
+}
+
 TEST_CASE("answers without a book value, and errata, have an independent check") {
-  for (const auto& [name, a] : testing::all_answers()) {
-    const auto status = a->book_status();
-    if (status != BookStatus::none && status != BookStatus::erratum) continue;
+  auto require_check = [](const std::string& name, const char* why, const workbook::Tolerance* tol,
+                          const double* printed) {
     INFO(name);
     const auto* check = find_check(name);
-    CHECK_MESSAGE(check != nullptr, name << " (" << std::string(workbook::to_string(status)) << ") has no independent check");
-    if (check && status == BookStatus::erratum) {
-      // The independent value must back ours against the book: it too lies outside the book's precision.
-      CHECK_MESSAGE(!a->book_tolerance().admits(check->compute(), *a->book_value()),
+    CHECK_MESSAGE(check != nullptr, name << " (" << why << ") has no independent check");
+    // For an erratum the independent value must back ours against the book: it too lies outside the
+    // book's precision.
+    if (check && tol && printed)
+      CHECK_MESSAGE(!tol->admits(check->compute(), *printed),
                     name << ": the independent check agrees with the book, not with the erratum");
-    }
+  };
+  for (const auto& [name, a] : testing::all_answers()) {
+    const auto status = a->book_status();
+    if (status == BookStatus::none) require_check(name, "no book answer", nullptr, nullptr);
+    if (status == BookStatus::erratum) require_check(name, "erratum", &a->book_tolerance(), &*a->book_value());
   }
+  for (const auto& [name, f] : testing::all_formulas())
+    if (f->status() == FormulaStatus::erratum) require_check(name, "formula erratum", nullptr, nullptr);
+  for (const auto& [name, c] : testing::all_claims())
+    if (c->status() == ClaimStatus::erratum) require_check(name, "claim erratum", nullptr, nullptr);
 }
 
 TEST_CASE("independent checks agree with the registered answers") {
   REQUIRE(!testing::independent_checks().empty());
   for (const auto& c : testing::independent_checks()) {
     INFO(c.answer << " by " << c.method);
-    const workbook::Answer* a = nullptr;
-    CHECK_NOTHROW(a = &testing::answer(c.answer));
-    if (!a) continue;
+    double ours = 0;
+    bool found = true;
+    try {
+      ours = testing::checked_value(c.answer);
+    } catch (const std::out_of_range&) {
+      found = false;
+    }
+    CHECK_MESSAGE(found, "no registered record " << c.answer);
+    if (!found) continue;
     const double independent = c.compute();
-    CHECK_MESSAGE(close(a->value(), independent, c.rel_tol),
-                  c.answer << " = " << a->value() << ", independent " << c.method << " gives " << independent);
+    CHECK_MESSAGE(close(ours, independent, c),
+                  c.answer << " = " << ours << ", independent " << c.method << " gives " << independent);
   }
 }
 

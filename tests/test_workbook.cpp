@@ -5,6 +5,7 @@
 
 #include "answer.hpp"
 #include "exercise.hpp"
+#include "output.hpp"
 
 using namespace workbook;
 
@@ -31,7 +32,7 @@ TEST_CASE("book statuses are derived, and contradictions are flagged") {
 
 TEST_CASE("reader-notes statuses") {
   Answer a("a", 120.1, "");
-  a.notes("000", 120, sig(3)).notes("003", 121.6, rel(0.001)).differs("other bandwidth").notes("x", 130);
+  a.notes("000", 120, sig(3)).notes("003", 121.6, sig(4)).differs("other bandwidth").notes("x", 130, sig(2));
   CHECK(a.notes()[0].status() == NoteStatus::agrees);
   CHECK(a.notes()[1].status() == NoteStatus::differs);
   CHECK(a.notes()[2].status() == NoteStatus::unexplained);
@@ -44,4 +45,111 @@ TEST_CASE("answers must be finite and keys unique and well-formed") {
   CHECK_THROWS(ex.answer("k", 2, ""));
   CHECK_THROWS(ex.answer("Bad Key", 2, ""));
   CHECK_THROWS(ex.table("t", {"a", "b"}).row({"only one"}));
+}
+
+TEST_CASE("the tolerance rule: half a unit in the last printed place, exact, or a reason") {
+  CHECK(printed_digits(240) == 2);
+  CHECK(printed_digits(16e9) == 2);
+  CHECK(printed_digits(1.01e-3) == 3);
+  CHECK(printed_digits(3.8e6) == 2);
+  CHECK(printed_digits(8192) == 4);
+  CHECK(printed_digits(0) == 1);
+  CHECK(tolerance_rule_violation(240, sig(2)).empty());
+  CHECK(tolerance_rule_violation(240, sig(3)).empty());      // stricter than the rule is fine
+  CHECK_FALSE(tolerance_rule_violation(243, sig(2)).empty());  // 243 was printed with 3 digits
+  CHECK(tolerance_rule_violation(243, exact()).empty());
+  CHECK_FALSE(tolerance_rule_violation(243, rel(0.01)).empty());
+  CHECK(tolerance_rule_violation(243, rel(0.01).because("the text says 'about'")).empty());
+  CHECK_FALSE(tolerance_rule_violation(243, within(1)).empty());
+  CHECK(tolerance_rule(240, sig(2)).find("half a unit") != std::string::npos);
+  // No absolute floor: a declared exact tolerance fails at 1e-9 relative, however small the values.
+  CHECK_FALSE(exact().admits(1e-15 * (1 + 1e-9), 1e-15));
+  CHECK(exact().admits(1e-15 * (1 + 1e-13), 1e-15));
+}
+
+TEST_CASE("errata name a finding with a severity") {
+  const Finding gib{"gib", Severity::unit, "GiB as GB", "The table divides by 2^30."};
+  Answer a("a", 17.2, "GB");
+  a.book(16, sig(2)).erratum(gib, "Here: 16 GiB.");
+  CHECK(a.book_status() == BookStatus::erratum);
+  REQUIRE(a.finding());
+  CHECK(a.finding()->severity == Severity::unit);
+  CHECK(a.erratum_reason() == "The table divides by 2^30. Here: 16 GiB.");
+}
+
+TEST_CASE("a printed formula is checked at the book's point and at an unrelated one") {
+  // The exact count is a·b + a; a book that drops the "+ a" agrees at large b only if the tolerance allows.
+  auto exact_fn = [](const Inputs& v) { return in(v, "a") * in(v, "b") + in(v, "a"); };
+  auto book_fn = [](const Inputs& v) { return in(v, "a") * in(v, "b"); };
+  Formula same("same", "ab + a", exact_fn, exact_fn);
+  same.at({{"a", 3}, {"b", 1000}}).at({{"a", 7}, {"b", 5}});
+  CHECK(same.status() == FormulaStatus::agrees);
+
+  Formula dropped("dropped", "ab", book_fn, exact_fn);
+  dropped.at({{"a", 3}, {"b", 1000}}).at({{"a", 7}, {"b", 5}});
+  CHECK(dropped.status() == FormulaStatus::unexplained);
+  CHECK(dropped.checked_value() == 3 * 1000 + 3);  // the first point where it differs
+
+  Formula approx("approx", "ab", book_fn, exact_fn);
+  approx.approximation(rel(0.01).because("drops a against ab: good for b >= 100"))
+      .at({{"a", 3}, {"b", 1000}}).at({{"a", 7}, {"b", 500}});
+  CHECK(approx.status() == FormulaStatus::approximation);
+
+  // Right at the book's point by coincidence, wrong elsewhere: a finding.
+  const Finding f{"f", Severity::wrong, "wrong formula", "The book writes 2a where a·b belongs."};
+  auto coincidence = [](const Inputs& v) { return 2 * in(v, "a"); };
+  Formula wrong("wrong", "2a", coincidence, [](const Inputs& v) { return in(v, "a") * in(v, "b"); });
+  wrong.at({{"a", 3}, {"b", 2}}).at({{"a", 5}, {"b", 7}});
+  CHECK(wrong.status() == FormulaStatus::unexplained);
+  CHECK(wrong.points()[0].agrees);
+  CHECK_FALSE(wrong.points()[1].agrees);
+  wrong.erratum(f);
+  CHECK(wrong.status() == FormulaStatus::erratum);
+
+  Formula one_point("one", "ab", book_fn, book_fn);
+  one_point.at({{"a", 1}, {"b", 2}});
+  CHECK(one_point.status() == FormulaStatus::incomplete);
+  one_point.at({{"a", 1}, {"b", 3}});  // shares a = 1 with the book's point: not unrelated
+  CHECK(one_point.status() == FormulaStatus::incomplete);
+  CHECK_THROWS(Formula("x", "x", book_fn, book_fn).at({{"a", 1}}));  // b missing
+  CHECK_THROWS(Formula("x", "x", book_fn, exact_fn).approximation(rel(0.1)));  // no reason
+}
+
+TEST_CASE("prose claims are checked with the bound their wording implies") {
+  CHECK(Claim("c", "", 2550, "").at_least(2550).status() == ClaimStatus::holds);
+  CHECK(Claim("c", "", 2549, "").at_least(2550).status() == ClaimStatus::unexplained);
+  CHECK(Claim("c", "", 2549, "").above(2549).status() == ClaimStatus::unexplained);
+  CHECK(Claim("c", "", 243, "").about(240, sig(2)).status() == ClaimStatus::holds);
+  CHECK(Claim("c", "", 246, "").about(240, sig(2)).status() == ClaimStatus::unexplained);
+  CHECK(Claim("c", "", 30, "").order_of(10).status() == ClaimStatus::holds);
+  CHECK(Claim("c", "", 32, "").order_of(10).status() == ClaimStatus::unexplained);
+  CHECK(Claim("c", "", 5, "").between(4, 6).status() == ClaimStatus::holds);
+  CHECK(Claim("c", "", 5, "").status() == ClaimStatus::incomplete);
+  const Finding f{"f", Severity::wrong, "t", "The book compares with the wrong threshold."};
+  CHECK(Claim("c", "", 1, "").below(0.5).erratum(f).status() == ClaimStatus::erratum);
+  CHECK(Claim("c", "", 0.1, "").below(0.5).erratum(f).status() == ClaimStatus::false_erratum);
+}
+
+TEST_CASE("figures refuse values JSON cannot carry, and findings are grouped in the chapter JSON") {
+  Exercise ex("ex0", "t");
+  CHECK_THROWS(ex.series("s", "x", "y").line("l", {1, 2}, {1, std::nan("")}));
+  CHECK_THROWS(ex.bars("b", "x", "y", {"a", "b"}).stack("s", {1}));
+  CHECK_THROWS(ex.grid("g", "x", "y", {{1, 2}}, {{1}}));
+  CHECK_THROWS(ex.timeline("t", "time").lane("d0", {{0, -1, "compute", ""}}));
+
+  static ChapterDef def{"ch99", 99, "test", {}};
+  def.exercises.clear();
+  def.exercises.push_back({"ex99.1", "t", [](Exercise& e) {
+                             static const Finding f{"slip", Severity::rounding, "one slip", "Rounded 1.37 to 1.3 early."};
+                             e.section("§9.9");
+                             e.answer("a", 1.37, "ms").book(1.3, sig(2)).erratum(f);
+                             e.answer("b", 2.74, "ms").book(2.6, sig(2)).erratum(f, "Doubled.");
+                             e.claim("c", "about 1.4", 1.37, "ms").about(1.4, sig(2));
+                           }});
+  const auto json = to_json(run(def));
+  CHECK(json.find("\"findings\"") != std::string::npos);
+  CHECK(json.find("\"slip\"") != std::string::npos);
+  CHECK(json.find("ex99.1.b") != std::string::npos);
+  CHECK(json.find("\"§9.9\"") != std::string::npos);
+  CHECK(defects(run(def)).empty());
 }

@@ -1,5 +1,7 @@
 #include "answer.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -8,9 +10,11 @@
 namespace workbook {
 
 namespace {
-// Values at exactly the rounding edge (2.5 printed as 3) count as agreeing; the epsilon absorbs
-// binary representation error of such edges.
+// A value exactly on a rounding edge (2.5 printed as 3) counts as agreeing. The factor absorbs the
+// binary representation error of such an edge and nothing more: it is relative to the tolerance itself,
+// so it never adds an absolute floor.
 constexpr double kEdge = 1e-12;
+constexpr double kExact = 1e-12;  // "exact": equal up to the rounding of a few double operations
 
 // Half a unit in the last of `digits` significant digits of `printed`: how far a value may lie from it
 // and still round to it.
@@ -33,7 +37,7 @@ bool Tolerance::admits(double value, double printed) const {
 
 std::string Tolerance::describe() const {
   switch (kind) {
-    case Kind::relative: return amount < 1e-9 ? "exact" : "±" + scaling::format_number(amount * 100) + "%";
+    case Kind::relative: return amount <= kExact ? "exact" : "±" + scaling::format_number(amount * 100) + "%";
     case Kind::absolute: return "±" + scaling::format_number(amount);
     case Kind::significant:
       return scaling::format_number(amount) + " significant digit" + (amount == 1 ? "" : "s");
@@ -51,9 +55,67 @@ double Tolerance::relative_to(double printed) const {
   return amount;
 }
 
-Tolerance rel(double fraction) { return {Tolerance::Kind::relative, fraction}; }
-Tolerance within(double amount) { return {Tolerance::Kind::absolute, amount}; }
-Tolerance sig(int digits) { return {Tolerance::Kind::significant, static_cast<double>(digits)}; }
+Tolerance Tolerance::because(std::string why) const {
+  Tolerance t = *this;
+  t.reason = std::move(why);
+  return t;
+}
+
+Tolerance rel(double fraction) { return {Tolerance::Kind::relative, fraction, ""}; }
+Tolerance within(double amount) { return {Tolerance::Kind::absolute, amount, ""}; }
+Tolerance sig(int digits) { return {Tolerance::Kind::significant, static_cast<double>(digits), ""}; }
+Tolerance exact() { return rel(kExact); }
+
+int printed_digits(double printed) {
+  if (printed == 0 || !std::isfinite(printed)) return 1;
+  // The shortest decimal that reads back as this double ("16000000000", "0.00101", "1e+22"): its
+  // digits before any exponent, without leading and trailing zeros.
+  const std::string shortest = fmt::format("{}", std::fabs(printed));
+  std::string digits;
+  for (char c : shortest.substr(0, shortest.find_first_of("eE")))
+    if (c >= '0' && c <= '9' && !(digits.empty() && c == '0')) digits += c;
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  return digits.empty() ? 1 : static_cast<int>(digits.size());
+}
+
+std::string tolerance_rule_violation(double printed, const Tolerance& t) {
+  if (!t.reason.empty()) return "";
+  switch (t.kind) {
+    case Tolerance::Kind::significant:
+      if (t.amount >= printed_digits(printed)) return "";
+      return fmt::format("{} significant digit(s) for a value printed with {}: wider than half a unit in its last "
+                         "place, and no reason is given",
+                         t.amount, printed_digits(printed));
+    case Tolerance::Kind::relative:
+      if (t.amount <= kExact) return "";
+      return fmt::format("a relative tolerance of {} without a reason: use sig(n) for the printed digits, exact() "
+                         "for an exact value, or .because(\"why\")",
+                         t.amount);
+    case Tolerance::Kind::absolute:
+      if (t.amount == 0) return "";
+      return fmt::format("an absolute tolerance of {} without a reason: use sig(n), exact() or .because(\"why\")",
+                         t.amount);
+  }
+  return "";
+}
+
+std::string tolerance_rule(double printed, const Tolerance& t) {
+  if (!t.reason.empty()) return t.describe() + ": " + t.reason;
+  if (t.kind == Tolerance::Kind::relative && t.amount <= kExact) return "exact";
+  if (t.kind == Tolerance::Kind::significant)
+    return t.describe() + " (half a unit in the last printed place)";
+  (void)printed;
+  return t.describe();
+}
+
+const char* to_string(Severity s) {
+  switch (s) {
+    case Severity::wrong: return "wrong";
+    case Severity::unit: return "unit";
+    case Severity::rounding: return "rounding";
+  }
+  return "?";
+}
 
 NoteStatus NoteValue::status() const {
   const bool close = tolerance.admits(ours, value);
@@ -67,8 +129,15 @@ Answer::Answer(std::string key, double value, std::string unit)
 }
 
 Answer& Answer::book(double printed, Tolerance tolerance) {
+  if (!std::isfinite(printed)) throw std::logic_error(key_ + ": the book value must be finite");
   book_ = printed;
-  book_tolerance_ = tolerance;
+  book_tolerance_ = std::move(tolerance);
+  return *this;
+}
+
+Answer& Answer::erratum(const Finding& cause, std::string detail) {
+  finding_ = cause;
+  erratum_ = detail.empty() ? cause.reason : cause.reason + " " + detail;
   return *this;
 }
 
@@ -78,7 +147,7 @@ Answer& Answer::erratum(std::string reason) {
 }
 
 Answer& Answer::notes(std::string source, double value, Tolerance tolerance) {
-  notes_.push_back({std::move(source), value, tolerance, "", value_});
+  notes_.push_back({std::move(source), value, std::move(tolerance), "", value_});
   return *this;
 }
 
@@ -90,6 +159,12 @@ Answer& Answer::differs(std::string reason) {
 
 Answer& Answer::explain(std::string text) {
   explanation_ = std::move(text);
+  return *this;
+}
+
+Answer& Answer::derived(double value, std::string formula) {
+  if (!std::isfinite(value)) throw std::logic_error(key_ + ": a derived value must be finite");
+  derived_ = Derived{value, std::move(formula)};
   return *this;
 }
 

@@ -6,21 +6,54 @@
 
 namespace workbook {
 
-// How the book (or a reader) rounded a printed value.
+// How the book (or a reader) rounded a printed value, or what a prose claim's wording allows.
+//
+// The rule (the "tolerance rule", enforced by tests/test_answers.cpp): a printed number is compared with
+// half a unit in its last printed place (`sig(n)` with n at least the printed significant digits), an
+// exact quantity exactly (`exact()`); anything wider needs a written reason (`.because("…")`), shown
+// next to the value in the report. There is no other slack.
 struct Tolerance {
   enum class Kind { relative, absolute, significant };
   Kind kind = Kind::relative;
-  double amount = 0.01;  // relative fraction, absolute amount, or number of significant digits
+  double amount = 0;    // relative fraction, absolute amount, or number of significant digits
+  std::string reason;   // why a tolerance wider than the rule is right (wording, a stated regime, …)
 
   bool admits(double value, double printed) const;
-  std::string describe() const;  // "±1%", "±0.5", "3 significant digits"
+  std::string describe() const;  // "±1%", "±0.5", "3 significant digits", "exact"
   // The same tolerance as a fraction of |printed|, for the JSON "tol" field.
   double relative_to(double printed) const;
+  Tolerance because(std::string why) const;
 };
 
 Tolerance rel(double fraction);      // |v − p| ≤ fraction·|p|
 Tolerance within(double amount);     // |v − p| ≤ amount
 Tolerance sig(int digits);           // v rounds to p at `digits` significant digits ("~240", "2M")
+Tolerance exact();                   // equal up to double rounding (relative 1e-12)
+
+// Significant digits of a printed value as a double holds it, trailing zeros dropped: 240 -> 2,
+// 16e9 -> 2, 1.01e-3 -> 3, 0 -> 1.
+int printed_digits(double printed);
+// Empty when `t` obeys the tolerance rule for `printed`; otherwise why not, in one line.
+std::string tolerance_rule_violation(double printed, const Tolerance& t);
+// How the tolerance was chosen, for the JSON "tol_rule" field and the report.
+std::string tolerance_rule(double printed, const Tolerance& t);
+
+// How serious a finding is (report order: wrong first).
+enum class Severity {
+  wrong,     // a wrong formula, constant, arithmetic result or conclusion
+  unit,      // a unit slip (GB vs GiB, bits vs bytes, …)
+  rounding,  // an intermediate rounded past the printed precision
+};
+const char* to_string(Severity s);
+
+// One cause behind one or more errata: defined once in a chapter source and referenced by every answer,
+// formula or claim it touches, so a single slip is listed once with the values it explains.
+struct Finding {
+  std::string id;      // stable within the chapter: "gib-as-gb"
+  Severity severity;
+  std::string title;   // one line: "16 GiB computed as 16e9 bytes"
+  std::string reason;  // what the book did, in enough detail to reproduce the printed numbers
+};
 
 enum class BookStatus {
   none,            // the book prints no value: an independent check in tests/ is required
@@ -41,24 +74,34 @@ struct NoteValue {
   double ours = 0;     // filled in by the Answer
 };
 
+// A value we evaluated from a formula the book prints (not a value it prints): kept apart from `book`.
+struct Derived {
+  double value;
+  std::string formula;
+};
+
 class Answer {
  public:
   Answer(std::string key, double value, std::string unit);
 
   Answer& book(double printed, Tolerance tolerance);
-  Answer& erratum(std::string reason);
-  Answer& notes(std::string source, double value, Tolerance tolerance = rel(0.01));
+  Answer& erratum(const Finding& cause, std::string detail = "");  // detail: what this value shows of it
+  Answer& erratum(std::string reason);  // legacy: a reason without a classified finding
+  Answer& notes(std::string source, double value, Tolerance tolerance);
   Answer& differs(std::string reason);  // applies to the last notes() entry
   Answer& explain(std::string text);    // the assumption or model behind the value
+  Answer& derived(double value, std::string formula);
 
   const std::string& key() const { return key_; }
   double value() const { return value_; }
   const std::string& unit() const { return unit_; }
   const std::optional<double>& book_value() const { return book_; }
   const Tolerance& book_tolerance() const { return book_tolerance_; }
-  const std::string& erratum_reason() const { return erratum_; }
+  const std::string& erratum_reason() const { return erratum_; }  // the finding's reason (+ detail)
+  const std::optional<Finding>& finding() const { return finding_; }
   const std::string& explanation() const { return explanation_; }
   const std::vector<NoteValue>& notes() const { return notes_; }
+  const std::optional<Derived>& derived_value() const { return derived_; }
   BookStatus book_status() const;
 
  private:
@@ -68,8 +111,10 @@ class Answer {
   std::optional<double> book_;
   Tolerance book_tolerance_;
   std::string erratum_;
+  std::optional<Finding> finding_;
   std::string explanation_;
   std::vector<NoteValue> notes_;
+  std::optional<Derived> derived_;
 };
 
 const char* to_string(BookStatus s);

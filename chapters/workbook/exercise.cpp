@@ -1,6 +1,7 @@
 #include "exercise.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace workbook {
@@ -13,9 +14,45 @@ Table& Table::row(std::vector<std::string> cells) {
   return *this;
 }
 
-Series& Series::line(std::string label, std::vector<double> x, std::vector<double> y) {
+namespace {
+// Figures go to JSON, where a NaN or an infinity would become null: refuse them where they are made.
+void require_finite(const std::vector<double>& v, const std::string& what) {
+  for (double x : v)
+    if (!std::isfinite(x)) throw std::logic_error(what + ": a value is not finite");
+}
+}  // namespace
+
+const char* to_string(Mode m) {
+  switch (m) {
+    case Mode::line: return "line";
+    case Mode::points: return "points";
+    case Mode::both: return "both";
+  }
+  return "line";
+}
+
+Series& Series::line(std::string label, std::vector<double> x, std::vector<double> y, Mode mode) {
   if (x.size() != y.size()) throw std::logic_error("series " + key + ": x and y differ in length");
-  lines.push_back({std::move(label), std::move(x), std::move(y)});
+  require_finite(x, "series " + key);
+  require_finite(y, "series " + key);
+  lines.push_back({std::move(label), std::move(x), std::move(y), mode});
+  return *this;
+}
+
+Bars& Bars::stack(std::string label, std::vector<double> values) {
+  if (values.size() != categories.size())
+    throw std::logic_error("bars " + key + ": stack '" + label + "' has " + std::to_string(values.size()) +
+                           " values for " + std::to_string(categories.size()) + " categories");
+  require_finite(values, "bars " + key);
+  stacks.push_back({std::move(label), std::move(values)});
+  return *this;
+}
+
+Timeline& Timeline::lane(std::string label, std::vector<TimelineBar> bars) {
+  for (const auto& b : bars)
+    if (!std::isfinite(b.start) || !std::isfinite(b.duration) || b.duration < 0)
+      throw std::logic_error("timeline " + key + ": a bar with a non-finite start or a negative duration");
+  lanes.push_back({std::move(label), std::move(bars)});
   return *this;
 }
 
@@ -33,6 +70,50 @@ Answer& Exercise::answer(const std::string& key, double value, const std::string
   claim_key(key);
   answers_.emplace_back(key, value, unit);
   return answers_.back();
+}
+
+Exercise& Exercise::section(std::string where) {
+  section_ = std::move(where);
+  return *this;
+}
+
+Formula& Exercise::formula(const std::string& key, std::string book_text, Expression book, Expression exact) {
+  claim_key(key);
+  formulas_.emplace_back(key, std::move(book_text), std::move(book), std::move(exact));
+  return formulas_.back();
+}
+
+Claim& Exercise::claim(const std::string& key, std::string text, double value, std::string unit) {
+  claim_key(key);
+  claims_.emplace_back(key, std::move(text), value, std::move(unit));
+  return claims_.back();
+}
+
+Bars& Exercise::bars(const std::string& key, std::string x_label, std::string y_label,
+                     std::vector<std::string> categories) {
+  claim_key(key);
+  bars_.push_back({key, std::move(x_label), std::move(y_label), std::move(categories), {}});
+  return bars_.back();
+}
+
+Grid& Exercise::grid(const std::string& key, std::string x_label, std::string y_label,
+                     std::vector<std::vector<double>> values, std::vector<std::vector<double>> groups) {
+  claim_key(key);
+  if (values.size() != groups.size()) throw std::logic_error("grid " + key + ": values and groups differ in rows");
+  for (size_t r = 0; r < values.size(); ++r) {
+    if (values[r].size() != groups[r].size() || values[r].size() != values[0].size())
+      throw std::logic_error("grid " + key + ": rows differ in length");
+    require_finite(values[r], "grid " + key);
+    require_finite(groups[r], "grid " + key);
+  }
+  grids_.push_back({key, std::move(x_label), std::move(y_label), std::move(values), std::move(groups)});
+  return grids_.back();
+}
+
+Timeline& Exercise::timeline(const std::string& key, std::string x_label) {
+  claim_key(key);
+  timelines_.push_back({key, std::move(x_label), {}});
+  return timelines_.back();
 }
 
 Table& Exercise::table(const std::string& key, std::vector<std::string> columns) {

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "answer.hpp"
+#include "claim.hpp"
+#include "formula.hpp"
 
 namespace workbook {
 
@@ -17,38 +19,102 @@ struct Table {
   Table& row(std::vector<std::string> cells);
 };
 
+// How a line is drawn: a curve, its points alone (a sampled set, a Pareto set), or both.
+enum class Mode { line, points, both };
+const char* to_string(Mode m);
+
 struct Line {
   std::string label;
   std::vector<double> x, y;
+  Mode mode = Mode::line;
 };
 
+// A line plot (figure kind "series").
 struct Series {
   std::string key, x_label, y_label;
   std::vector<Line> lines;
-  Series& line(std::string label, std::vector<double> x, std::vector<double> y);
+  Series& line(std::string label, std::vector<double> x, std::vector<double> y, Mode mode = Mode::line);
+};
+
+// Stacked bars (figure kind "bars"): one bar per category, one stack segment per label.
+struct Stack {
+  std::string label;
+  std::vector<double> values;  // one per category
+};
+struct Bars {
+  std::string key, x_label, y_label;
+  std::vector<std::string> categories;
+  std::vector<Stack> stacks;
+  Bars& stack(std::string label, std::vector<double> values);
+};
+
+// A 2-D grid of numbers (figure kind "grid"), each cell coloured by its group (e.g. the tile an
+// element lands in); rows top to bottom.
+struct Grid {
+  std::string key, x_label, y_label;
+  std::vector<std::vector<double>> values;
+  std::vector<std::vector<double>> groups;
+};
+
+// A Gantt chart (figure kind "timeline"): one lane per device, bars of kind "compute" or "comm".
+struct TimelineBar {
+  double start, duration;
+  std::string kind, label;
+};
+struct Lane {
+  std::string label;
+  std::vector<TimelineBar> bars;
+};
+struct Timeline {
+  std::string key, x_label;
+  std::vector<Lane> lanes;
+  Timeline& lane(std::string label, std::vector<TimelineBar> bars);
 };
 
 class Exercise {
  public:
   Exercise(std::string id, std::string title) : id_(std::move(id)), title_(std::move(title)) {}
 
+  // Where the item sits in the book ("§5.1.4"), shown and linked in the report.
+  Exercise& section(std::string where);
+
   Answer& answer(const std::string& key, double value, const std::string& unit);
+  // A formula the book prints: its expression as printed, and the exact computation (formula.hpp).
+  Formula& formula(const std::string& key, std::string book_text, Expression book, Expression exact);
+  // A quantitative statement in the book's prose, in our words (claim.hpp).
+  Claim& claim(const std::string& key, std::string text, double value, std::string unit);
   Table& table(const std::string& key, std::vector<std::string> columns);
   Series& series(const std::string& key, std::string x_label, std::string y_label);
+  Bars& bars(const std::string& key, std::string x_label, std::string y_label, std::vector<std::string> categories);
+  Grid& grid(const std::string& key, std::string x_label, std::string y_label, std::vector<std::vector<double>> values,
+             std::vector<std::vector<double>> groups);
+  Timeline& timeline(const std::string& key, std::string x_label);
 
   const std::string& id() const { return id_; }
   const std::string& title() const { return title_; }
-  const std::vector<Answer>& answers() const { return answers_; }
-  const std::vector<Table>& tables() const { return tables_; }
-  const std::vector<Series>& series() const { return series_; }
+  const std::string& section() const { return section_; }
+  // Deques: a reference to a record stays valid while later ones are added.
+  const std::deque<Answer>& answers() const { return answers_; }
+  const std::deque<Formula>& formulas() const { return formulas_; }
+  const std::deque<Claim>& claims() const { return claims_; }
+  const std::deque<Table>& tables() const { return tables_; }
+  const std::deque<Series>& series() const { return series_; }
+  const std::deque<Bars>& bars() const { return bars_; }
+  const std::deque<Grid>& grids() const { return grids_; }
+  const std::deque<Timeline>& timelines() const { return timelines_; }
 
  private:
   void claim_key(const std::string& key);
-  std::string id_, title_;
+  std::string id_, title_, section_;
   std::vector<std::string> keys_;
-  std::vector<Answer> answers_;
-  std::vector<Table> tables_;
-  std::vector<Series> series_;
+  std::deque<Answer> answers_;
+  std::deque<Formula> formulas_;
+  std::deque<Claim> claims_;
+  std::deque<Table> tables_;
+  std::deque<Series> series_;
+  std::deque<Bars> bars_;
+  std::deque<Grid> grids_;
+  std::deque<Timeline> timelines_;
 };
 
 using ExerciseFn = std::function<void(Exercise&)>;

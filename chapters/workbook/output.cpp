@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "scaling/base/format.hpp"
@@ -10,10 +11,38 @@ namespace workbook {
 
 using scaling::format_quantity;
 
+namespace {
+
+std::string text_table(const Table& t) {
+  std::string out = fmt::format("  table {}\n", t.key);
+  std::vector<size_t> width(t.columns.size());
+  for (size_t c = 0; c < t.columns.size(); ++c) {
+    width[c] = t.columns[c].size();
+    for (const auto& r : t.rows) width[c] = std::max(width[c], r[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s = "    ";
+    for (size_t c = 0; c < cells.size(); ++c) s += fmt::format("{:<{}}  ", cells[c], width[c]);
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  out += line(t.columns);
+  for (const auto& r : t.rows) out += line(r);
+  return out;
+}
+
+std::string inputs_text(const Inputs& in) {
+  std::string s;
+  for (const auto& [k, v] : in) s += (s.empty() ? "" : ", ") + k + " = " + scaling::format_number(v);
+  return s;
+}
+
+}  // namespace
+
 std::string to_text(const ChapterResult& chapter) {
   std::string out = fmt::format("Chapter {}: {}\n", chapter.def->number, chapter.def->title);
   for (const auto& ex : chapter.exercises) {
-    out += fmt::format("\n{}  {}\n", ex.id(), ex.title());
+    out += fmt::format("\n{}  {}{}\n", ex.id(), ex.title(), ex.section().empty() ? "" : "  (" + ex.section() + ")");
     for (const auto& a : ex.answers()) {
       out += fmt::format("  {:<28} {}\n", a.key(), format_quantity(a.value(), a.unit()));
       if (a.book_value())
@@ -21,6 +50,9 @@ std::string to_text(const ChapterResult& chapter) {
                            a.book_tolerance().describe(), to_string(a.book_status()));
       else
         out += fmt::format("  {:<28}   book: none printed; checked independently in tests/\n", "");
+      if (a.derived_value())
+        out += fmt::format("  {:<28}   from the book's formula {}: {}\n", "", a.derived_value()->formula,
+                           format_quantity(a.derived_value()->value, a.unit()));
       if (!a.erratum_reason().empty()) out += fmt::format("  {:<28}   why: {}\n", "", a.erratum_reason());
       for (const auto& n : a.notes()) {
         out += fmt::format("  {:<28}   notes {}: {} ({})\n", "", n.source, format_quantity(n.value, a.unit()),
@@ -29,45 +61,84 @@ std::string to_text(const ChapterResult& chapter) {
       }
       if (!a.explanation().empty()) out += fmt::format("  {:<28}   ({})\n", "", a.explanation());
     }
-    for (const auto& t : ex.tables()) {
-      out += fmt::format("  table {}\n", t.key);
-      std::vector<size_t> width(t.columns.size());
-      for (size_t c = 0; c < t.columns.size(); ++c) {
-        width[c] = t.columns[c].size();
-        for (const auto& r : t.rows) width[c] = std::max(width[c], r[c].size());
-      }
-      auto line = [&](const std::vector<std::string>& cells) {
-        std::string s = "    ";
-        for (size_t c = 0; c < cells.size(); ++c) s += fmt::format("{:<{}}  ", cells[c], width[c]);
-        while (!s.empty() && s.back() == ' ') s.pop_back();
-        return s + "\n";
-      };
-      out += line(t.columns);
-      for (const auto& r : t.rows) out += line(r);
+    for (const auto& f : ex.formulas()) {
+      out += fmt::format("  formula {}: {}  — {}\n", f.key(), f.book_text(), to_string(f.status()));
+      for (const auto& p : f.points())
+        out += fmt::format("    at {}: book's expression {}, exact {}{}\n", inputs_text(p.inputs),
+                           scaling::format_number(p.book), scaling::format_number(p.exact), p.agrees ? "" : "  (differs)");
+      if (!f.reason().empty()) out += fmt::format("    why: {}\n", f.reason());
+      if (f.status() == FormulaStatus::approximation) out += fmt::format("    ({})\n", f.tolerance().reason);
     }
+    for (const auto& c : ex.claims()) {
+      out += fmt::format("  claim {}: {}\n    ours {}; the wording says {} — {}\n", c.key(), c.text(),
+                         format_quantity(c.value(), c.unit()), c.describe(), to_string(c.status()));
+      if (!c.reason().empty()) out += fmt::format("    why: {}\n", c.reason());
+    }
+    for (const auto& t : ex.tables()) out += text_table(t);
+    auto figure = [&](const char* kind, const std::string& key) {
+      out += fmt::format("  {} {} (drawn in the report)\n", kind, key);
+    };
     for (const auto& s : ex.series()) {
       out += fmt::format("  series {} ({} vs {}):", s.key, s.y_label, s.x_label);
       for (const auto& l : s.lines) out += fmt::format(" '{}' {} points;", l.label, l.x.size());
       out += " (plotted in the report)\n";
     }
+    for (const auto& b : ex.bars()) figure("bars", b.key);
+    for (const auto& g : ex.grids()) figure("grid", g.key);
+    for (const auto& t : ex.timelines()) figure("timeline", t.key);
   }
   return out;
 }
 
+namespace {
+using nlohmann::json;
+
+json finding_json(const Finding& f) {
+  return {{"id", f.id}, {"severity", to_string(f.severity)}, {"title", f.title}, {"reason", f.reason}};
+}
+
+json erratum_json(const std::optional<Finding>& f, const std::string& reason, const std::string& fallback_id) {
+  return {{"finding", f ? f->id : fallback_id},
+          {"severity", f ? to_string(f->severity) : "unclassified"},
+          {"reason", reason}};
+}
+}  // namespace
+
 std::string to_json(const ChapterResult& chapter) {
-  using nlohmann::json;
   json exercises = json::array();
+  // Findings in order of first appearance, each with every record it explains.
+  std::vector<std::string> finding_order;
+  std::map<std::string, json> findings;
+  auto note_finding = [&](const std::optional<Finding>& f, const std::string& name, const std::string& reason) {
+    const std::string id = f ? f->id : name;
+    if (!findings.count(id)) {
+      findings[id] = f ? finding_json(*f)
+                       : json{{"id", id}, {"severity", "unclassified"}, {"title", ""}, {"reason", reason}};
+      findings[id]["answers"] = json::array();
+      finding_order.push_back(id);
+    }
+    findings[id]["answers"].push_back(name);
+  };
+
   for (const auto& ex : chapter.exercises) {
     json answers = json::array();
     for (const auto& a : ex.answers()) {
+      const std::string name = ex.id() + "." + a.key();
       json entry = {{"key", a.key()}, {"value", a.value()}, {"unit", a.unit()}};
       if (a.book_value())
         entry["book"] = {{"value", *a.book_value()},
                          {"tol", a.book_tolerance().relative_to(*a.book_value())},
+                         {"tol_rule", tolerance_rule(*a.book_value(), a.book_tolerance())},
                          {"status", to_string(a.book_status())}};
+      if (a.derived_value()) entry["derived"] = {{"value", a.derived_value()->value}, {"formula", a.derived_value()->formula}};
+      if (a.book_status() == BookStatus::erratum) {
+        entry["erratum"] = erratum_json(a.finding(), a.erratum_reason(), name);
+        note_finding(a.finding(), name, a.erratum_reason());
+      }
       json notes = json::array();
       for (const auto& n : a.notes()) {
-        json note = {{"source", n.source}, {"value", n.value}, {"status", to_string(n.status())}};
+        json note = {{"source", n.source}, {"value", n.value}, {"status", to_string(n.status())},
+                     {"tol", n.tolerance.relative_to(n.value)}, {"tol_rule", tolerance_rule(n.value, n.tolerance)}};
         if (!n.reason.empty()) note["reason"] = n.reason;
         notes.push_back(note);
       }
@@ -75,30 +146,109 @@ std::string to_json(const ChapterResult& chapter) {
       entry["explanation"] = a.erratum_reason().empty() ? a.explanation() : a.erratum_reason();
       answers.push_back(entry);
     }
+    json formulas = json::array();
+    for (const auto& f : ex.formulas()) {
+      const std::string name = ex.id() + "." + f.key();
+      json points = json::array();
+      for (const auto& p : f.points())
+        points.push_back({{"inputs", p.inputs}, {"book", p.book}, {"exact", p.exact}, {"agrees", p.agrees}});
+      json entry = {{"key", f.key()},
+                    {"book_text", f.book_text()},
+                    {"exact_text", f.exact_text()},
+                    {"points", points},
+                    {"status", to_string(f.status())},
+                    {"tol", f.tolerance().relative_to(1)},
+                    {"tol_rule", tolerance_rule(1, f.tolerance())},
+                    {"reason", f.reason()},
+                    {"explanation", f.explanation()}};
+      if (f.finding()) {
+        entry["finding"] = f.finding()->id;
+        entry["severity"] = to_string(f.finding()->severity);
+        if (f.status() == FormulaStatus::erratum) note_finding(f.finding(), name, f.reason());
+      }
+      formulas.push_back(entry);
+    }
+    json claims = json::array();
+    for (const auto& c : ex.claims()) {
+      const std::string name = ex.id() + "." + c.key();
+      json entry = {{"key", c.key()},
+                    {"text", c.text()},
+                    {"value", c.value()},
+                    {"unit", c.unit()},
+                    {"relation", c.relation() ? to_string(*c.relation()) : "none"},
+                    {"bound", c.bound()},
+                    {"describe", c.describe()},
+                    {"status", to_string(c.status())},
+                    {"reason", c.reason()},
+                    {"explanation", c.explanation()}};
+      if (c.relation() == Relation::between) entry["bound_high"] = c.bound_high();
+      if (c.relation() == Relation::about) {
+        entry["tol"] = c.tolerance().relative_to(c.bound());
+        entry["tol_rule"] = tolerance_rule(c.bound(), c.tolerance());
+      }
+      if (c.finding()) {
+        entry["finding"] = c.finding()->id;
+        entry["severity"] = to_string(c.finding()->severity);
+        if (c.status() == ClaimStatus::erratum) note_finding(c.finding(), name, c.reason());
+      }
+      claims.push_back(entry);
+    }
     json tables = json::array();
     for (const auto& t : ex.tables()) tables.push_back({{"key", t.key}, {"columns", t.columns}, {"rows", t.rows}});
     json series = json::array();
     for (const auto& s : ex.series()) {
       json lines = json::array();
-      for (const auto& l : s.lines) lines.push_back({{"label", l.label}, {"x", l.x}, {"y", l.y}});
+      for (const auto& l : s.lines)
+        lines.push_back({{"label", l.label}, {"x", l.x}, {"y", l.y}, {"mode", to_string(l.mode)}});
       series.push_back({{"key", s.key}, {"x_label", s.x_label}, {"y_label", s.y_label}, {"lines", lines}});
+    }
+    json bars = json::array();
+    for (const auto& b : ex.bars()) {
+      json stacks = json::array();
+      for (const auto& st : b.stacks) stacks.push_back({{"label", st.label}, {"values", st.values}});
+      bars.push_back({{"key", b.key}, {"x_label", b.x_label}, {"y_label", b.y_label}, {"categories", b.categories},
+                      {"stacks", stacks}});
+    }
+    json grids = json::array();
+    for (const auto& g : ex.grids())
+      grids.push_back({{"key", g.key}, {"x_label", g.x_label}, {"y_label", g.y_label}, {"values", g.values},
+                       {"groups", g.groups}});
+    json timelines = json::array();
+    for (const auto& t : ex.timelines()) {
+      json lanes = json::array();
+      for (const auto& l : t.lanes) {
+        json bs = json::array();
+        for (const auto& b : l.bars)
+          bs.push_back({{"start", b.start}, {"duration", b.duration}, {"kind", b.kind}, {"label", b.label}});
+        lanes.push_back({{"label", l.label}, {"bars", bs}});
+      }
+      timelines.push_back({{"key", t.key}, {"x_label", t.x_label}, {"lanes", lanes}});
     }
     exercises.push_back({{"id", ex.id()},
                          {"title", ex.title()},
+                         {"section", ex.section()},
                          {"answers", answers},
+                         {"formulas", formulas},
+                         {"claims", claims},
                          {"tables", tables},
-                         {"series", series}});
+                         {"series", series},
+                         {"bars", bars},
+                         {"grids", grids},
+                         {"timelines", timelines}});
   }
+  json finding_list = json::array();
+  for (const auto& id : finding_order) finding_list.push_back(findings[id]);
   const json doc = {{"chapter", chapter.def->number},
                     {"slug", chapter.def->slug},
                     {"title", chapter.def->title},
-                    {"exercises", exercises}};
+                    {"exercises", exercises},
+                    {"findings", finding_list}};
   return doc.dump(1);
 }
 
 std::vector<std::string> defects(const ChapterResult& chapter) {
   std::vector<std::string> out;
-  for (const auto& ex : chapter.exercises)
+  for (const auto& ex : chapter.exercises) {
     for (const auto& a : ex.answers()) {
       const std::string name = ex.id() + "." + a.key();
       const auto s = a.book_status();
@@ -109,6 +259,17 @@ std::vector<std::string> defects(const ChapterResult& chapter) {
           out.push_back(name + ": notes " + n.source + " " + to_string(ns));
       }
     }
+    for (const auto& f : ex.formulas()) {
+      const auto s = f.status();
+      if (s == FormulaStatus::unexplained || s == FormulaStatus::false_erratum || s == FormulaStatus::incomplete)
+        out.push_back(ex.id() + "." + f.key() + ": formula " + to_string(s));
+    }
+    for (const auto& c : ex.claims()) {
+      const auto s = c.status();
+      if (s == ClaimStatus::unexplained || s == ClaimStatus::false_erratum || s == ClaimStatus::incomplete)
+        out.push_back(ex.id() + "." + c.key() + ": claim " + to_string(s));
+    }
+  }
   return out;
 }
 
