@@ -2,6 +2,7 @@
 // counter, and flash attention against naive attention on real arrays.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 #include "scaling/notation/einsum.hpp"
 #include "scaling/model/presets.hpp"
 #include "scaling/model/transformer.hpp"
+#include "scaling/model/tensors.hpp"
 
 using namespace scaling;
 using doctest::Approx;
@@ -48,8 +50,25 @@ TEST_CASE("config.json import: HuggingFace defaults for missing keys") {
                                     "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100})");
   CHECK(c.kv_heads == 4);
   CHECK(c.head_dim == 16);
-  CHECK(c.tied_embeddings);
+  CHECK_FALSE(c.tied_embeddings);  // LlamaConfig: tie_word_embeddings=False
   CHECK_FALSE(c.attention_bias);
+  // Each model type has its own defaults (transformers' configuration classes).
+  const std::string sizes = R"("hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                               "num_attention_heads": 16, "vocab_size": 100)";
+  const auto mistral = from_hf_config(R"({"model_type": "mistral", )" + sizes + "}");
+  CHECK_FALSE(mistral.tied_embeddings);
+  CHECK(mistral.kv_heads == 8);
+  CHECK(mistral.head_dim == 4);
+  const auto mixtral = from_hf_config(R"({"model_type": "mixtral", )" + sizes + "}");
+  CHECK_FALSE(mixtral.tied_embeddings);
+  CHECK(mixtral.experts == 8);
+  CHECK(mixtral.experts_per_token == 2);
+  const auto gemma = from_hf_config(R"({"model_type": "gemma", )" + sizes + "}");
+  CHECK(gemma.tied_embeddings);
+  CHECK(gemma.kv_heads == 16);
+  CHECK(gemma.head_dim == 256);
+  // Untied: the unembedding holds V·D weights of its own.
+  CHECK(param_counts(c).unembedding == 100 * 64);
   // with biases: Q, K, V, O biases and MLP biases appear in the count
   const auto b = from_hf_config(R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
                                     "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
@@ -76,7 +95,7 @@ TEST_CASE("config.json import: every rejection names the key, one line") {
            "num_attention_heads": 4, "vocab_size": 100})", "'intermediate_size' = -5"},
       {R"({"model_type": "llama", "num_key_value_heads": 3, )" + base + "}", "do not divide"},
       {R"({"model_type": "llama", "tie_word_embeddings": "yes", )" + base + "}", "'tie_word_embeddings'"},
-      {R"({"model_type": "mixtral", )" + base + "}", "'num_local_experts'"},
+      {R"({"model_type": "mixtral", "num_local_experts": 0, )" + base + "}", "'num_local_experts'"},
   };
   for (const auto& [text, named] : cases) {
     INFO(text);
@@ -214,4 +233,35 @@ TEST_CASE("§4.7: Σ_j S_ij dS_ij = Σ_d dO_id O_id (the backward pass's local i
       for (int d = 0; d < s.H; ++d) rhs += d_out[(t * 2 + n) * 4 + d] * o[(t * 2 + n) * 4 + d];
       CHECK(lhs == Approx(rhs).epsilon(1e-12));
     }
+}
+
+TEST_CASE("the tensor inventory: shapes, repeats, tied and routed tensors") {
+  // A small MoE with shared experts of their own width, written out by hand.
+  TransformerConfig c;
+  c.name = "moe";
+  c.d_model = 8, c.d_ff = 100, c.layers = 3, c.q_heads = 4, c.kv_heads = 2, c.head_dim = 5, c.vocab = 11;
+  c.experts = 6, c.experts_per_token = 2, c.shared_experts = 1, c.expert_d_ff = 7, c.tied_embeddings = true;
+  const auto inv = tensor_inventory(c);
+  double stored = 0, active = 0;
+  for (const auto& t : inv) {
+    stored += elements(t) * copies(t, c);
+    if (!t.tied) active += elements(t) * active_copies(t, c);
+  }
+  const double attention = 3 * (8 * 4 * 5 * 2 + 8 * 2 * 5 * 2);
+  const double expert = 3 * 8 * 7;  // gated: W_in1, W_in2, W_out of width 7 (not d_ff = 100)
+  const double norms = 3 * 2 * 8 + 8;
+  const double router = 3 * 8 * 6;
+  CHECK(stored == 11 * 8 + attention + norms + router + 3 * (6 + 1) * expert);
+  CHECK(active == 11 * 8 + attention + norms + router + 3 * (2 + 1) * expert);
+  CHECK(param_counts(c).total == stored);
+  CHECK(param_counts(c).active == active);
+  // The tied unembedding stores nothing but is still a matmul of every token.
+  const auto unembedding = std::find_if(inv.begin(), inv.end(), [](const Tensor& t) { return t.name == "unembedding"; });
+  REQUIRE(unembedding != inv.end());
+  CHECK(unembedding->tied);
+  CHECK(copies(*unembedding, c) == 0);
+  CHECK(forward_flops_per_token(c, 0).unembedding == 2 * 8 * 11);
+  CHECK(forward_flops_per_token(c, 0).mlp == 2 * 3 * (2 + 1) * expert);
+  CHECK(param_bytes(c, Dtype::int8) == stored);
+  CHECK(param_bytes(c, Dtype::fp32) == 4 * stored);
 }

@@ -50,6 +50,29 @@ const std::vector<ModelPreset>& table() {
 
 using nlohmann::json;
 
+// HuggingFace's defaults for the optional keys, per model type, as each configuration class sets them
+// (transformers: LlamaConfig, MistralConfig, MixtralConfig, GemmaConfig). 0 means "derived": KV heads
+// default to the query heads, head_dim to hidden_size / num_attention_heads.
+struct HfDefaults {
+  std::string_view model_type;
+  double kv_heads;
+  double head_dim;
+  bool tie_word_embeddings;
+  bool moe;
+  double experts, experts_per_token;
+};
+constexpr HfDefaults kHfDefaults[] = {
+    {"llama", 0, 0, false, false, 0, 0},
+    {"mistral", 8, 0, false, false, 0, 0},
+    {"mixtral", 8, 0, false, true, 8, 2},
+    {"gemma", 16, 256, true, false, 0, 0},
+};
+const HfDefaults* hf_defaults(std::string_view model_type) {
+  for (const auto& d : kHfDefaults)
+    if (d.model_type == model_type) return &d;
+  return nullptr;
+}
+
 const json* find(const json& j, const char* key) {
   const auto it = j.find(key);
   return it == j.end() || it->is_null() ? nullptr : &*it;
@@ -104,7 +127,8 @@ TransformerConfig from_hf_config(std::string_view text, std::string_view file) {
   if (!type->is_string())
     throw std::invalid_argument(std::string(file) + ": key 'model_type': expected a string, got " + type->type_name());
   const std::string model_type = type->get<std::string>();
-  if (model_type != "llama" && model_type != "mistral" && model_type != "mixtral" && model_type != "gemma")
+  const HfDefaults* defaults = hf_defaults(model_type);
+  if (!defaults)
     throw std::invalid_argument(std::string(file) + ": unknown model_type '" + model_type +
                                 "' (supported: llama, mistral, mixtral, gemma)");
   TransformerConfig c;
@@ -114,19 +138,20 @@ TransformerConfig from_hf_config(std::string_view text, std::string_view file) {
   c.layers = size_of(j, "num_hidden_layers", file);
   c.q_heads = size_of(j, "num_attention_heads", file);
   c.vocab = size_of(j, "vocab_size", file);
-  c.kv_heads = optional_size(j, "num_key_value_heads", c.q_heads, file);
-  if (!find(j, "head_dim") && std::fmod(c.d_model, c.q_heads) != 0)
+  c.kv_heads = optional_size(j, "num_key_value_heads", defaults->kv_heads > 0 ? defaults->kv_heads : c.q_heads, file);
+  const bool head_dim_from_width = defaults->head_dim == 0;
+  if (!find(j, "head_dim") && head_dim_from_width && std::fmod(c.d_model, c.q_heads) != 0)
     throw std::invalid_argument(std::string(file) + ": hidden_size is not divisible by num_attention_heads and no head_dim is given");
-  c.head_dim = optional_size(j, "head_dim", c.d_model / c.q_heads, file);
-  c.tied_embeddings = optional_bool(j, "tie_word_embeddings", true, file);
+  c.head_dim = optional_size(j, "head_dim", head_dim_from_width ? c.d_model / c.q_heads : defaults->head_dim, file);
+  c.tied_embeddings = optional_bool(j, "tie_word_embeddings", defaults->tie_word_embeddings, file);
   c.attention_bias = optional_bool(j, "attention_bias", false, file);
   c.mlp_bias = optional_bool(j, "mlp_bias", false, file);
   c.gated_mlp = true;
   c.norms_per_layer = 2;
   c.final_norm = true;
-  if (model_type == "mixtral") {
-    c.experts = size_of(j, "num_local_experts", file);
-    c.experts_per_token = size_of(j, "num_experts_per_tok", file);
+  if (defaults->moe) {
+    c.experts = optional_size(j, "num_local_experts", defaults->experts, file);
+    c.experts_per_token = optional_size(j, "num_experts_per_tok", defaults->experts_per_token, file);
   }
   validate(c);
   return c;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "scaling/base/format.hpp"
+#include "scaling/model/tensors.hpp"
 
 namespace scaling {
 
@@ -13,15 +14,6 @@ void require_positive(double v, const char* what, const std::string& model) {
     throw std::invalid_argument(model + ": " + what + " = " + format_number(v) + ": must be a positive whole number");
 }
 
-// One MLP of width f: 3 or 2 matrices of D·f, plus biases if any.
-double mlp_params(const TransformerConfig& c, double f) {
-  const double matrices = c.gated_mlp ? 3 : 2;
-  double p = matrices * c.d_model * f;
-  if (c.mlp_bias) p += (matrices - 1) * f + c.d_model;
-  return p;
-}
-
-double expert_width(const TransformerConfig& c) { return c.expert_d_ff > 0 ? c.expert_d_ff : c.d_ff; }
 }  // namespace
 
 bool is_moe(const TransformerConfig& c) { return c.experts > 0; }
@@ -49,45 +41,44 @@ void validate(const TransformerConfig& c) {
 }
 
 ParamCounts param_counts(const TransformerConfig& c) {
-  validate(c);
-  const double D = c.d_model, L = c.layers, N = c.q_heads, K = c.kv_heads, H = c.head_dim;
   ParamCounts p{};
-  p.embedding = c.vocab * D;
-  p.unembedding = c.tied_embeddings ? 0 : c.vocab * D;
-  // §4.3: W_Q, W_O are D·N·H; W_K, W_V are D·K·H.
-  double attn = 2 * D * N * H + 2 * D * K * H;
-  if (c.attention_bias) attn += N * H + 2 * K * H + D;
-  p.attention = L * attn;
-  const double norm = c.norm_bias ? 2 * D : D;
-  p.norms = L * c.norms_per_layer * norm + (c.final_norm ? norm : 0);
-  double active_mlp;
-  if (is_moe(c)) {
-    const double expert = mlp_params(c, expert_width(c));
-    p.mlp = L * (c.experts + c.shared_experts) * expert;
-    p.router = L * D * c.experts;
-    active_mlp = L * (c.experts_per_token + c.shared_experts) * expert;
-  } else {
-    p.mlp = L * mlp_params(c, c.d_ff);
-    p.router = 0;
-    active_mlp = p.mlp;
+  for (const auto& t : tensor_inventory(c)) {
+    const double stored = elements(t) * copies(t, c);
+    switch (t.component) {
+      case Component::embedding: p.embedding += stored; break;
+      case Component::unembedding: p.unembedding += stored; break;
+      case Component::attention: p.attention += stored; break;
+      case Component::mlp: p.mlp += stored; break;
+      case Component::norm: p.norms += stored; break;
+      case Component::router: p.router += stored; break;
+    }
+    p.total += stored;
+    // A token uses k routed experts of each MoE layer; a tied unembedding is the embedding, counted there.
+    p.active += t.tied ? 0 : elements(t) * active_copies(t, c);
   }
-  p.total = p.embedding + p.unembedding + p.attention + p.mlp + p.norms + p.router;
-  p.active = p.total - p.mlp + active_mlp;
   return p;
 }
 
 TokenFlops forward_flops_per_token(const TransformerConfig& c, double context) {
   if (!std::isfinite(context) || context < 0)
     throw std::invalid_argument("context = " + format_number(context) + ": must be a non-negative number");
-  const auto p = param_counts(c);
-  const double D = c.d_model, L = c.layers, N = c.q_heads, H = c.head_dim;
+  // §4.1: every matmul weight a token meets costs a multiply and an add. Lookups, norms and biases are
+  // elementwise work and left out, as §4.3 leaves them out.
   TokenFlops f{};
-  const double mlp_active = is_moe(c) ? p.active - (p.total - p.mlp) : p.mlp;
-  f.mlp = 2 * mlp_active;
-  f.qkvo = 2 * p.attention;
-  f.router = 2 * p.router;
+  for (const auto& t : tensor_inventory(c)) {
+    if (!t.matmul) continue;
+    const double flops = 2 * elements(t) * active_copies(t, c);
+    switch (t.component) {
+      case Component::attention: f.qkvo += flops; break;
+      case Component::mlp: f.mlp += flops; break;
+      case Component::router: f.router += flops; break;
+      case Component::unembedding: f.unembedding += flops; break;
+      case Component::embedding:
+      case Component::norm: break;
+    }
+  }
+  const double L = c.layers, N = c.q_heads, H = c.head_dim;
   f.attention = L * 2 * 2 * N * H * context;  // Q·Kᵀ and P·V, each 2·N·H per key
-  f.unembedding = 2 * c.vocab * D;
   f.total = f.mlp + f.qkvo + f.router + f.attention + f.unembedding;
   return f;
 }

@@ -21,8 +21,11 @@ const TransformerConfig& model(std::string_view key);
 // HuggingFace config.json for model_type llama, mistral, mixtral or gemma: a gated MLP, two RMSNorms per
 // layer plus a final one, biases only where attention_bias / mlp_bias say so; mixtral has
 // num_local_experts experts of which num_experts_per_tok are active and a router of D·E per layer.
-// Missing optional keys take HuggingFace's defaults (num_key_value_heads = num_attention_heads,
-// head_dim = hidden_size / num_attention_heads, tie_word_embeddings = true). Any problem — malformed
+// The five sizes (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, vocab_size) are
+// required; missing optional keys take HuggingFace's defaults for the model type: num_key_value_heads
+// (llama: = num_attention_heads; mistral, mixtral: 8; gemma: 16), head_dim (gemma: 256; others:
+// hidden_size / num_attention_heads), tie_word_embeddings (gemma: true; llama, mistral, mixtral: false),
+// num_local_experts / num_experts_per_tok (mixtral: 8 / 2), attention_bias and mlp_bias false. Any problem — malformed
 // JSON, an unknown model_type, a missing or mistyped key, a non-positive size — throws
 // std::invalid_argument with one line naming the key.
 TransformerConfig from_hf_config(std::string_view json_text, std::string_view name = "config.json");

@@ -1,0 +1,47 @@
+#pragma once
+// §4.2–4.3, §6.1: a Transformer as a list of weight tensors. Every count the workbook makes of a model —
+// total and active parameters, bytes per dtype, matmul FLOPs per token, what each device holds when the
+// weights are sharded — is a sum over this one inventory; nothing recounts parameters by a second formula.
+//
+// Letters follow §4: D = d_model, F = d_ff, L = layers, N = query heads, K = KV heads, H = head dim,
+// V = vocab, E = routed experts, k = experts per token, F_e = expert width.
+#include <string>
+#include <vector>
+
+#include "scaling/hardware/dtype.hpp"
+#include "scaling/model/transformer.hpp"
+
+namespace scaling {
+
+enum class Component { embedding, unembedding, attention, mlp, norm, router };
+const char* to_string(Component c);
+
+// How often a tensor occurs in the model.
+enum class Repeat {
+  once,               // the embedding, the final norm, the unembedding
+  per_layer,          // attention, norms, a dense MLP, the router
+  per_expert,         // one per routed expert in every MoE layer (L·E copies; a token uses L·k)
+  per_shared_expert,  // one per always-on shared expert in every MoE layer
+};
+const char* to_string(Repeat r);
+
+struct Tensor {
+  std::string name;           // "W_Q", "W_in1", "embedding", …
+  std::vector<double> shape;  // e.g. {D, N, H}
+  Component component;
+  Repeat repeat;
+  bool tied = false;   // shares its storage with the embedding: counted once, there
+  bool matmul = true;  // multiplies every token's activations: 2 FLOPs per element per token (§4.1)
+};
+
+// The tensors of one model, in forward order. Validates the config (throws std::invalid_argument).
+std::vector<Tensor> tensor_inventory(const TransformerConfig& c);
+
+double elements(const Tensor& t);                                 // product of the shape
+double copies(const Tensor& t, const TransformerConfig& c);       // how many the model stores (tied: 0)
+double active_copies(const Tensor& t, const TransformerConfig& c);  // how many one token uses
+
+// Bytes of every stored parameter in `weights` dtype.
+double param_bytes(const TransformerConfig& c, Dtype weights);
+
+}  // namespace scaling

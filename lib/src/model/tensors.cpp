@@ -1,0 +1,108 @@
+#include "scaling/model/tensors.hpp"
+
+namespace scaling {
+
+const char* to_string(Component c) {
+  switch (c) {
+    case Component::embedding: return "embedding";
+    case Component::unembedding: return "unembedding";
+    case Component::attention: return "attention";
+    case Component::mlp: return "mlp";
+    case Component::norm: return "norm";
+    case Component::router: return "router";
+  }
+  return "?";
+}
+
+const char* to_string(Repeat r) {
+  switch (r) {
+    case Repeat::once: return "once";
+    case Repeat::per_layer: return "per layer";
+    case Repeat::per_expert: return "per expert";
+    case Repeat::per_shared_expert: return "per shared expert";
+  }
+  return "?";
+}
+
+namespace {
+
+// One MLP of width f (a dense layer's, or one expert's): W_in1 (and the gate W_in2 when gated) and W_out.
+void add_mlp(std::vector<Tensor>& out, const TransformerConfig& c, double f, Repeat repeat, const std::string& prefix) {
+  const double D = c.d_model;
+  out.push_back({prefix + "W_in1", {D, f}, Component::mlp, repeat});
+  if (c.gated_mlp) out.push_back({prefix + "W_in2", {D, f}, Component::mlp, repeat});
+  out.push_back({prefix + "W_out", {f, D}, Component::mlp, repeat});
+  if (c.mlp_bias) {
+    out.push_back({prefix + "b_in1", {f}, Component::mlp, repeat, false, false});
+    if (c.gated_mlp) out.push_back({prefix + "b_in2", {f}, Component::mlp, repeat, false, false});
+    out.push_back({prefix + "b_out", {D}, Component::mlp, repeat, false, false});
+  }
+}
+
+void add_norm(std::vector<Tensor>& out, const TransformerConfig& c, const std::string& name, Repeat repeat) {
+  out.push_back({name + ".scale", {c.d_model}, Component::norm, repeat, false, false});
+  if (c.norm_bias) out.push_back({name + ".bias", {c.d_model}, Component::norm, repeat, false, false});
+}
+
+}  // namespace
+
+std::vector<Tensor> tensor_inventory(const TransformerConfig& c) {
+  validate(c);
+  const double D = c.d_model, N = c.q_heads, K = c.kv_heads, H = c.head_dim, V = c.vocab;
+  std::vector<Tensor> out;
+  // The embedding is a lookup (one row per token), not a matmul.
+  out.push_back({"embedding", {V, D}, Component::embedding, Repeat::once, false, false});
+  for (int i = 0; i < static_cast<int>(c.norms_per_layer); ++i)
+    add_norm(out, c, "norm" + std::to_string(i + 1), Repeat::per_layer);
+  // §4.3: W_Q and W_O are D·N·H, W_K and W_V are D·K·H.
+  out.push_back({"W_Q", {D, N, H}, Component::attention, Repeat::per_layer});
+  out.push_back({"W_K", {D, K, H}, Component::attention, Repeat::per_layer});
+  out.push_back({"W_V", {D, K, H}, Component::attention, Repeat::per_layer});
+  out.push_back({"W_O", {N, H, D}, Component::attention, Repeat::per_layer});
+  if (c.attention_bias) {
+    out.push_back({"b_Q", {N, H}, Component::attention, Repeat::per_layer, false, false});
+    out.push_back({"b_K", {K, H}, Component::attention, Repeat::per_layer, false, false});
+    out.push_back({"b_V", {K, H}, Component::attention, Repeat::per_layer, false, false});
+    out.push_back({"b_O", {D}, Component::attention, Repeat::per_layer, false, false});
+  }
+  if (is_moe(c)) {
+    // §4.4.1: a router of D·E picks k experts per token; shared experts see every token.
+    out.push_back({"router", {D, c.experts}, Component::router, Repeat::per_layer});
+    const double f = c.expert_d_ff > 0 ? c.expert_d_ff : c.d_ff;
+    add_mlp(out, c, f, Repeat::per_expert, "expert.");
+    if (c.shared_experts > 0) add_mlp(out, c, f, Repeat::per_shared_expert, "shared_expert.");
+  } else {
+    add_mlp(out, c, c.d_ff, Repeat::per_layer, "");
+  }
+  if (c.final_norm) add_norm(out, c, "final_norm", Repeat::once);
+  // Tied: the output projection reuses the embedding's storage but is still a matmul of every token.
+  out.push_back({"unembedding", {D, V}, Component::unembedding, Repeat::once, c.tied_embeddings, true});
+  return out;
+}
+
+double elements(const Tensor& t) {
+  double n = 1;
+  for (double d : t.shape) n *= d;
+  return n;
+}
+
+namespace {
+double repeats(const Tensor& t, const TransformerConfig& c, double experts) {
+  switch (t.repeat) {
+    case Repeat::once: return 1;
+    case Repeat::per_layer: return c.layers;
+    case Repeat::per_expert: return c.layers * experts;
+    case Repeat::per_shared_expert: return c.layers * c.shared_experts;
+  }
+  return 0;
+}
+}  // namespace
+
+double copies(const Tensor& t, const TransformerConfig& c) { return t.tied ? 0 : repeats(t, c, c.experts); }
+double active_copies(const Tensor& t, const TransformerConfig& c) { return repeats(t, c, c.experts_per_token); }
+
+double param_bytes(const TransformerConfig& c, Dtype weights) {
+  return param_counts(c).total * bytes_per_element(weights);
+}
+
+}  // namespace scaling
