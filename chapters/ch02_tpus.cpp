@@ -204,9 +204,9 @@ EXERCISE("ex2.4", "An int8 matmul on one v5e, from HBM and from VMEM") {
 EXERCISE("ex2.5", "Sending an array across a v5e 4x4") {
   const auto s = make_slice("tpu-v5e", "4x4");  // no axis of 16: no wraparound
   const int hops = hop_distance(s, {0, 0}, {3, 3});
-  const double latency = s.chip->ici_hop_latency_s;
+  const double latency = s.chip.ici_hop_latency_s;
   const double bytes = 8.0 * 128 * 8192 * bytes_per_element(Dtype::bf16);
-  const double t_bw = bytes / (2 * s.chip->ici_oneway_bytes_per_s);  // out of both of the corner's links
+  const double t_bw = bytes / (2 * s.chip.ici_oneway_bytes_per_s);  // out of both of the corner's links
   ex.answer("hops", hops, "").book(6, rel(1e-12)).notes("000", 6, rel(1e-12));
   ex.answer("t_first_byte", hops * latency, "s").book(6e-6, sig(1)).notes("000", 6e-6, sig(1));
   ex.answer("bytes", bytes, "B").book(1.7e7, sig(2)).notes("000", 16777216, rel(1e-12));
@@ -222,7 +222,7 @@ EXERCISE("ex2.6", "Gathering a host-offloaded int8 matrix to one chip") {
   // int8[128Ki, 128Ki] spread over the host memory of a v5e 4x4 (2 hosts), brought to TPU{0,0} and
   // multiplied by bf16[8, 128Ki].
   const auto s = make_slice("tpu-v5e", "4x4");
-  const auto& v5e = *s.chip;
+  const auto& v5e = s.chip;
   const double n = 128.0 * 1024;
   const double array_bytes = n * n * bytes_per_element(Dtype::int8);
   const double per_host = array_bytes / hosts(s), per_chip = array_bytes / chips(s);

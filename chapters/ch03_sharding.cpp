@@ -93,7 +93,7 @@ EXERCISE("ch3.jax-local-shapes", "Local shapes in the §3.1.2 JAX snippet") {
 EXERCISE("ch3.allgather-cost", "How long an AllGather takes") {
   // One axis of a v5e 16x16 (wrapped), 1 GiB gathered; then both axes.
   const auto s = make_slice("tpu-v5e", "16x16");
-  const Link link = ici_link(*s.chip);
+  const Link link = ici_link(s.chip);
   const double v = std::pow(2.0, 30);
   const auto one = slice_axes(s, {0}), both = slice_axes(s, {0, 1});
   ex.answer("t_book_rule", book_collective_time_s(Collective::all_gather, one, v, link), "s")
@@ -194,7 +194,7 @@ EXERCISE("ch3.alltoall-cost", "Why an AllToAll costs a quarter of an AllGather")
 
 EXERCISE("ch3.collective-table", "The collective cost rules (§3.4 table)") {
   const auto s = make_slice("tpu-v5e", "16x16");
-  const Link link = ici_link(*s.chip);
+  const Link link = ici_link(s.chip);
   const double v = 1e8;
   auto& t = ex.table("rules", {"operation", "axes", "book rule", "exact model", "exact / book"});
   for (auto op : {Collective::all_gather, Collective::reduce_scatter, Collective::all_reduce, Collective::all_to_all})
@@ -218,7 +218,7 @@ EXERCISE("ex3.1", "Replication factor") {
 
 EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
   const auto s = make_slice("tpu-v4p", "4x4x4");  // a full cube: every axis wraps
-  const Link link = ici_link(*s.chip);
+  const Link link = ici_link(s.chip);
   const Mesh mesh = parse_mesh("X=4,Y=4,Z=4");
   const double B = 1024, D = 4096;
   const auto x = slice_axes(s, {0}), xy = slice_axes(s, {0, 1}), z = slice_axes(s, {2});
@@ -245,7 +245,7 @@ EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
 
 EXERCISE("ex3.3", "A latency-bound AllGather") {
   const auto s = make_slice("tpu-v4p", "4x4x4");
-  const Link link = ici_link(*s.chip);
+  const Link link = ici_link(s.chip);
   const double B = 128, v = B * bytes_per_element(Dtype::bf16);
   const auto c = collective_cost(Collective::all_gather, slice_axes(s, {0}), v, link);
   ex.answer("total_bytes", v, "B").book(256, rel(1e-12));
@@ -291,8 +291,8 @@ EXERCISE("ex3.5", "The lowest-latency matmul on a v5p 4x4x4") {
   // replicated. Then the best plan computes C[B_X, F_YZ] locally (no input communication, a 64th of the
   // FLOPs each) and AllGathers C over all three axes; or, for thin D, every chip computes everything.
   const auto s = make_slice("tpu-v5p", "4x4x4");
-  const Link link = ici_link(*s.chip);
-  const double c = s.chip->bf16_flops_per_s, n = chips(s);
+  const Link link = ici_link(s.chip);
+  const double c = s.chip.bf16_flops_per_s, n = chips(s);
   const double gather_per_byte = collective_cost(Collective::all_gather, slice_axes(s, {0, 1, 2}), 1, link).t_bandwidth_s;
   // sharded: max(2BDF / (n·C), 2BF · g) with g the AllGather time per byte: equal when D = n·C·g
   ex.answer("d_crossover", n * c * gather_per_byte, "")

@@ -2,36 +2,21 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/hardware/chip.hpp"
+#include "scaling/hardware/chip_file.hpp"
 
 namespace cli {
 
 void run_chips(bool json) {
   using scaling::format_quantity;
   if (json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& c : scaling::chips()) {
-      out.push_back({{"name", c.name},
-                     {"display", c.display},
-                     {"pod_shape", c.pod_shape},
-                     {"host_shape", c.host_shape},
-                     {"tensorcores_per_chip", c.tensorcores_per_chip},
-                     {"hbm_bytes", c.hbm_bytes},
-                     {"hbm_bytes_per_s", c.hbm_bytes_per_s},
-                     {"bf16_flops_per_s", c.bf16_flops_per_s},
-                     {"int8_flops_per_s", c.int8_flops_per_s > 0 ? nlohmann::json(c.int8_flops_per_s) : nullptr},
-                     {"ici_oneway_bytes_per_s", c.ici_oneway_bytes_per_s},
-                     {"ici_bidi_bytes_per_s", c.ici_bidi_bytes_per_s},
-                     {"ici_hop_latency_s", c.ici_hop_latency_s},
-                     {"pcie_bytes_per_s", c.pcie_bytes_per_s},
-                     {"dcn_bytes_per_s_per_host", c.dcn_bytes_per_s_per_host},
-                     {"source", c.source}});
-    }
-    std::cout << out.dump(2) << "\n";
+    // The chip-file format (hardware/chip_file.hpp): any entry can be saved and passed to --chip-file.
+    std::string out = "[";
+    for (const auto& c : scaling::chips()) out += (out.size() > 1 ? ",\n" : "\n") + scaling::chip_to_json(c, 2);
+    std::cout << out << "\n]\n";
     return;
   }
   fmt::print("{:<8} {:<9} {:<6} {:>3} {:>8} {:>11} {:>16} {:>16} {:>11} {:>11}\n", "chip", "pod", "host", "TC",

@@ -22,11 +22,11 @@ scaling::WrapPolicy parse_wrap(const std::string& w) {
 
 void run_collective(const CollectiveArgs& a) {
   using namespace scaling;
-  const Slice s = make_slice(a.chip, a.slice, parse_wrap(a.wrap));
+  const Slice s = make_slice(resolve_chip(a.chip), parse_shape(a.slice), parse_wrap(a.wrap));
   const Collective op = parse_collective(a.op);
   const auto axes = slice_axes(s, parse_indices("--axes", a.axes));
   const double v = parse_size("--bytes", a.bytes);
-  const auto c = collective_cost(op, axes, v, ici_link(*s.chip));
+  const auto c = collective_cost(op, axes, v, ici_link(s.chip));
   if (a.json) {
     std::cout << nlohmann::json{{"t_s", c.t_s},
                                 {"t_bandwidth_s", c.t_bandwidth_s},
@@ -40,7 +40,7 @@ void run_collective(const CollectiveArgs& a) {
   std::string axes_text;
   for (const auto& ax : axes) axes_text += fmt::format("{}{} ", ax.size, ax.wraps ? " (wraps)" : " (open)");
   fmt::print("{} of {} over axes of size {}on a {} {}\n", op == Collective::all_to_all ? "AllToAll" : name(op),
-             format_quantity(v, "B"), axes_text, s.chip->display, shape_text(s.shape));
+             format_quantity(v, "B"), axes_text, s.chip.display, shape_text(s.shape));
   fmt::print("  {:<14} {}\n", "time", format_quantity(c.t_s, "s"));
   fmt::print("  {:<14} {}\n", "bandwidth", format_quantity(c.t_bandwidth_s, "s"));
   fmt::print("  {:<14} {} ({} hops)\n", "latency", format_quantity(c.t_latency_s, "s"), c.hops);

@@ -6,19 +6,28 @@
 #include <string>
 #include <vector>
 
+#include "scaling/hardware/chip.hpp"
+
 namespace cli {
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// --chip NAME or --chip-file PATH, and overrides of single figures (README: "Your own chip").
+struct ChipArgs {
+  std::string chip, chip_file, hbm_bytes, hbm_bw, flops, flops_int8, ici_bw;
+};
+
 struct MatmulArgs {
-  std::string chip, B, D, F;
+  ChipArgs chip;
+  std::string B, D, F;
   std::string lhs = "bf16", rhs = "bf16", out = "bf16", compute = "bf16";
   bool json = false;
 };
 struct CollectiveArgs {
-  std::string chip, slice, op, axes, bytes, wrap = "auto";
+  ChipArgs chip;
+  std::string slice, op, axes, bytes, wrap = "auto";
   bool json = false;
 };
 struct SimulateArgs {
@@ -41,6 +50,12 @@ void run_simulate(const SimulateArgs& a);
 void run_shard(const ShardArgs& a);
 void run_models(bool json);
 void run_params(const ParamsArgs& a);
+
+// The chip a subcommand runs on: a preset or a chip file, with any overrides applied. Throws UsageError
+// when neither or both of --chip and --chip-file are given, std::invalid_argument for a bad value.
+scaling::Chip resolve_chip(const ChipArgs& a);
+// A positive number ("8.1e11") given to an option; throws std::invalid_argument naming it.
+double parse_positive(const std::string& option, const std::string& text);
 
 // A dimension given on the command line: a positive whole number ("4096", "1e6").
 // Throws std::invalid_argument naming the option and the text.

@@ -14,6 +14,18 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::function<void()> chosen;
   auto on = [&](CLI::App* sub, std::function<void()> run) { sub->callback([&chosen, run] { chosen = run; }); };
+  // Every subcommand that runs on a chip takes a preset or a chip file, and overrides of single figures.
+  auto add_chip_options = [](CLI::App* sub, cli::ChipArgs& c) {
+    auto* preset = sub->add_option("--chip", c.chip, "chip preset (see `scaling chips`)");
+    auto* file = sub->add_option("--chip-file", c.chip_file, "a JSON chip description (`scaling chips --json` format)");
+    preset->excludes(file);
+    file->excludes(preset);
+    sub->add_option("--hbm-bytes", c.hbm_bytes, "override: HBM capacity per chip, bytes");
+    sub->add_option("--hbm-bw", c.hbm_bw, "override: HBM bandwidth per chip, bytes/s");
+    sub->add_option("--flops", c.flops, "override: peak bf16 FLOPs/s per chip");
+    sub->add_option("--flops-int8", c.flops_int8, "override: peak int8 OPs/s per chip");
+    sub->add_option("--ici-bw", c.ici_bw, "override: ICI bandwidth per link, one way, bytes/s (both ways: twice)");
+  };
 
   bool chips_json = false;
   auto* chips = app.add_subcommand("chips", "list the chip presets and their figures");
@@ -22,7 +34,7 @@ int main(int argc, char** argv) {
 
   cli::MatmulArgs mm;
   auto* matmul = app.add_subcommand("matmul", "roofline of X[B, D]·Y[D, F] -> Z[B, F] on one chip (§1.1.2)");
-  matmul->add_option("--chip", mm.chip, "chip preset (see `scaling chips`)")->required();
+  add_chip_options(matmul, mm.chip);
   matmul->add_option("--B", mm.B, "batch (rows of X), a positive whole number")->required();
   matmul->add_option("--D", mm.D, "contracting dimension")->required();
   matmul->add_option("--F", mm.F, "output dimension")->required();
@@ -36,7 +48,7 @@ int main(int argc, char** argv) {
 
   cli::CollectiveArgs co;
   auto* collective = app.add_subcommand("collective", "exact time of a collective over slice axes (§3)");
-  collective->add_option("--chip", co.chip, "chip preset with ICI (a TPU)")->required();
+  add_chip_options(collective, co.chip);
   collective->add_option("--slice", co.slice, "slice shape, e.g. 4x4x4")->required();
   collective->add_option("--op", co.op, "all-gather, reduce-scatter, all-reduce or all-to-all")->required();
   collective->add_option("--axes", co.axes, "slice axes it runs over, e.g. 0 or 0,1")->required();

@@ -13,7 +13,7 @@ namespace cli {
 
 void run_matmul(const MatmulArgs& a) {
   using namespace scaling;
-  const Chip& c = chip(a.chip);
+  const Chip c = resolve_chip(a.chip);
   const Matmul m{parse_size("--B", a.B), parse_size("--D", a.D), parse_size("--F", a.F), parse_dtype(a.lhs),
                  parse_dtype(a.rhs), parse_dtype(a.out)};
   const double peak = peak_flops_per_s(c, parse_dtype(a.compute));

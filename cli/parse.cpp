@@ -18,6 +18,16 @@ double parse_size(const std::string& option, const std::string& text) {
   return value;
 }
 
+double parse_positive(const std::string& option, const std::string& text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty())
+    throw std::invalid_argument(option + " '" + text + "': not a number");
+  if (!std::isfinite(value) || value <= 0) throw std::invalid_argument(option + " '" + text + "': must be positive");
+  return value;
+}
+
 std::vector<double> parse_sizes(const std::string& option, const std::string& text) {
   std::vector<double> out;
   size_t start = 0;

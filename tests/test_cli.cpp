@@ -1,64 +1,18 @@
 // The `scaling` CLI, run as a user would: values against hand-computed ones, and bad input.
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <string>
-#include <sys/wait.h>
+
+#include "cli_run.hpp"
+
+using namespace testing;
 
 namespace {
-
-struct Run {
-  int exit_code;
-  std::string out, err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-Run run_program(const std::string& program, const std::string& args) {
-  static int counter = 0;
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  const auto out = dir / ("scaling_cli_out_" + tag), err = dir / ("scaling_cli_err_" + tag);
-  const std::string cmd = "'" + program + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  Run r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  std::filesystem::remove(out);
-  std::filesystem::remove(err);
-  return r;
-}
-
-Run run(const std::string& args) { return run_program(SCALING_CLI, args); }
-
 nlohmann::json matmul_json(const std::string& args) {
   const auto r = run("matmul " + args + " --json");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   return nlohmann::json::parse(r.out);
 }
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
-
-// Each command must fail with exit 1, one line on stderr naming the offending value, nothing on stdout.
-void expect_rejected(const std::vector<std::pair<std::string, std::string>>& cases) {
-  for (const auto& [args, named] : cases) {
-    INFO(args);
-    const auto r = run(args);
-    CHECK(r.exit_code == 1);
-    CHECK(lines(r.err) == 1);
-    CHECK(r.err.find(named) != std::string::npos);
-    CHECK(r.out.empty());
-  }
-}
-
 }  // namespace
 
 using doctest::Approx;

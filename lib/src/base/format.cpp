@@ -84,4 +84,21 @@ std::string format_quantity(double value, std::string_view unit, int digits) {
   return unit.empty() ? number : number + " " + std::string(unit);
 }
 
+std::string escape_for_message(std::string_view text, size_t max_chars) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (out.size() >= max_chars) return out + "…";
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 }  // namespace scaling

@@ -1,6 +1,9 @@
 #include "scaling/hardware/chip.hpp"
 
+#include <cmath>
 #include <stdexcept>
+
+#include "scaling/base/format.hpp"
 
 namespace scaling {
 namespace {
@@ -14,17 +17,17 @@ namespace {
 const std::vector<Chip>& table() {
   static const std::vector<Chip> kChips{
     {"tpu-v3", "TPU v3", {32, 32}, {4, 2}, 2, 32e9, 9.0e11, 1.4e14, 1.4e14, 1e11, 2e11, 1e-6, 1.5e10, 2.5e10,
-     "§2.3 tables; cores §2.1"},
+     WrapRule::full_axis, "§2.3 tables; cores §2.1"},
     {"tpu-v4p", "TPU v4p", {16, 16, 16}, {2, 2, 1}, 2, 32e9, 1.2e12, 2.75e14, 2.75e14, 4.5e10, 9e10, 1e-6,
-     1.6e10, 2.5e10, "§2.3 tables; cores and PCIe §2.1"},
+     1.6e10, 2.5e10, WrapRule::cubes, "§2.3 tables; cores and PCIe §2.1"},
     {"tpu-v5p", "TPU v5p", {16, 20, 28}, {2, 2, 1}, 2, 96e9, 2.8e12, 4.59e14, 9.18e14, 9e10, 1.8e11, 1e-6,
-     1.5e10, 2.5e10, "§2.3 tables; cores §2.1"},
+     1.5e10, 2.5e10, WrapRule::cubes, "§2.3 tables; cores §2.1"},
     {"tpu-v5e", "TPU v5e", {16, 16}, {4, 2}, 1, 16e9, 8.1e11, 1.97e14, 3.94e14, 4.5e10, 9e10, 1e-6, 1.5e10,
-     2.5e10, "§2.3 tables; cores §2.1"},
+     2.5e10, WrapRule::full_axis, "§2.3 tables; cores §2.1"},
     {"tpu-v6e", "TPU v6e", {16, 16}, {4, 2}, 1, 32e9, 1.6e12, 9.20e14, 1.84e15, 9e10, 1.8e11, 1e-6, 3.2e10,
-     2.5e10, "§2.3 tables; PCIe §2.3 footnote 10"},
+     2.5e10, WrapRule::full_axis, "§2.3 tables; PCIe §2.3 footnote 10"},
     {"h100", "NVIDIA H100", {}, {}, 1, 80e9, 3.35e12, 9.89e14, 0, 0, 0, 0, 0, 0,
-     "§1.1 (bf16 dense FLOPs/s, HBM bandwidth); 80 GB HBM from the spec sheet §1.1 cites"},
+     WrapRule::none, "§1.1 (bf16 dense FLOPs/s, HBM bandwidth); 80 GB HBM from the spec sheet §1.1 cites"},
   };
   return kChips;
 }
@@ -50,6 +53,39 @@ double peak_flops_per_s(const Chip& c, Dtype compute) {
                                 std::string(name(compute)) + " (the book gives bf16" +
                                 (c.int8_flops_per_s > 0 ? " and int8" : " only") + ")");
   return peak;
+}
+
+const char* to_string(WrapRule r) {
+  switch (r) {
+    case WrapRule::cubes: return "cubes";
+    case WrapRule::full_axis: return "full-axis";
+    case WrapRule::none: return "none";
+  }
+  return "none";
+}
+
+Chip with_overrides(Chip c, const ChipOverrides& o) {
+  std::string changed;
+  auto apply = [&](const std::optional<double>& v, double& field, const char* what) {
+    if (!v) return;
+    if (!std::isfinite(*v) || *v <= 0)
+      throw std::invalid_argument(std::string(what) + " = " + format_number(*v) + ": must be a positive number");
+    field = *v;
+    changed += (changed.empty() ? "" : ", ") + std::string(what) + " = " + format_number(*v);
+  };
+  apply(o.hbm_bytes, c.hbm_bytes, "hbm_bytes");
+  apply(o.hbm_bytes_per_s, c.hbm_bytes_per_s, "hbm_bytes_per_s");
+  apply(o.bf16_flops_per_s, c.bf16_flops_per_s, "bf16_flops_per_s");
+  apply(o.int8_flops_per_s, c.int8_flops_per_s, "int8_flops_per_s");
+  if (o.ici_oneway_bytes_per_s) {
+    apply(o.ici_oneway_bytes_per_s, c.ici_oneway_bytes_per_s, "ici_oneway_bytes_per_s");
+    c.ici_bidi_bytes_per_s = 2 * c.ici_oneway_bytes_per_s;  // §2.3: a link carries the same rate each way
+  }
+  if (!changed.empty()) {
+    c.display += " (" + changed + ")";
+    c.source += "; overridden: " + changed;
+  }
+  return c;
 }
 
 double chips_in(const std::vector<int>& shape) {

@@ -27,8 +27,8 @@ std::vector<int> parse_shape(std::string_view text) {
 }
 
 static bool wraps_automatically(const Chip& chip, const std::vector<int>& shape, size_t axis) {
-  const std::string_view n = chip.name;
-  if (n == "tpu-v4p" || n == "tpu-v5p") {
+  if (chip.wrap_rule == WrapRule::none) return false;
+  if (chip.wrap_rule == WrapRule::cubes) {
     // §2.2: wraparound comes from the optical switches, available only on whole 4×4×4 cubes.
     if (shape.size() != 3) return false;
     for (int s : shape)
@@ -50,7 +50,7 @@ Slice make_slice(const Chip& chip, const std::vector<int>& shape, WrapPolicy wra
     if (shape[a] > chip.pod_shape[a])
       throw std::invalid_argument("slice " + shape_text(shape) + " exceeds the " + std::string(chip.display) +
                                   " pod " + shape_text(chip.pod_shape) + " on axis " + std::to_string(a));
-  Slice s{&chip, shape, std::vector<bool>(shape.size())};
+  Slice s{chip, shape, std::vector<bool>(shape.size())};
   for (size_t a = 0; a < shape.size(); ++a)
     s.wraps[a] = wrap == WrapPolicy::yes ? shape[a] > 1
                  : wrap == WrapPolicy::no ? false
@@ -64,13 +64,13 @@ Slice make_slice(std::string_view chip_name, std::string_view shape, WrapPolicy 
 
 double chips(const Slice& s) { return chips_in(s.shape); }
 
-double hosts(const Slice& s) { return std::ceil(chips(s) / chips_in(s.chip->host_shape)); }
+double hosts(const Slice& s) { return std::ceil(chips(s) / chips_in(s.chip.host_shape)); }
 
-double tensorcores(const Slice& s) { return chips(s) * s.chip->tensorcores_per_chip; }
+double tensorcores(const Slice& s) { return chips(s) * s.chip.tensorcores_per_chip; }
 
-double total_flops_per_s(const Slice& s, Dtype compute) { return chips(s) * peak_flops_per_s(*s.chip, compute); }
+double total_flops_per_s(const Slice& s, Dtype compute) { return chips(s) * peak_flops_per_s(s.chip, compute); }
 
-double total_hbm_bytes(const Slice& s) { return chips(s) * s.chip->hbm_bytes; }
+double total_hbm_bytes(const Slice& s) { return chips(s) * s.chip.hbm_bytes; }
 
 int hop_distance(const Slice& s, const std::vector<int>& from, const std::vector<int>& to) {
   if (from.size() != s.shape.size() || to.size() != s.shape.size())

@@ -1,13 +1,12 @@
 #include "scaling/model/presets.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "scaling/base/format.hpp"
+#include "scaling/base/text_file.hpp"
 
 namespace scaling {
 
@@ -158,11 +157,7 @@ TransformerConfig from_hf_config(std::string_view text, std::string_view file) {
 }
 
 TransformerConfig load_hf_config(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw std::invalid_argument("cannot read config file '" + path + "'");
-  std::stringstream s;
-  s << f.rdbuf();
-  return from_hf_config(s.str(), path);
+  return from_hf_config(read_text_file(path, "config file"), path);
 }
 
 }  // namespace scaling

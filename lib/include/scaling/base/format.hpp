@@ -13,4 +13,8 @@ std::string format_number(double value, int digits = 4);
 // FLOPs and FLOPs/s in scientific notation; any other unit appended as given.
 std::string format_quantity(double value, std::string_view unit, int digits = 3);
 
+// A value quoted in a one-line error message: control characters (newline, tab, escape, …) and
+// non-printable bytes become \n, \t or \xNN, and text longer than `max_chars` is cut with "…".
+std::string escape_for_message(std::string_view text, size_t max_chars = 80);
+
 }  // namespace scaling

@@ -1,6 +1,8 @@
 #pragma once
-// Chip presets: the numbers of the book's §2.3 tables (TPUs) and §1.1 (H100), each with its source.
-// Quantities are SI: bytes, bytes/s, FLOPs/s, seconds.
+// Chips: the presets hold the numbers of the book's §2.3 tables (TPUs) and §1.1 (H100), each with its
+// source; a user's chip is the same struct, read from a JSON file (chip_file.hpp) or a preset with some
+// figures overridden. Quantities are SI: bytes, bytes/s, FLOPs/s, seconds.
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -10,9 +12,17 @@
 
 namespace scaling {
 
+// §2.2: which slice axes have wraparound links.
+enum class WrapRule {
+  cubes,      // v4p, v5p: optical switches wrap every axis of a slice built of whole 4×4×4 cubes
+  full_axis,  // v5e, v6e (and v3 by the same 2-D rule): an axis wraps when it spans the pod's side
+  none,       // no wraparound (or no ICI at all)
+};
+const char* to_string(WrapRule r);
+
 struct Chip {
-  std::string_view name;     // preset key, e.g. "tpu-v5e"
-  std::string_view display;  // e.g. "TPU v5e"
+  std::string name;     // preset key, e.g. "tpu-v5e"
+  std::string display;  // e.g. "TPU v5e"
   std::vector<int> pod_shape;   // chips per axis of the largest ICI-connected pod; empty when not a TPU
   std::vector<int> host_shape;  // chips attached to one CPU host
   int tensorcores_per_chip;
@@ -25,12 +35,21 @@ struct Chip {
   double ici_hop_latency_s;
   double pcie_bytes_per_s;          // host <-> chip, per chip
   double dcn_bytes_per_s_per_host;  // host egress
-  std::string_view source;          // where each figure comes from
+  WrapRule wrap_rule;
+  std::string source;               // where each figure comes from
 };
 
 std::span<const Chip> chips();
 // Throws std::invalid_argument naming the text and the known names.
 const Chip& chip(std::string_view name);
+
+// A chip with some of its figures replaced ("your own chip": a preset with another bandwidth, say). Each
+// given value must be positive and finite (std::invalid_argument naming the field otherwise); `display`
+// notes what changed.
+struct ChipOverrides {
+  std::optional<double> hbm_bytes, hbm_bytes_per_s, bf16_flops_per_s, int8_flops_per_s, ici_oneway_bytes_per_s;
+};
+Chip with_overrides(Chip base, const ChipOverrides& o);
 
 // Peak FLOPs/s when the MXU computes in `compute` (the bf16 or the int8 column of §2.3).
 // Throws std::invalid_argument for a dtype the chip has no figure for.

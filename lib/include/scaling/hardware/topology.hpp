@@ -13,7 +13,7 @@ namespace scaling {
 enum class WrapPolicy { automatic, yes, no };
 
 struct Slice {
-  const Chip* chip;
+  Chip chip;
   std::vector<int> shape;   // chips per axis, e.g. {4, 4, 4}
   std::vector<bool> wraps;  // per axis: has a wraparound link
 };
@@ -21,9 +21,9 @@ struct Slice {
 // Parses "4x4x4" (positive whole numbers separated by 'x'); throws std::invalid_argument naming the text.
 std::vector<int> parse_shape(std::string_view text);
 
-// §2.2: v4p and v5p slices wrap every axis when built of full 4×4×4 cubes (3 axes, each a multiple of 4);
-// v5e and v6e wrap an axis only when it spans 16 chips; v3 (by the same 2D rule as v5e) when an axis
-// spans its full pod side. `yes`/`no` override the rule for every axis.
+// §2.2, by the chip's wrap rule: v4p and v5p slices wrap every axis when built of full 4×4×4 cubes (3
+// axes, each a multiple of 4); v5e and v6e wrap an axis only when it spans 16 chips; v3 (by the same 2D
+// rule as v5e) when an axis spans its full pod side. `yes`/`no` override the rule for every axis.
 Slice make_slice(const Chip& chip, const std::vector<int>& shape, WrapPolicy wrap = WrapPolicy::automatic);
 Slice make_slice(std::string_view chip_name, std::string_view shape, WrapPolicy wrap = WrapPolicy::automatic);
 

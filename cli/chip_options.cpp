@@ -1,0 +1,24 @@
+// --chip / --chip-file and the overrides every chip-taking subcommand shares.
+#include "commands.hpp"
+#include "scaling/hardware/chip_file.hpp"
+
+namespace cli {
+
+scaling::Chip resolve_chip(const ChipArgs& a) {
+  if (a.chip.empty() == a.chip_file.empty())
+    throw UsageError(a.chip.empty() ? "give --chip NAME or --chip-file PATH"
+                                    : "give --chip or --chip-file, not both");
+  scaling::Chip base = a.chip.empty() ? scaling::load_chip_file(a.chip_file) : scaling::chip(a.chip);
+  scaling::ChipOverrides o;
+  auto take = [](const std::string& option, const std::string& text, std::optional<double>& field) {
+    if (!text.empty()) field = parse_positive(option, text);
+  };
+  take("--hbm-bytes", a.hbm_bytes, o.hbm_bytes);
+  take("--hbm-bw", a.hbm_bw, o.hbm_bytes_per_s);
+  take("--flops", a.flops, o.bf16_flops_per_s);
+  take("--flops-int8", a.flops_int8, o.int8_flops_per_s);
+  take("--ici-bw", a.ici_bw, o.ici_oneway_bytes_per_s);
+  return scaling::with_overrides(std::move(base), o);
+}
+
+}  // namespace cli
