@@ -217,7 +217,7 @@ void check_counts(const sim::StepCounts& got, const Expected& want) {
 }
 }  // namespace
 
-TEST_CASE("decode with a KV cache: counts equal the step-time model; outputs equal recomputation without a cache") {
+TEST_CASE("decode with a KV cache: counts equal the step-time model, outputs equal a recomputation without a cache") {
   for (int K : {4, 2, 1})  // MHA, GQA (2 query heads per KV head), MQA
     for (bool tied : {false, true})
       for (Dtype w : {Dtype::bf16, Dtype::int8})
@@ -276,7 +276,7 @@ TEST_CASE("decode with a KV cache: counts equal the step-time model; outputs equ
             }
 }
 
-TEST_CASE("the cache's storage holds B·T·2·L·K·H·bytes; int8 and bf16 really round what they store") {
+TEST_CASE("the KV cache holds B·T·2·L·K·H·bytes, and int8 and bf16 really round what they store") {
   const auto c = tiny(2);
   const auto m = sim::random_decoder(c, Dtype::bf16, 5);
   for (Dtype kv : {Dtype::fp32, Dtype::bf16, Dtype::int8}) {
