@@ -16,9 +16,13 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
+#include "scaling/model/tensors.hpp"
 #include "scaling/model/transformer.hpp"
 #include "scaling/sim/decode_loop.hpp"
 
@@ -86,7 +90,7 @@ Matrix weights(const StoredRows& s) {
   return m;
 }
 
-std::vector<double> apply(const Matrix& w, const std::vector<double>& x) {  // W·x, one output per row of W
+std::vector<double> matvec(const Matrix& w, const std::vector<double>& x) {  // W·x, one output per row of W
   std::vector<double> y;
   for (const auto& r : w) {
     double s = 0;
@@ -130,9 +134,9 @@ std::vector<double> recompute_last_logits(const DecoderModel& m, Dtype kv, const
     Matrix q, k, v;  // per position: N·H, K·H, K·H
     for (std::size_t p = 0; p < S; ++p) {
       const auto a = rms(layer.attention_norm, x[p]);
-      q.push_back(apply(wq, a));
-      k.push_back(apply(wk, a));
-      v.push_back(apply(wv, a));
+      q.push_back(matvec(wq, a));
+      k.push_back(matvec(wk, a));
+      v.push_back(matvec(wv, a));
       rope(q.back(), H, p);
       rope(k.back(), H, p);
       as_stored(kv, k.back(), H);  // each KV head's vector as the cache stores it
@@ -155,18 +159,18 @@ std::vector<double> recompute_last_logits(const DecoderModel& m, Dtype kv, const
         for (std::size_t s = 0; s <= p; ++s)
           for (std::size_t h = 0; h < H; ++h) heads[n * H + h] += score[s] / z * v[s][g * H + h];
       }
-      const auto o = apply(wo, heads);
+      const auto o = matvec(wo, heads);
       for (std::size_t i = 0; i < o.size(); ++i) x[p][i] += o[i];
       const auto h = rms(layer.mlp_norm, x[p]);
-      auto gate = apply(w1, h);
-      const auto lin = apply(w2, h);
-      for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1 + std::exp(-gate[i])) * lin[i];
-      const auto out = apply(w3, gate);
+      auto lin = matvec(w1, h);
+      const auto gate = matvec(w2, h);  // W_in2 gates: silu(g) = g·sigmoid(g)
+      for (std::size_t i = 0; i < lin.size(); ++i) lin[i] *= gate[i] / (1 + std::exp(-gate[i]));
+      const auto out = matvec(w3, lin);
       for (std::size_t i = 0; i < out.size(); ++i) x[p][i] += out[i];
     }
   }
   const Matrix u = weights(m.config.tied_embeddings ? m.embedding : m.unembedding);
-  return apply(u, rms(m.final_norm, x.back()));
+  return matvec(u, rms(m.final_norm, x.back()));
 }
 
 std::vector<std::vector<int>> prompts(int batch, int length, int vocab) {
@@ -288,17 +292,23 @@ TEST_CASE("the KV cache holds B·T·2·L·K·H·bytes, and int8 and bf16 really 
     CHECK(held.value_bytes == 3 * 7 * kv_bytes_per_token(c, kv));
     CHECK(held.scale_bytes == (kv == Dtype::int8 ? 3 * 7 * 2 * c.layers * c.kv_heads * 4 : 0));
   }
-  // The weights take their dtype's bytes: the model's storage is param_counts × bytes per element.
-  for (Dtype w : {Dtype::fp32, Dtype::bf16, Dtype::int8}) {
-    const auto mw = sim::random_decoder(c, w, 5);
-    double held = sim::held_bytes(mw.embedding).value_bytes + sim::held_bytes(mw.unembedding).value_bytes +
-                  sim::held_bytes(mw.final_norm).value_bytes;
-    for (const auto& l : mw.layers)
-      for (const auto* s :
-           {&l.attention_norm, &l.mlp_norm, &l.w_q, &l.w_k, &l.w_v, &l.w_o, &l.w_in1, &l.w_in2, &l.w_out})
-        held += sim::held_bytes(*s).value_bytes;
-    CHECK(held == param_counts(c).total * bytes_per_element(w));
-  }
+  // The weights take their dtype's bytes: the decoder stores exactly the inventory, param_bytes of it
+  // (tied: no unembedding of its own).
+  for (bool tied : {false, true})
+    for (Dtype w : {Dtype::fp32, Dtype::bf16, Dtype::int8}) {
+      const auto ct = tiny(2, tied);
+      const auto mw = sim::random_decoder(ct, w, 5);
+      const double unembedding = sim::held_bytes(mw.unembedding).value_bytes;
+      double held =
+          sim::held_bytes(mw.embedding).value_bytes + unembedding + sim::held_bytes(mw.final_norm).value_bytes;
+      for (const auto& l : mw.layers)
+        for (const auto* s :
+             {&l.attention_norm, &l.mlp_norm, &l.w_q, &l.w_k, &l.w_v, &l.w_o, &l.w_in1, &l.w_in2, &l.w_out})
+          held += sim::held_bytes(*s).value_bytes;
+      CHECK(held == param_bytes(ct, w));
+      CHECK(held == param_counts(ct).total * bytes_per_element(w));
+      CHECK(unembedding == (tied ? 0 : ct.vocab * ct.d_model * bytes_per_element(w)));
+    }
   // Quantization is real: the int8 cache changes the logits by far more than the comparison's bound, so
   // the recomputation agrees only because it quantizes K and V the same way.
   const auto prompt = prompts(1, 8, m.shape.V);
@@ -338,24 +348,23 @@ TEST_CASE("executed counts for chapter 7: a decode step against recomputing the 
 
 TEST_CASE("the executed decoder rejects what it cannot run, naming the rule") {
   const auto c = tiny(2);
-  auto moe = c;
-  moe.experts = 4, moe.experts_per_token = 2;
-  CHECK_THROWS_WITH_AS(sim::random_decoder(moe, Dtype::bf16, 1), doctest::Contains("dense models only"),
-                       std::invalid_argument);
-  auto biased = c;
-  biased.attention_bias = true;
-  CHECK_THROWS_WITH_AS(sim::random_decoder(biased, Dtype::bf16, 1), doctest::Contains("no biases"),
-                       std::invalid_argument);
-  auto plain = c;
-  plain.gated_mlp = false;
-  CHECK_THROWS_AS(sim::random_decoder(plain, Dtype::bf16, 1), std::invalid_argument);
-  auto big = c;
-  big.d_model = 4096, big.d_ff = 4096;
-  CHECK_THROWS_WITH_AS(sim::random_decoder(big, Dtype::bf16, 1), doctest::Contains("parameters"),
-                       std::invalid_argument);
-  auto huge = c;
-  huge.vocab = 1e9;
-  CHECK_THROWS_WITH_AS(sim::random_decoder(huge, Dtype::bf16, 1), doctest::Contains("vocab"), std::invalid_argument);
+  // The decoder runs its tensor inventory; a tensor it has no code for, or lacks, is named; so is a size
+  // beyond its limits.
+  const std::vector<std::pair<std::function<void(TransformerConfig&)>, std::string>> rejected{
+      {[](auto& x) { x.experts = 4, x.experts_per_token = 2; }, "tensor 'router'"},
+      {[](auto& x) { x.attention_bias = true; }, "tensor 'b_Q'"},
+      {[](auto& x) { x.gated_mlp = false; }, "no 'W_in2'"},
+      {[](auto& x) { x.norms_per_layer = 4; }, "tensor 'norm3.scale'"},
+      {[](auto& x) { x.final_norm = false; }, "no 'final_norm.scale'"},
+      {[](auto& x) { x.d_model = 4096, x.d_ff = 4096; }, "parameters"},
+      {[](auto& x) { x.vocab = 1e9; }, "vocab = "},
+  };
+  for (const auto& [change, message] : rejected) {
+    auto bad = c;
+    change(bad);
+    CHECK_THROWS_WITH_AS(sim::random_decoder(bad, Dtype::bf16, 1), doctest::Contains(message.c_str()),
+                         std::invalid_argument);
+  }
   CHECK_THROWS_WITH_AS(sim::random_decoder(c, Dtype::fp8, 1), doctest::Contains("fp8"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(sim::executed_decode_step(c, 1, 8, Dtype::bf16, Dtype::int4), doctest::Contains("int4"),
                        std::invalid_argument);

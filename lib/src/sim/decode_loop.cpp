@@ -194,10 +194,10 @@ ForwardOutput forward_with_cache(const DecoderModel& m, KVCache& cache, const st
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += o[i];
 
     const Rows h = rms_norm(layer.mlp_norm, x, M, tally);
-    Rows gate = matmul(layer.w_in1, h, M, tally);
-    const Rows up = matmul(layer.w_in2, h, M, tally);
-    for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1 + std::exp(-gate[i])) * up[i];  // silu(g)·u
-    const Rows down = matmul(layer.w_out, gate, M, tally);
+    Rows up = matmul(layer.w_in1, h, M, tally);
+    const Rows gate = matmul(layer.w_in2, h, M, tally);
+    for (std::size_t i = 0; i < up.size(); ++i) up[i] *= gate[i] / (1 + std::exp(-gate[i]));  // u ⊙ silu(g)
+    const Rows down = matmul(layer.w_out, up, M, tally);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += down[i];
   }
 

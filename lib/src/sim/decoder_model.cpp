@@ -3,8 +3,10 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "scaling/base/format.hpp"
+#include "scaling/model/tensors.hpp"
 
 namespace scaling::sim {
 
@@ -41,22 +43,11 @@ StoredRows random_rows(SplitMix64& g, Dtype dtype, int rows, int cols, double ce
   return s;
 }
 
-StoredRows random_matrix(SplitMix64& g, Dtype dtype, int rows, int fan_in) {
-  return random_rows(g, dtype, rows, fan_in, 0, 1 / std::sqrt(static_cast<double>(fan_in)));
-}
-StoredRows random_gain(SplitMix64& g, Dtype dtype, int d) { return random_rows(g, dtype, 1, d, 1, 0.1); }
 }  // namespace
 
 DecoderShape executable_shape(const TransformerConfig& c) {
   validate(c);
   const std::string m = c.name.empty() ? "model" : c.name;
-  if (is_moe(c)) throw std::invalid_argument(m + ": the executed decoder runs dense models only, not experts");
-  if (!c.gated_mlp) throw std::invalid_argument(m + ": the executed decoder runs a gated MLP only");
-  if (c.attention_bias || c.mlp_bias || c.norm_bias)
-    throw std::invalid_argument(m + ": the executed decoder has no biases (attention, MLP or norm)");
-  if (c.norms_per_layer != 2 || !c.final_norm)
-    throw std::invalid_argument(m + ": the executed decoder has 2 norms per layer and a final norm, not " +
-                                format_number(c.norms_per_layer) + (c.final_norm ? " and a final norm" : " and none"));
   const DecoderShape s{size_of(c.d_model, "d_model", m),   size_of(c.d_ff, "d_ff", m),
                        size_of(c.layers, "layers", m),     size_of(c.q_heads, "query heads", m),
                        size_of(c.kv_heads, "KV heads", m), size_of(c.head_dim, "head dim", m),
@@ -68,27 +59,83 @@ DecoderShape executable_shape(const TransformerConfig& c) {
   return s;
 }
 
+namespace {
+// Where an inventory tensor lives in the decoder, as `out` rows of `in` values: a model-wide tensor in the
+// model, a per-layer one in `layer`. No rows when the decoder does not run it.
+struct Placement {
+  StoredRows* rows;
+  int out, in;
+};
+
+Placement place(DecoderModel& m, DecoderLayer* layer, const std::string& name) {
+  const auto [D, F, L, N, K, H, V] = m.shape;
+  if (!layer) {
+    if (name == "embedding") return {&m.embedding, V, D};
+    if (name == "unembedding") return {&m.unembedding, V, D};
+    if (name == "final_norm.scale") return {&m.final_norm, 1, D};
+    return {nullptr, 0, 0};
+  }
+  if (name == "norm1.scale") return {&layer->attention_norm, 1, D};
+  if (name == "norm2.scale") return {&layer->mlp_norm, 1, D};
+  if (name == "W_Q") return {&layer->w_q, N * H, D};
+  if (name == "W_K") return {&layer->w_k, K * H, D};
+  if (name == "W_V") return {&layer->w_v, K * H, D};
+  if (name == "W_O") return {&layer->w_o, D, N * H};
+  if (name == "W_in1") return {&layer->w_in1, F, D};
+  if (name == "W_in2") return {&layer->w_in2, F, D};
+  if (name == "W_out") return {&layer->w_out, D, F};
+  return {nullptr, 0, 0};
+}
+
+const std::string kRuns =
+    "the executed decoder runs a dense model with 2 RMSNorms per layer and a final one, a gated MLP and no biases";
+}  // namespace
+
 DecoderModel random_decoder(const TransformerConfig& c, Dtype weights, std::uint64_t seed) {
   require_storable(weights);
   DecoderModel m{c, executable_shape(c), weights, {}, {}, {}, {}};
-  const auto [D, F, L, N, K, H, V] = m.shape;
+  const std::string model = c.name.empty() ? "model" : c.name;
+  const auto inventory = tensor_inventory(c);
   SplitMix64 g{seed};
-  m.embedding = random_rows(g, weights, V, D, 0, 1);
-  m.unembedding = c.tied_embeddings ? empty_rows(weights, D) : random_matrix(g, weights, V, D);
-  for (int l = 0; l < L; ++l) {
-    DecoderLayer layer;
-    layer.attention_norm = random_gain(g, weights, D);
-    layer.w_q = random_matrix(g, weights, N * H, D);
-    layer.w_k = random_matrix(g, weights, K * H, D);
-    layer.w_v = random_matrix(g, weights, K * H, D);
-    layer.w_o = random_matrix(g, weights, D, N * H);
-    layer.mlp_norm = random_gain(g, weights, D);
-    layer.w_in1 = random_matrix(g, weights, F, D);
-    layer.w_in2 = random_matrix(g, weights, F, D);
-    layer.w_out = random_matrix(g, weights, D, F);
-    m.layers.push_back(std::move(layer));
-  }
-  m.final_norm = random_gain(g, weights, D);
+  // One stored tensor for every copy the inventory lists: matrices in ±1/√fan_in, the embedding in ±1,
+  // norm gains in 1 ± 0.1.
+  auto draw = [&](const Tensor& t, DecoderLayer* layer) {
+    const Placement p = place(m, layer, t.name);
+    if (!p.rows)
+      throw std::invalid_argument(model + ": tensor '" + t.name + "' (" + to_string(t.repeat) + "): " + kRuns);
+    if (elements(t) != static_cast<double>(p.out) * p.in)
+      throw std::logic_error("tensor '" + t.name + "': the inventory and the executed decoder disagree on its size");
+    const double centre = t.component == Component::norm ? 1 : 0;
+    const double half_width = t.component == Component::norm        ? 0.1
+                              : t.component == Component::embedding ? 1
+                                                                    : 1 / std::sqrt(static_cast<double>(p.in));
+    *p.rows = random_rows(g, weights, p.out, p.in, centre, half_width);
+  };
+  m.unembedding = empty_rows(weights, m.shape.D);  // stays empty when tied: the logits read the embedding
+  for (const auto& t : inventory)
+    if (t.repeat == Repeat::once && !t.tied) draw(t, nullptr);
+  m.layers.resize(static_cast<std::size_t>(m.shape.L));
+  for (auto& layer : m.layers)
+    for (const auto& t : inventory)
+      if (t.repeat != Repeat::once) draw(t, &layer);
+  // Every tensor the decoder runs must have come from the inventory.
+  auto require = [&](const StoredRows& r, const char* name) {
+    if (rows(r) == 0) throw std::invalid_argument(model + ": the inventory has no '" + name + "': " + kRuns);
+  };
+  require(m.embedding, "embedding");
+  require(m.final_norm, "final_norm.scale");
+  if (!c.tied_embeddings) require(m.unembedding, "unembedding");
+  for (const auto& l : m.layers)
+    for (const auto& [r, name] : {std::pair{&l.attention_norm, "norm1.scale"},
+                                  {&l.mlp_norm, "norm2.scale"},
+                                  {&l.w_q, "W_Q"},
+                                  {&l.w_k, "W_K"},
+                                  {&l.w_v, "W_V"},
+                                  {&l.w_o, "W_O"},
+                                  {&l.w_in1, "W_in1"},
+                                  {&l.w_in2, "W_in2"},
+                                  {&l.w_out, "W_out"}})
+      require(*r, name);
   return m;
 }
 

@@ -37,6 +37,7 @@ StoredRows empty_rows(Dtype dtype, int cols) {
 }
 
 int rows(const StoredRows& s) {
+  if (s.cols == 0) return 0;  // a default-made StoredRows holds nothing
   const std::size_t n = s.dtype == Dtype::fp32 ? s.fp32.size() : s.dtype == Dtype::bf16 ? s.bf16.size() : s.int8.size();
   return static_cast<int>(n / static_cast<std::size_t>(s.cols));
 }

@@ -7,8 +7,8 @@
 //  - param_bytes: weight values read. Each matrix and norm gain is read once per call and applied to all
 //    B·T_new tokens (a batched matmul); the embedding is a lookup that reads one row of D per token, not
 //    the matrix; the unembedding (or, tied, the embedding matrix) is read whole to make the logits. So a
-//    decode step reads param_counts(c).total − V·D·[untied] + B·D values: the book's "parameter size"
-//    (all parameters) differs from it by (V − B)·D untied and by −B·D tied.
+//    decode step reads param_counts(c).total − V·D·[untied] + B·D values. The book's "parameter size"
+//    (§7.1.5: every parameter once) exceeds that by (V − B)·D values untied, and falls short by B·D tied.
 //  - kv_bytes_read: every cached key and value vector, read once per call per (sequence, layer, KV head)
 //    and used by all N/K query heads of its group. A new token's own K and V are written to the cache
 //    first and read back with the rest, so a decode step whose token attends to T keys (itself included)
