@@ -324,6 +324,80 @@ TEST_CASE("the KV cache holds B·T·2·L·K·H·bytes, and int8 and bf16 really 
   CHECK(sim::generate_greedy(sim::random_decoder(c, Dtype::bf16, 6), Dtype::bf16, prompt, 0).logits[0][0] != bf16);
 }
 
+TEST_CASE("stored rows read back what their format defines: bf16 to nearest even, int8 per-row scale") {
+  // Exact ties between two bfloat16 neighbours go to the even one: 1 + 2^-8 lies halfway between 1 and
+  // 1 + 2^-7 (odd), 1 + 3·2^-8 halfway between 1 + 2^-7 (odd) and 1 + 2^-6 (even).
+  std::vector<double> row{1 + 0x1p-8, 1 + 3 * 0x1p-8, -(1 + 0x1p-8), 0.1, -3.3e-5, 1e4 / 3, 0, 65504.5};
+  std::uint64_t state = 12345;
+  for (int i = 0; i < 56; ++i) {  // and random values over many binades
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = static_cast<double>(state >> 11) * 0x1p-53;
+    row.push_back((i % 2 ? -1 : 1) * std::ldexp(0.5 + u, i % 40 - 20));
+  }
+  CHECK(round_to_bf16(row[0]) == 1.0);
+  CHECK(round_to_bf16(row[1]) == 1 + 0x1p-6);
+  for (Dtype d : {Dtype::fp32, Dtype::bf16, Dtype::int8}) {
+    INFO(name(d));
+    auto stored = sim::empty_rows(d, static_cast<int>(row.size()));
+    sim::append_row(stored, row);
+    sim::append_row(stored, std::vector<double>(row.size(), 0.0));  // an all-zero row reads back zeros
+    std::vector<double> got(row.size());
+    sim::ByteCount read;
+    sim::read_row(stored, 0, got, read);
+    auto want = row;
+    as_stored(d, want, want.size());
+    CHECK(got == want);
+    CHECK(read.value_bytes == static_cast<double>(row.size()) * bytes_per_element(d));
+    CHECK(read.scale_bytes == (d == Dtype::int8 ? 4 : 0));
+    sim::read_row(stored, 1, got, read);
+    CHECK(got == std::vector<double>(row.size(), 0.0));
+    CHECK(sim::rows(stored) == 2);
+    CHECK_THROWS_AS(sim::read_row(stored, 2, got, read), std::out_of_range);
+    // One column is a row too (a head dim of 1).
+    auto single = sim::empty_rows(d, 1);
+    sim::append_row(single, std::vector<double>{0.3});
+    CHECK(sim::rows(single) == 1);
+  }
+  CHECK_THROWS_AS(sim::empty_rows(Dtype::bf16, 0), std::invalid_argument);
+}
+
+TEST_CASE("the random decoder: uniform weights in the ranges it states, and its parameter limit exactly") {
+  const auto c = tiny(2);
+  const auto m = sim::random_decoder(c, Dtype::fp32, 9);
+  auto extent = [](const StoredRows& s) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto& r : weights(s))
+      for (double v : r) lo = std::min(lo, v), hi = std::max(hi, v);
+    return std::pair{lo, hi};
+  };
+  // Embedding in ±1; a matrix in ±1/√fan_in; norm gains in 1 ± 0.1 — each range nearly filled (fp32 rounding).
+  const auto [e_lo, e_hi] = extent(m.embedding);
+  CHECK(e_lo >= -1.0000001);
+  CHECK(e_hi <= 1.0000001);
+  CHECK(e_hi - e_lo > 1.9);
+  for (const auto& layer : m.layers)
+    for (const auto* w : {&layer.w_q, &layer.w_o, &layer.w_out}) {
+      const double bound = 1 / std::sqrt(static_cast<double>(w->cols));
+      const auto [lo, hi] = extent(*w);
+      CHECK(lo >= -bound * 1.0000001);
+      CHECK(hi <= bound * 1.0000001);
+      CHECK(hi - lo > 1.8 * bound);
+    }
+  const auto [g_lo, g_hi] = extent(m.final_norm);
+  CHECK(g_lo >= 0.8999999);
+  CHECK(g_hi <= 1.1000001);
+  // The limit is 2^22 parameters: a tied model of exactly that many is taken, one more vocabulary row is
+  // not. (D = 64 makes every term a multiple of 64, so a vocabulary size reaches 2^22 exactly.)
+  TransformerConfig big;
+  big.d_model = 64, big.d_ff = 4096, big.layers = 5, big.q_heads = 4, big.kv_heads = 4, big.head_dim = 16;
+  big.vocab = 1, big.tied_embeddings = true;
+  big.vocab = 1 + (0x1p22 - param_counts(big).total) / 64;
+  REQUIRE(param_counts(big).total == 0x1p22);
+  CHECK_NOTHROW(sim::executable_shape(big));
+  big.vocab += 1;
+  CHECK_THROWS_WITH_AS(sim::executable_shape(big), doctest::Contains("parameters"), std::invalid_argument);
+}
+
 TEST_CASE("executed counts for chapter 7: a decode step against recomputing the prefix without a cache") {
   for (int K : {4, 2, 1})
     for (Dtype kv : {Dtype::bf16, Dtype::int8})

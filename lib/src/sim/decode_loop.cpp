@@ -119,15 +119,25 @@ void attend(const DecoderShape& s, KVCache& cache, std::size_t b, std::size_t l,
   }
 }
 
+// The limits of what the executed decoder takes: a batch, a context (keys the last token attends to) and
+// their product, which bounds the stored cache and the work of one call.
+void check_size(long batch, long context) {
+  if (batch < 1 || batch > kMaxBatch)
+    throw std::invalid_argument("batch = " + std::to_string(batch) + ": must lie in 1…" + std::to_string(kMaxBatch));
+  if (context < 1 || context > kMaxContext)
+    throw std::invalid_argument("context = " + std::to_string(context) + ": must lie in 1…" +
+                                std::to_string(kMaxContext));
+  if (batch * context > kMaxBatchTokens)
+    throw std::invalid_argument("batch × context = " + std::to_string(batch * context) + ": must be at most " +
+                                std::to_string(kMaxBatchTokens));
+}
+
 void check_request(const DecoderModel& m, const KVCache& cache, const std::vector<std::vector<int>>& tokens) {
   if (cache.batch != static_cast<int>(tokens.size()))
     throw std::invalid_argument("the cache holds " + std::to_string(cache.batch) + " sequences, the call gives " +
                                 std::to_string(tokens.size()));
   if (cache.layers != m.shape.L || cache.kv_heads != m.shape.K || cache.head_dim != m.shape.H)
     throw std::invalid_argument("the cache was made for another model shape");
-  if (cache.batch > kMaxBatch)
-    throw std::invalid_argument("batch = " + std::to_string(cache.batch) + ": the executed decoder takes at most " +
-                                std::to_string(kMaxBatch));
   const int past = cached_tokens(cache, 0);
   for (int b = 0; b < cache.batch; ++b) {
     const auto& seq = tokens[static_cast<std::size_t>(b)];
@@ -139,13 +149,7 @@ void check_request(const DecoderModel& m, const KVCache& cache, const std::vecto
       if (t < 0 || t >= m.shape.V)
         throw std::invalid_argument("token " + std::to_string(t) + ": must lie in 0…" + std::to_string(m.shape.V - 1));
   }
-  const long context = past + static_cast<long>(tokens[0].size());
-  if (context > kMaxContext)
-    throw std::invalid_argument("context = " + std::to_string(context) + ": the executed decoder takes at most " +
-                                std::to_string(kMaxContext));
-  if (context * cache.batch > kMaxBatchTokens)
-    throw std::invalid_argument("batch × context = " + std::to_string(context * cache.batch) +
-                                ": the executed decoder takes at most " + std::to_string(kMaxBatchTokens));
+  check_size(cache.batch, past + static_cast<long>(tokens[0].size()));
 }
 }  // namespace
 
@@ -262,17 +266,6 @@ Generation generate_greedy(const DecoderModel& m, Dtype kv, const std::vector<st
 }
 
 namespace {
-void check_chapter_request(int batch, int context) {
-  if (batch < 1 || batch > kMaxBatch)
-    throw std::invalid_argument("batch = " + std::to_string(batch) + ": must lie in 1…" + std::to_string(kMaxBatch));
-  if (context < 1 || context > kMaxContext)
-    throw std::invalid_argument("context = " + std::to_string(context) + ": must lie in 1…" +
-                                std::to_string(kMaxContext));
-  if (static_cast<long>(batch) * context > kMaxBatchTokens)
-    throw std::invalid_argument("batch × context = " + std::to_string(static_cast<long>(batch) * context) +
-                                ": must be at most " + std::to_string(kMaxBatchTokens));
-}
-
 // Fixed prompts: sequence b, position t holds token (7b + 3t + 1) mod V.
 std::vector<std::vector<int>> fixed_prompts(int batch, int length, int vocab) {
   std::vector<std::vector<int>> p(static_cast<std::size_t>(batch));
@@ -283,7 +276,7 @@ std::vector<std::vector<int>> fixed_prompts(int batch, int length, int vocab) {
 }  // namespace
 
 StepCounts executed_decode_step(const TransformerConfig& c, int batch, int context, Dtype weights, Dtype kv) {
-  check_chapter_request(batch, context);
+  check_size(batch, context);
   const DecoderModel m = random_decoder(c, weights, kChapterSeed);
   KVCache cache = empty_cache(m.shape, kv, batch);
   const auto prompts = fixed_prompts(batch, context, m.shape.V);
@@ -297,7 +290,7 @@ StepCounts executed_decode_step(const TransformerConfig& c, int batch, int conte
 }
 
 StepCounts executed_recompute_step(const TransformerConfig& c, int batch, int context, Dtype weights, Dtype kv) {
-  check_chapter_request(batch, context);
+  check_size(batch, context);
   const DecoderModel m = random_decoder(c, weights, kChapterSeed);
   KVCache cache = empty_cache(m.shape, kv, batch);
   return forward_with_cache(m, cache, fixed_prompts(batch, context, m.shape.V)).counts;
