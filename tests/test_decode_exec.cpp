@@ -193,27 +193,34 @@ double top_two_margin(std::vector<double> logits) {
 
 // ---- The step-time model's terms, written out from §7.1.5 and §7.1.6 ----
 struct Expected {
-  double kv_read, kv_written, param_bytes, matmul_flops, attention_flops;
+  double kv_read, kv_written, kv_scales_read, kv_scales_written, param_bytes, matmul_flops, attention_flops;
 };
 
 // One call of B sequences, T_new new tokens each, after `past` cached ones (a decode step: T_new = 1).
 Expected model_terms(const TransformerConfig& c, double B, double past, double T_new, Dtype w, Dtype kv) {
   const double L = c.layers, K = c.kv_heads, N = c.q_heads, H = c.head_dim, D = c.d_model, V = c.vocab;
   const auto p = param_counts(c);
-  const double kv_bytes_per_token = 2 * L * K * H * bytes_per_element(kv);  // §7.1.6
+  const double kv_bytes_per_token = 2 * L * K * H * bytes_per_element(kv);   // §7.1.6
+  const double kv_scales_per_token = kv == Dtype::int8 ? 2 * L * K * 4 : 0;  // an fp32 scale per stored vector
   const double T = past + T_new;
   // Matmul weights: Q, K, V, O, the MLP, and the unembedding (the embedding matrix when tied) for the last token.
   const double per_token_matmul = p.attention + p.mlp;
   // Causal: new token i (1-based) attends to past + i keys.
   const double keys_attended = T_new * past + T_new * (T_new + 1) / 2;
-  return {B * T * kv_bytes_per_token, B * T_new * kv_bytes_per_token,
+  return {B * T * kv_bytes_per_token,
+          B * T_new * kv_bytes_per_token,
+          B * T * kv_scales_per_token,
+          B * T_new * kv_scales_per_token,
           (p.attention + p.mlp + p.norms + V * D + B * T_new * D) * bytes_per_element(w),
-          2 * B * T_new * per_token_matmul + 2 * B * V * D, B * L * 4 * N * H * keys_attended};
+          2 * B * T_new * per_token_matmul + 2 * B * V * D,
+          B * L * 4 * N * H * keys_attended};
 }
 
 void check_counts(const sim::StepCounts& got, const Expected& want) {
   CHECK(got.kv_bytes_read == want.kv_read);
   CHECK(got.kv_bytes_written == want.kv_written);
+  CHECK(got.kv_scale_bytes_read == want.kv_scales_read);
+  CHECK(got.kv_scale_bytes_written == want.kv_scales_written);
   CHECK(got.param_bytes == want.param_bytes);
   CHECK(got.matmul_flops == want.matmul_flops);
   CHECK(got.attention_flops == want.attention_flops);
@@ -253,9 +260,7 @@ TEST_CASE("decode with a KV cache: counts equal the step-time model, outputs equ
                 const auto p = param_counts(c);
                 CHECK(got.param_bytes - p.total * bytes_per_element(w) ==
                       (B * c.d_model - (tied ? 0 : c.vocab * c.d_model)) * bytes_per_element(w));
-                // int8: one fp32 scale per stored row (KV: per vector of H; weights: per output row).
-                const double kv_vectors = B * T * 2 * c.layers * c.kv_heads;
-                CHECK(got.kv_scale_bytes_read == (kv == Dtype::int8 ? 4 * kv_vectors : 0));
+                // int8 weights: one fp32 scale per output row read (the KV scales are in check_counts).
                 const double weight_rows =
                     c.layers * (c.q_heads * c.head_dim + 2 * c.kv_heads * c.head_dim + 2 * c.d_model + 2 * c.d_ff + 2) +
                     1 + c.vocab + B;
@@ -278,6 +283,27 @@ TEST_CASE("decode with a KV cache: counts equal the step-time model, outputs equ
               }
               CHECK(worst <= kLogitBound);
             }
+}
+
+TEST_CASE("a prompt prefilled in chunks gives the logits and the counts of one prefill") {
+  for (int K : {4, 1})
+    for (Dtype kv : {Dtype::bf16, Dtype::int8}) {
+      INFO("K " << K << ", KV " << name(kv));
+      const auto c = tiny(K);
+      const auto m = sim::random_decoder(c, Dtype::bf16, 77);
+      const auto whole = prompts(2, 7, m.shape.V);
+      std::vector<std::vector<int>> first, second;
+      for (const auto& p : whole) {
+        first.emplace_back(p.begin(), p.begin() + 3);
+        second.emplace_back(p.begin() + 3, p.end());
+      }
+      auto cache = sim::empty_cache(m.shape, kv, 2);
+      check_counts(sim::forward_with_cache(m, cache, first).counts, model_terms(c, 2, 0, 3, Dtype::bf16, kv));
+      const auto chunked = sim::forward_with_cache(m, cache, second);
+      check_counts(chunked.counts, model_terms(c, 2, 3, 4, Dtype::bf16, kv));
+      for (std::size_t b = 0; b < 2; ++b)
+        CHECK(max_abs_difference(chunked.logits[b], recompute_last_logits(m, kv, whole[b])) <= kLogitBound);
+    }
 }
 
 TEST_CASE("the KV cache holds B·T·2·L·K·H·bytes, and int8 and bf16 really round what they store") {
@@ -359,6 +385,16 @@ TEST_CASE("stored rows read back what their format defines: bf16 to nearest even
     CHECK(sim::rows(single) == 1);
   }
   CHECK_THROWS_AS(sim::empty_rows(Dtype::bf16, 0), std::invalid_argument);
+  // int8 of a row so small that its scale is a subnormal float: s = max/127 rounds to one step of 2^-149,
+  // far below max/127, and the clamp keeps q within ±127.
+  const double a = 1.49 * 127 * 0x1p-149;
+  auto tiny_row = sim::empty_rows(Dtype::int8, 2);
+  sim::append_row(tiny_row, std::vector<double>{a, -a});
+  std::vector<double> back(2);
+  sim::ByteCount ignored;
+  sim::read_row(tiny_row, 0, back, ignored);
+  CHECK(back == std::vector<double>{127 * 0x1p-149, -127 * 0x1p-149});
+  CHECK(back == int8_round_trip({a, -a}));
 }
 
 TEST_CASE("the random decoder: uniform weights in the ranges it states, and its parameter limit exactly") {
@@ -446,8 +482,11 @@ TEST_CASE("the executed decoder rejects what it cannot run, naming the rule") {
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(sim::executed_decode_step(c, 1, 0, Dtype::bf16, Dtype::bf16), doctest::Contains("context = 0"),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(sim::executed_recompute_step(c, 1, 5000, Dtype::bf16, Dtype::bf16),
-                       doctest::Contains("context = 5000"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(sim::executed_recompute_step(c, 1, 4097, Dtype::bf16, Dtype::bf16),
+                       doctest::Contains("context = 4097"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(sim::executed_decode_step(c, 1025, 1, Dtype::bf16, Dtype::bf16),
+                       doctest::Contains("batch = 1025"), std::invalid_argument);
+  CHECK(sim::executed_decode_step(c, 1024, 1, Dtype::bf16, Dtype::bf16).batch == 1024);  // the largest batch runs
   CHECK_THROWS_WITH_AS(sim::executed_decode_step(c, 1024, 4096, Dtype::bf16, Dtype::bf16),
                        doctest::Contains("batch × context"), std::invalid_argument);
   const auto m = sim::random_decoder(c, Dtype::bf16, 1);
@@ -460,4 +499,11 @@ TEST_CASE("the executed decoder rejects what it cannot run, naming the rule") {
                        std::invalid_argument);
   CHECK_THROWS_AS(sim::generate_greedy(m, Dtype::bf16, {{1}}, -1), std::invalid_argument);
   CHECK_THROWS_AS(sim::empty_cache(m.shape, Dtype::bf16, 0), std::invalid_argument);
+  CHECK_THROWS_AS(sim::keys(cache, 2, 0), std::out_of_range);
+  CHECK_THROWS_AS(sim::values(cache, 0, c.layers), std::out_of_range);
+  CHECK_THROWS_AS(sim::keys(cache, -1, 0), std::out_of_range);
+  // Greedy picks the largest logit, the first on a tie.
+  CHECK(sim::greedy_token(std::vector<double>{1, 3, 3, 2}) == 1);
+  CHECK(sim::greedy_token(std::vector<double>{-2}) == 0);
+  CHECK_THROWS_AS(sim::greedy_token(std::vector<double>{}), std::invalid_argument);
 }

@@ -63,8 +63,8 @@ namespace {
 // Where an inventory tensor lives in the decoder, as `out` rows of `in` values: a model-wide tensor in the
 // model, a per-layer one in `layer`. No rows when the decoder does not run it.
 struct Placement {
-  StoredRows* rows;
-  int out, in;
+  StoredRows* rows = nullptr;
+  int out = 0, in = 0;
 };
 
 Placement place(DecoderModel& m, DecoderLayer* layer, const std::string& name) {
@@ -73,7 +73,7 @@ Placement place(DecoderModel& m, DecoderLayer* layer, const std::string& name) {
     if (name == "embedding") return {&m.embedding, V, D};
     if (name == "unembedding") return {&m.unembedding, V, D};
     if (name == "final_norm.scale") return {&m.final_norm, 1, D};
-    return {nullptr, 0, 0};
+    return {};
   }
   if (name == "norm1.scale") return {&layer->attention_norm, 1, D};
   if (name == "norm2.scale") return {&layer->mlp_norm, 1, D};
@@ -84,7 +84,7 @@ Placement place(DecoderModel& m, DecoderLayer* layer, const std::string& name) {
   if (name == "W_in1") return {&layer->w_in1, F, D};
   if (name == "W_in2") return {&layer->w_in2, F, D};
   if (name == "W_out") return {&layer->w_out, D, F};
-  return {nullptr, 0, 0};
+  return {};
 }
 
 const std::string kRuns =

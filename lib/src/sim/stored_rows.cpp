@@ -56,6 +56,8 @@ void append_row(StoredRows& s, std::span<const double> values) {
       for (double x : values) max_abs = std::max(max_abs, std::abs(x));
       const float scale = static_cast<float>(max_abs / 127.0);
       s.int8_scales.push_back(scale);
+      // |x| ≤ 127·s up to s's rounding, so the clamp binds only when s is a subnormal float, whose few
+      // significant bits can leave s far below max|x|/127.
       for (double x : values) {
         const double q = scale == 0 ? 0.0 : std::clamp(std::round(x / scale), -127.0, 127.0);
         s.int8.push_back(static_cast<std::int8_t>(q));
