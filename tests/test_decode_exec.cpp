@@ -33,10 +33,10 @@ using scaling::sim::StoredRows;
 namespace {
 constexpr double kLogitBound = 1e-12;
 
-TransformerConfig tiny(int kv_heads, bool tied = false) {
+TransformerConfig tiny(int kv_heads, bool tied = false, int head_dim = 6) {
   TransformerConfig c;
-  c.name = "tiny-K" + std::to_string(kv_heads);
-  c.d_model = 24, c.d_ff = 40, c.layers = 2, c.q_heads = 4, c.kv_heads = kv_heads, c.head_dim = 6, c.vocab = 37;
+  c.name = "tiny-K" + std::to_string(kv_heads) + "-H" + std::to_string(head_dim);
+  c.d_model = 24, c.d_ff = 40, c.layers = 2, c.q_heads = 4, c.kv_heads = kv_heads, c.head_dim = head_dim, c.vocab = 37;
   c.tied_embeddings = tied;
   return c;
 }
@@ -229,17 +229,18 @@ void check_counts(const sim::StepCounts& got, const Expected& want) {
 }  // namespace
 
 TEST_CASE("decode with a KV cache: counts equal the step-time model, outputs equal a recomputation without a cache") {
-  for (int K : {4, 2, 1})  // MHA, GQA (2 query heads per KV head), MQA
+  // MHA, GQA (2 query heads per KV head), MQA; and an odd head dim, whose last element no rotation pairs.
+  for (const auto& [K, H] : {std::pair{4, 6}, {2, 6}, {1, 6}, {2, 5}})
     for (bool tied : {false, true})
       for (Dtype w : {Dtype::bf16, Dtype::int8})
         for (Dtype kv : {Dtype::bf16, Dtype::int8})
           for (int B : {1, 3})
             for (int P : {1, 4}) {
-              const auto c = tiny(K, tied);
+              const auto c = tiny(K, tied, H);
               const int steps = 5;
-              INFO("K " << K << (tied ? " tied" : "") << ", weights " << name(w) << ", KV " << name(kv) << ", B " << B
-                        << ", prompt " << P);
-              const auto m = sim::random_decoder(c, w, 2024 + static_cast<std::uint64_t>(K));
+              INFO("K " << K << ", H " << H << (tied ? " tied" : "") << ", weights " << name(w) << ", KV " << name(kv)
+                        << ", B " << B << ", prompt " << P);
+              const auto m = sim::random_decoder(c, w, static_cast<std::uint64_t>(2024 + 10 * K + H));
               const auto ps = prompts(B, P, m.shape.V);
               const auto gen = sim::generate_greedy(m, kv, ps, steps);
 
