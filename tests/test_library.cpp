@@ -93,7 +93,7 @@ TEST_CASE("exact critical batch: T_math equals T_comms there, and the shortcut i
   CHECK_FALSE(critical_batch(128, 128, Dtype::bf16, Dtype::bf16, Dtype::bf16, i).has_value());
 }
 
-TEST_CASE("tiled matmul: FLOPs equal the untiled count; intensity without output is bm·bn/(bm+bn)") {
+TEST_CASE("tiled matmul: FLOPs equal the untiled count, and intensity without output is bm·bn/(bm+bn)") {
   const TiledMatmul t{1024, 2048, 512, 128, 256, 64};
   CHECK(flops(t) == 2.0 * 1024 * 2048 * 512);
   CHECK(input_intensity(t) == Approx(128.0 * 64 / (128 + 64)));

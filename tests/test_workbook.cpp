@@ -2,6 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "answer.hpp"
 #include "exercise.hpp"
@@ -152,4 +155,20 @@ TEST_CASE("figures refuse values JSON cannot carry, and findings are grouped in 
   CHECK(json.find("ex99.1.b") != std::string::npos);
   CHECK(json.find("\"§9.9\"") != std::string::npos);
   CHECK(defects(run(def)).empty());
+}
+
+TEST_CASE("test names have no ';' (doctest_discover_tests would split them into filters that match nothing)") {
+  namespace fs = std::filesystem;
+  for (const auto& entry : fs::directory_iterator(TEST_SOURCE_DIR)) {
+    if (entry.path().extension() != ".cpp") continue;
+    std::ifstream f(entry.path());
+    std::string line;
+    for (int n = 1; std::getline(f, line); ++n) {
+      const auto at = line.find("TEST_CASE(\"");
+      if (at == std::string::npos) continue;
+      const auto end = line.find("\")", at);
+      const std::string name = line.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      CHECK_MESSAGE(name.find(';') == std::string::npos, entry.path().filename().string() << ":" << n);
+    }
+  }
 }
