@@ -212,18 +212,21 @@ class Runner {
   long long b() const { return b_; }
 
   CmStep& new_step() {
-    out_.steps.push_back({std::vector<double>(static_cast<size_t>(devices_)),
-                          std::vector<double>(static_cast<size_t>(devices_)), {}});
+    const std::vector<double> zero(static_cast<size_t>(devices_));
+    out_.steps.push_back({zero, zero, zero, {}});
     return out_.steps.back();
   }
 
-  // c += a·w on device d, counted in step s.
-  static void mma(CmStep& s, int d, const Block& a, const Block& w, Block& c, bool accumulate) {
+  // c += a·w on device d, counted in step s. The multiply-adds of one step are one fused matmul: an
+  // operand two of them share (`a_counted` false on the second) is read once, and their common output
+  // passes through HBM once: written (out_passes 1), or read and written when it accumulates (2).
+  static void mma(CmStep& s, int d, const Block& a, const Block& w, Block& c, bool a_counted, int out_passes) {
     multiply_add(a, w, c);
     if (a.elements() == 0 || w.elements() == 0) return;
     const double out = static_cast<double>(a.rows) * static_cast<double>(w.cols);
     s.flops[static_cast<size_t>(d)] += 2 * out * static_cast<double>(a.cols);
-    s.hbm_elements[static_cast<size_t>(d)] += a.elements() + w.elements() + (accumulate ? 2 : 1) * out;
+    s.hbm_elements[static_cast<size_t>(d)] += (a_counted ? a.elements() : 0) + w.elements() + (out_passes == 1 ? out : 0);
+    if (out_passes == 2) s.accumulator_elements[static_cast<size_t>(d)] += 2 * out;
   }
 
   void shift(CmStep& s, std::vector<std::vector<Block>>& per_stream, const std::vector<Stream>& st) {
@@ -252,8 +255,9 @@ class Runner {
         for (size_t k = 0; k < st.size(); ++k) {
           const auto [c0, c1] = columns(st[k], c);
           const long long chunk = gathered_from(y(d), i, st[k].offset, n_);
+          // both halves add into the same accumulator: its pass is counted with the first
           mma(s, d, held[k][static_cast<size_t>(d)], sub_block(wd, chunk * c + c0, chunk * c + c1, 0, wd.cols),
-              acc[static_cast<size_t>(d)], i > 0 || k > 0);
+              acc[static_cast<size_t>(d)], true, k > 0 ? 0 : i > 0 ? 2 : 1);
         }
       }
       if (i + 1 < n_) shift(s, held, st);
@@ -276,7 +280,8 @@ class Runner {
           const long long block = reduced_for(y(d), i, st[k].offset, n_);
           auto& a = acc[k][static_cast<size_t>(d)];
           if (i == 0) a = like(l, l.rows, c1 - c0);
-          mma(s, d, l, sub_block(wd, 0, wd.rows, block * c + c0, block * c + c1), a, i > 0);
+          // both halves read the same Tmp shard: counted once
+          mma(s, d, l, sub_block(wd, 0, wd.rows, block * c + c0, block * c + c1), a, k == 0, i > 0 ? 2 : 1);
         }
       }
     }
@@ -335,7 +340,7 @@ class Runner {
       for (int d = 0; d < devices_; ++d) {
         const auto& wd = w[static_cast<size_t>(d)];
         partial.push_back(like(lhs[static_cast<size_t>(d)], b_, f1 - f0));
-        mma(s, d, lhs[static_cast<size_t>(d)], sub_block(wd, 0, wd.rows, f0, f1), partial.back(), false);
+        mma(s, d, lhs[static_cast<size_t>(d)], sub_block(wd, 0, wd.rows, f0, f1), partial.back(), true, 1);
       }
       previous = std::move(partial);
     }
@@ -450,7 +455,8 @@ CmTimes times(const CmProblem& p, const CmRun& r, const Machine& m) {
   for (const auto& s : r.steps) {
     TimelineStep ts{clock, 0, 0, {}};
     for (size_t d = 0; d < s.flops.size(); ++d) {
-      ts.device_compute_s.push_back(roofline_s(s.flops[d], s.hbm_elements[d] * m.bytes_per_element, m));
+      const double elements = s.hbm_elements[d] + (m.accumulator_in_vmem ? 0 : s.accumulator_elements[d]);
+      ts.device_compute_s.push_back(roofline_s(s.flops[d], elements * m.bytes_per_element, m));
       ts.compute_s = std::max(ts.compute_s, ts.device_compute_s.back());
     }
     for (const auto& round : s.rounds)

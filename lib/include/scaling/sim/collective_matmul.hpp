@@ -30,7 +30,8 @@
 // Timing (lockstep: a step lasts as long as the longer of its compute and its communication):
 //   compute of a step: the §1.1 roofline of its multiply-adds on one chip, max(FLOPs / peak, HBM bytes /
 //     HBM bandwidth), counting m·k + k·n elements read and m·n written, plus m·n read when adding into
-//     an accumulator; the slowest device sets the step.
+//     an accumulator kept in HBM between steps (Machine::accumulator_in_vmem drops that read); the two halves of a bidirectional step count as one
+//     fused matmul (a shared operand or output passes once). The slowest device sets the step.
 //   communication of a step: its ppermute rounds one after another, each max(busiest link's bytes /
 //     one-way link bandwidth, hops × hop latency), the shape of the collective model (collectives.hpp).
 //   overlapped = Σ over steps of max(compute, communication)
@@ -107,7 +108,10 @@ Block plain_output(const CmProblem& p, const CmInputs& in);
 
 struct CmStep {
   std::vector<double> flops;         // per device, of this step's multiply-adds
-  std::vector<double> hbm_elements;  // per device, elements its multiply-adds read and write
+  std::vector<double> hbm_elements;  // per device, operands read, and a result's first write
+  // per device, the read and rewrite of an accumulator a later step adds into: HBM traffic when the
+  // accumulator lives in HBM between steps, none when it stays in VMEM
+  std::vector<double> accumulator_elements;
   std::vector<LinkTraffic> rounds;   // its ppermute rounds, one after another
 };
 
@@ -129,6 +133,9 @@ struct Machine {
   double hbm_bytes_per_s;
   double bytes_per_element;
   Link link;  // ICI: one-way bandwidth per link, hop latency
+  // Where an accumulator waits between steps: in HBM (read back each step: the default, the book's loop
+  // carries it as an array) or in VMEM (§2: on-chip, e.g. 128 MiB on v5e; only the first write counts).
+  bool accumulator_in_vmem = false;
 };
 // Peak of `dtype`'s column (bf16 or int8) and its element size; throws for a chip without ICI.
 Machine machine(const Chip& chip, Dtype dtype = Dtype::bf16);
