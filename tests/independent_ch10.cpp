@@ -207,6 +207,17 @@ INDEPENDENT("ch10.collective-matmul.calibrated_overlapped_s", "lockstep steps, i
 INDEPENDENT("ch10.collective-matmul.calibrated_blocking_s", "224 µs plus the int32 AllGather", kTol) {
   return calibrated().blocking;
 }
+INDEPENDENT("ch10.collective-matmul.calibrated_step_comm_s", "512·512·4 B over one link", kTol) {
+  return 512.0 * 512 * 4 / 4.5e10;
+}
+INDEPENDENT("ch10.collective-matmul.calibrated_step_compute_s", "a quarter of the measured 224 µs", kTol) { return 224e-6 / 4; }
+INDEPENDENT("ch10.collective-matmul.measured_allgather_s", "311 µs − 224 µs", kTol) { return 87e-6; }
+INDEPENDENT("ch10.collective-matmul.gap_jit_s", "311 µs − (224 µs + 3/4 · 512·2048·4 B / 4.5e10 B/s)", kTol) {
+  return 311e-6 - (224e-6 + 0.75 * 512 * 2048 * 4 / 4.5e10);
+}
+INDEPENDENT("ch10.collective-matmul.gap_collective_s", "244 µs − 4 chunks at the measured rate", kTol) {
+  return 244e-6 - calibrated().overlapped;
+}
 INDEPENDENT("ch10.collective-matmul.latency_bound_ratio", "by hand at B = 8, D = 256, F = 1024", kTol) {
   const auto t = all_gather(kV5e, 2, 4, false, false, 8, 256, 1024);
   return t.overlapped / t.blocking;

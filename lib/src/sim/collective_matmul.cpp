@@ -31,7 +31,7 @@ std::string_view name(CmKind k) {
 Direction parse_direction(std::string_view text) {
   if (text == "uni") return Direction::uni;
   if (text == "bi") return Direction::bi;
-  throw std::invalid_argument("direction '" + std::string(text) + "': expected uni or bi");
+  throw std::invalid_argument("unknown direction '" + std::string(text) + "' (expected uni or bi)");
 }
 
 int x_size(const CmProblem& p) { return p.mesh.shape.at(static_cast<size_t>(p.x_axis)); }
@@ -92,8 +92,8 @@ void validate(const CmProblem& p) {
     throw std::invalid_argument("tiles = " + std::to_string(p.tiles) + ": must be from 1 to " +
                                 std::to_string(kMaxTiles) + " (0: |Y|)");
   if (p.kind == CmKind::all_reduce && tiles(p) > p.F)
-    throw std::invalid_argument("tiles = " + std::to_string(tiles(p)) + ": more tiles than the " +
-                                format_number(p.F) + " columns of Out");
+    throw ShapeError("F", "F = " + format_number(p.F) + ": fewer columns of Out than the " + std::to_string(tiles(p)) +
+                              " tiles of the all-reduce collective matmul");
 }
 
 double multiply_adds(const CmProblem& p) { return (p.kind == CmKind::ffn ? 2 : 1) * p.B * p.D * p.F; }
