@@ -121,9 +121,11 @@ EXERCISE("ch10.jit-sharded-matmul", "jit's sharded matmul on a v5e 2x2: local sh
       .explain("'W is sharded 2 ways along the contracting dimension'");
   const auto& w_d_axes = w.dims[0].axes;  // the mesh axes that split W's D
   const bool d_over_x = std::find(w_d_axes.begin(), w_d_axes.end(), "X") != w_d_axes.end();
-  ex.answer("w_d_split_over_x", d_over_x ? mesh.size_of("X") : 1, "")
-      .book(2, exact())
-      .erratum(kWNamedDX, "W[D_X, F] would split D in 2 over X; P('Y', None) splits it over Y and leaves X replicated (1)");
+  ex.claim("w_named_d_x", "§10.1.1: W, created with P('Y', None), is W[D_X, F] — its D split 2 ways over X",
+           d_over_x ? mesh.size_of("X") : 1, "")
+      .about(2, exact())
+      .erratum(kWNamedDX, "P('Y', None) splits D over Y and leaves it whole along X (1 way)")
+      .explain("the number of pieces W's D is cut into along the mesh axis X");
   ex.answer("plan_case", plan.case_number, "")
       .explain("§3's case 3: both operands shard the contracting D over Y, so each device forms Out[B_X, F]{U_Y} "
                "and an AllReduce over Y finishes it — the two steps §10 lists and the HLO shows");
@@ -153,7 +155,9 @@ EXERCISE("ch10.slice-and-average", "shard_map: the first four local elements, av
   const Mesh mesh = parse_mesh("X=2,Y=4");
   const auto local = evaluate(parse_sharding("x[N_XY]", mesh), mesh, {512}, Dtype::fp32).local_shape;
   const auto n_local = static_cast<long long>(local.at(0));
-  ex.answer("local_elements", local.at(0), "").book(64, exact()).explain("512 / 8: the shape the code asserts");
+  ex.answer("local_elements", local.at(0), "")
+      .derived(512 / 8, "512 // 8, the local shape the code asserts")
+      .explain("x[N_XY]: 512 values over the 8 devices");
   constexpr int kTaken = 4;
   // pmean over ('x', 'y') = an AllReduce over both mesh axes on the virtual mesh, then ÷ 8. The mesh's
   // AllReduce splits the array into one shard per device, so the 4 values ride in an array of 8 (zeros after).

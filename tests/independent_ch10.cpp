@@ -135,7 +135,7 @@ constexpr double kTol = 1e-9;
 }  // namespace
 
 // --- ch10.jit-sharded-matmul -------------------------------------------------------------------------
-INDEPENDENT("ch10.jit-sharded-matmul.w_d_split_over_x", "P('Y', None): D's entry names Y only, so X splits it 1 way", 0) {
+INDEPENDENT("ch10.jit-sharded-matmul.w_named_d_x", "P('Y', None): D's entry names Y only, so X splits it 1 way", 0) {
   return 1;
 }
 INDEPENDENT("ch10.jit-sharded-matmul.plan_case", "D is split over Y in both In and W: §3's case 3 (AllReduce)", 0) {
@@ -152,6 +152,7 @@ INDEPENDENT("ch10.jit-sharded-matmul.executed_checksum", "plain matmul of the do
 }
 
 // --- ch10.slice-and-average ----------------------------------------------------------------------------
+INDEPENDENT("ch10.slice-and-average.local_elements", "512 values over 2 × 4 devices", 0) { return 512.0 / (2 * 4); }
 static double mean_of_shards(long k) {
   double s = 0;
   for (long shard = 0; shard < 8; ++shard) s += double(64 * shard + k);  // x[64s + k] of arange(512)

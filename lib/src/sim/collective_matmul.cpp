@@ -66,27 +66,25 @@ void validate(const CmProblem& p) {
   check_dimension("B", p.B);
   check_dimension("D", p.D);
   check_dimension("F", p.F);
-  const int X = x_size(p), Y = y_size(p);
+  // The dimensions each problem's shardings split, and over which axis.
+  struct Split {
+    const char* dim;
+    bool over_x;
+    const char* sharding;
+  };
+  std::vector<Split> splits;
   switch (p.kind) {
-    case CmKind::all_gather:
-      check_divides("B", p.B, "X", X, "A[B_X, D_Y]");
-      check_divides("D", p.D, "Y", Y, "A[B_X, D_Y]");
-      check_divides("F", p.F, "Y", Y, "W[D, F_Y]");
-      break;
+    case CmKind::all_gather: splits = {{"B", true, "A[B_X, D_Y]"}, {"D", false, "A[B_X, D_Y]"}, {"F", false, "W[D, F_Y]"}}; break;
     case CmKind::reduce_scatter:
-      check_divides("B", p.B, "X", X, "Tmp[B_X, F_Y]");
-      check_divides("F", p.F, "Y", Y, "Tmp[B_X, F_Y]");
-      check_divides("D", p.D, "Y", Y, "Out[B_X, D_Y]");
+      splits = {{"B", true, "Tmp[B_X, F_Y]"}, {"F", false, "Tmp[B_X, F_Y]"}, {"D", false, "Out[B_X, D_Y]"}};
       break;
-    case CmKind::all_reduce:
-      check_divides("B", p.B, "X", X, "A[B_X, D_Y]");
-      check_divides("D", p.D, "Y", Y, "A[B_X, D_Y]");
-      break;
-    case CmKind::ffn:
-      check_divides("B", p.B, "X", X, "In[B_X, D_Y]");
-      check_divides("D", p.D, "Y", Y, "In[B_X, D_Y]");
-      check_divides("F", p.F, "Y", Y, "W_in[D, F_Y]");
-      break;
+    case CmKind::all_reduce: splits = {{"B", true, "A[B_X, D_Y]"}, {"D", false, "A[B_X, D_Y]"}}; break;
+    case CmKind::ffn: splits = {{"B", true, "In[B_X, D_Y]"}, {"D", false, "In[B_X, D_Y]"}, {"F", false, "W_in[D, F_Y]"}}; break;
+  }
+  for (const auto& s : splits) {
+    const std::string dim = s.dim;
+    check_divides(dim, dim == "B" ? p.B : dim == "D" ? p.D : p.F, s.over_x ? "X" : "Y", s.over_x ? x_size(p) : y_size(p),
+                  s.sharding);
   }
   if (p.tiles < 0 || p.tiles > kMaxTiles)
     throw std::invalid_argument("tiles = " + std::to_string(p.tiles) + ": must be from 1 to " +
