@@ -40,8 +40,8 @@ scaling::sim::CmProblem mesh_problem(const CollectiveMatmulArgs& a, const scalin
 void run_collective_matmul(const CollectiveMatmulArgs& a) {
   using namespace scaling;
   const auto kind = for_option("--kind", [&] { return sim::parse_cm_kind(a.kind); });
-  const Chip& c = for_option("--chip", [&]() -> const Chip& { return chip(a.chip); });
-  if (c.pod_shape.empty()) throw std::invalid_argument("--chip '" + a.chip + "': no ICI mesh (only the TPU presets have one)");
+  const Chip c = resolve_chip(a.chip);
+  if (c.pod_shape.empty()) throw std::invalid_argument("chip '" + c.name + "' has no ICI mesh (only TPUs have one)");
   parse_wrap(a.wrap);
   auto p = mesh_problem(a, c);
   p.kind = kind;

@@ -40,7 +40,8 @@ struct ShardArgs {
   bool json = false;
 };
 struct CollectiveMatmulArgs {
-  std::string kind, chip, mesh, B, D, F, direction = "uni", wrap = "auto";
+  ChipArgs chip;
+  std::string kind, mesh, B, D, F, direction = "uni", wrap = "auto";
   bool verify = false, json = false;
 };
 struct ParamsArgs {

@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   cli::CollectiveMatmulArgs cm;
   auto* cmatmul = app.add_subcommand("collective-matmul", "a §10 collective matmul on the virtual mesh, with its timeline");
   cmatmul->add_option("--kind", cm.kind, "all-gather, reduce-scatter, all-reduce or ffn")->required();
-  cmatmul->add_option("--chip", cm.chip, "chip preset with ICI (a TPU)")->required();
+  add_chip_options(cmatmul, cm.chip);
   cmatmul->add_option("--mesh", cm.mesh, "the mesh X=a,Y=b: X shards the batch, Y the model")->required();
   cmatmul->add_option("--B", cm.B, "batch")->required();
   cmatmul->add_option("--D", cm.D, "model dimension")->required();

@@ -92,8 +92,8 @@ TEST_CASE("scaling collective-matmul rejects bad values with one line naming the
   const std::string ok = " --chip tpu-v5e --mesh X=2,Y=4 --B 8 --D 8 --F 8";
   testing::expect_rejected({
       {"collective-matmul --kind all-scatter" + ok, "--kind: unknown collective matmul 'all-scatter'"},
-      {"collective-matmul --kind ffn --chip tpu-v9 --mesh X=2,Y=4 --B 8 --D 8 --F 8", "--chip: unknown chip 'tpu-v9'"},
-      {"collective-matmul --kind ffn --chip h100 --mesh X=2,Y=4 --B 8 --D 8 --F 8", "--chip 'h100'"},
+      {"collective-matmul --kind ffn --chip tpu-v9 --mesh X=2,Y=4 --B 8 --D 8 --F 8", "unknown chip 'tpu-v9'"},
+      {"collective-matmul --kind ffn --chip h100 --mesh X=2,Y=4 --B 8 --D 8 --F 8", "chip 'h100' has no ICI mesh"},
       {"collective-matmul --kind ffn --chip tpu-v5e --mesh X=2,Z=4 --B 8 --D 8 --F 8", "--mesh 'X=2,Z=4'"},
       {"collective-matmul --kind ffn --chip tpu-v5e --mesh X=8 --B 8 --D 8 --F 8", "--mesh 'X=8'"},
       {"collective-matmul --kind ffn --chip tpu-v5e --mesh X=2,Y=4,Z=2 --B 8 --D 8 --F 8", "--mesh 'X=2,Y=4,Z=2'"},
