@@ -10,16 +10,6 @@
 
 namespace cli {
 
-namespace {
-scaling::WrapPolicy parse_wrap(const std::string& w) {
-  if (w == "auto") return scaling::WrapPolicy::automatic;
-  if (w == "yes") return scaling::WrapPolicy::yes;
-  if (w == "no") return scaling::WrapPolicy::no;
-  throw std::invalid_argument("--wrap '" + w + "': expected auto, yes or no");
-}
-
-}  // namespace
-
 void run_collective(const CollectiveArgs& a) {
   using namespace scaling;
   const Slice s = make_slice(resolve_chip(a.chip), parse_shape(a.slice), parse_wrap(a.wrap));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scaling/hardware/chip.hpp"
+#include "scaling/hardware/topology.hpp"
 
 namespace cli {
 
@@ -38,6 +39,11 @@ struct ShardArgs {
   std::string mesh, dtype = "bf16", sharding, shape;
   bool json = false;
 };
+struct CollectiveMatmulArgs {
+  ChipArgs chip;
+  std::string kind, mesh, B, D, F, direction = "uni", wrap = "auto";
+  bool verify = false, json = false;
+};
 struct ParamsArgs {
   std::string model, config, kv_dtype = "bf16";
   bool json = false;
@@ -50,6 +56,7 @@ void run_simulate(const SimulateArgs& a);
 void run_shard(const ShardArgs& a);
 void run_models(bool json);
 void run_params(const ParamsArgs& a);
+void run_collective_matmul(const CollectiveMatmulArgs& a);
 
 // The chip a subcommand runs on: a preset or a chip file, with any overrides applied. Throws UsageError
 // when neither or both of --chip and --chip-file are given, std::invalid_argument for a bad value.
@@ -62,6 +69,17 @@ double parse_positive(const std::string& option, const std::string& text);
 double parse_size(const std::string& option, const std::string& text);
 // "128,2048" -> {128, 2048}, each a positive whole number.
 std::vector<double> parse_sizes(const std::string& option, const std::string& text);
+// --wrap: "auto" (the §2.2 rules), "yes" or "no".
+scaling::WrapPolicy parse_wrap(const std::string& text);
+// Runs f; an std::invalid_argument from it comes back prefixed with the option: "--kind: unknown …".
+template <class Fn>
+auto for_option(const std::string& option, Fn&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(option + ": " + e.what());
+  }
+}
 // "0,2" -> {0, 2}: non-negative whole numbers.
 std::vector<int> parse_indices(const std::string& option, const std::string& text);
 

@@ -95,6 +95,20 @@ int main(int argc, char** argv) {
   params->add_flag("--json", pa.json, "print one JSON object");
   on(params, [&] { cli::run_params(pa); });
 
+  cli::CollectiveMatmulArgs cm;
+  auto* cmatmul = app.add_subcommand("collective-matmul", "a §10 collective matmul on the virtual mesh, with its timeline");
+  cmatmul->add_option("--kind", cm.kind, "all-gather, reduce-scatter, all-reduce or ffn")->required();
+  add_chip_options(cmatmul, cm.chip);
+  cmatmul->add_option("--mesh", cm.mesh, "the mesh X=a,Y=b: X shards the batch, Y the model")->required();
+  cmatmul->add_option("--B", cm.B, "batch")->required();
+  cmatmul->add_option("--D", cm.D, "model dimension")->required();
+  cmatmul->add_option("--F", cm.F, "hidden (feed-forward) dimension")->required();
+  cmatmul->add_option("--direction", cm.direction, "uni (one ring direction) or bi (half each way)")->capture_default_str();
+  cmatmul->add_option("--wrap", cm.wrap, "wraparound: auto (§2.2 rules), yes or no")->capture_default_str();
+  cmatmul->add_flag("--verify", cm.verify, "run on real numbers and compare with the plain matmul (small sizes)");
+  cmatmul->add_flag("--json", cm.json, "print one JSON object, SI units");
+  on(cmatmul, [&] { cli::run_collective_matmul(cm); });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -39,6 +39,13 @@ std::vector<double> parse_sizes(const std::string& option, const std::string& te
   }
 }
 
+scaling::WrapPolicy parse_wrap(const std::string& text) {
+  if (text == "auto") return scaling::WrapPolicy::automatic;
+  if (text == "yes") return scaling::WrapPolicy::yes;
+  if (text == "no") return scaling::WrapPolicy::no;
+  throw std::invalid_argument("--wrap '" + text + "': expected auto, yes or no");
+}
+
 std::vector<int> parse_indices(const std::string& option, const std::string& text) {
   std::vector<int> out;
   size_t start = 0;
