@@ -168,6 +168,13 @@ Answer& Answer::derived(double value, std::string formula) {
   return *this;
 }
 
+Answer& Answer::measured(double value, std::string source, std::string gap) {
+  if (!std::isfinite(value)) throw std::logic_error(key_ + ": a measured value must be finite");
+  if (source.empty() || gap.empty()) throw std::logic_error(key_ + ": a measured value needs its source and the gap");
+  measured_ = Measured{value, std::move(source), std::move(gap)};
+  return *this;
+}
+
 BookStatus Answer::book_status() const {
   if (!book_) return erratum_.empty() ? BookStatus::none : BookStatus::false_erratum;
   const bool close = book_tolerance_.admits(value_, *book_);

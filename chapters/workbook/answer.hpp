@@ -80,6 +80,14 @@ struct Derived {
   std::string formula;
 };
 
+// A value the book measured on hardware (a profile, a benchmark), not computed: a reference for our model,
+// with what the model leaves out. It has no tolerance and no status; the report shows both side by side.
+struct Measured {
+  double value;
+  std::string source;  // "§10.1.1, TPU v5e 2x4, profiled"
+  std::string gap;     // why our model's value differs
+};
+
 class Answer {
  public:
   Answer(std::string key, double value, std::string unit);
@@ -91,6 +99,7 @@ class Answer {
   Answer& differs(std::string reason);  // applies to the last notes() entry
   Answer& explain(std::string text);    // the assumption or model behind the value
   Answer& derived(double value, std::string formula);
+  Answer& measured(double value, std::string source, std::string gap);
 
   const std::string& key() const { return key_; }
   double value() const { return value_; }
@@ -102,6 +111,7 @@ class Answer {
   const std::string& explanation() const { return explanation_; }
   const std::vector<NoteValue>& notes() const { return notes_; }
   const std::optional<Derived>& derived_value() const { return derived_; }
+  const std::optional<Measured>& measured_value() const { return measured_; }
   BookStatus book_status() const;
 
  private:
@@ -115,6 +125,7 @@ class Answer {
   std::string explanation_;
   std::vector<NoteValue> notes_;
   std::optional<Derived> derived_;
+  std::optional<Measured> measured_;
 };
 
 const char* to_string(BookStatus s);

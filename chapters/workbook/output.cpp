@@ -53,6 +53,9 @@ std::string to_text(const ChapterResult& chapter) {
       if (a.derived_value())
         out += fmt::format("  {:<28}   from the book's formula {}: {}\n", "", a.derived_value()->formula,
                            format_quantity(a.derived_value()->value, a.unit()));
+      if (a.measured_value())
+        out += fmt::format("  {:<28}   measured ({}): {}; the gap: {}\n", "", a.measured_value()->source,
+                           format_quantity(a.measured_value()->value, a.unit()), a.measured_value()->gap);
       if (!a.erratum_reason().empty()) out += fmt::format("  {:<28}   why: {}\n", "", a.erratum_reason());
       for (const auto& n : a.notes()) {
         out += fmt::format("  {:<28}   notes {}: {} ({})\n", "", n.source, format_quantity(n.value, a.unit()),
@@ -130,6 +133,10 @@ std::string to_json(const ChapterResult& chapter) {
                          {"tol", a.book_tolerance().relative_to(*a.book_value())},
                          {"tol_rule", tolerance_rule(*a.book_value(), a.book_tolerance())},
                          {"status", to_string(a.book_status())}};
+      if (a.measured_value())
+        entry["measured"] = {{"value", a.measured_value()->value},
+                             {"source", a.measured_value()->source},
+                             {"gap", a.measured_value()->gap}};
       if (a.derived_value()) entry["derived"] = {{"value", a.derived_value()->value}, {"formula", a.derived_value()->formula}};
       if (a.book_status() == BookStatus::erratum) {
         entry["erratum"] = erratum_json(a.finding(), a.erratum_reason(), name);
