@@ -143,10 +143,11 @@ def exercise_source(source_dir, exercise_id):
     """The EXERCISE(...) block of a chapter source, by brace matching."""
     chapters_dir = os.path.join(source_dir, "chapters")
     needle = f'EXERCISE("{exercise_id}"'
-    for name in sorted(os.listdir(chapters_dir)):
-        if not name.endswith(".cpp"):
-            continue
-        text = open(os.path.join(chapters_dir, name)).read()
+    sources = []
+    for folder, _, files in os.walk(chapters_dir):
+        sources += [os.path.join(folder, f) for f in files if f.endswith(".cpp")]
+    for path in sorted(sources):
+        text = open(path).read()
         start = text.find(needle)
         if start < 0:
             continue
@@ -314,6 +315,13 @@ def render(args):
         if not os.path.exists(path):
             raise ReportError(f"chapter {ch['chapter']} has no solutions/{ch['slug']}.md")
         parts.append(fill(open(path).read(), f"solutions/{ch['slug']}.md", index, args.source, plot_dir, mentioned))
+        # A chapter split into parts continues in solutions/chNN/*.md, in name order.
+        part_dir = os.path.join(solutions, ch["slug"])
+        if os.path.isdir(part_dir):
+            for name in sorted(n for n in os.listdir(part_dir) if n.endswith(".md")):
+                where = f"solutions/{ch['slug']}/{name}"
+                parts.append(fill(open(os.path.join(part_dir, name)).read(), where, index, args.source, plot_dir,
+                                  mentioned))
         parts.append(f"## Chapter {ch['chapter']} answers at a glance\n\n{summary_table(ch)}")
     unmentioned = sorted(set(index.answers) - mentioned)
     if unmentioned:

@@ -135,6 +135,13 @@ std::deque<ChapterDef>& chapters() {
 
 ChapterDef& define_chapter(int number, std::string slug, std::string title) {
   auto& all = chapters();
+  // A chapter split into parts (chapters/chNN/*.cpp) is declared once per part: the same chapter.
+  for (auto& ch : all)
+    if (ch.slug == slug) {
+      if (ch.number != number || ch.title != title)
+        throw std::logic_error("chapter " + slug + " declared twice with different numbers or titles");
+      return ch;
+    }
   all.push_back({std::move(slug), number, std::move(title), {}});
   return all.back();
 }
