@@ -3,6 +3,7 @@
 // with the book's own round constants (to match each printed cell) and once exactly.
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "exercise.hpp"
@@ -444,11 +445,13 @@ EXERCISE("ch7.llama2-table-gqa", "The same model with a 5× smaller KV cache (8 
   // The latency–throughput frontier of both caches (§7.1.5's Figure 20, for this model).
   const auto mha = llama2_on_8(40);
   auto& plot = ex.series("frontier", "step latency (ms)", "tokens/s per chip");
-  for (const auto& [label, d] : {std::pair{"MHA (40 KV heads)", mha}, {"GQA (8 KV heads)", in}}) {
+  for (const auto& [label, d, context] :
+       {std::tuple{"MHA (40 KV heads), 8k context", mha, 8192.0}, {"GQA (8 KV heads), 8k context", in, 8192.0},
+        {"GQA (8 KV heads), 1k context", in, 1024.0}}) {
     DecodeInputs wide = d;
     wide.chips = 16;  // a v5e 4x4, so that MHA fits more than a handful of sequences
     std::vector<double> x, y, px, py;
-    for (const auto& p : frontier(wide, 8192)) {
+    for (const auto& p : frontier(wide, context)) {
       x.push_back(p.step_s * 1e3);
       y.push_back(p.tokens_per_s_per_chip);
       if (p.pareto) px.push_back(p.step_s * 1e3), py.push_back(p.tokens_per_s_per_chip);
@@ -571,8 +574,7 @@ EXERCISE("ex7.4", "Sharding the §7.5 model on a v5e 4x4") {
   ex.answer("y_limit_at_max_batch",
             model_parallel_limit(c.d_ff, B, v5e().hbm_bytes_per_s, v5e().ici_bidi_bytes_per_s), "chips")
       .explain("F / (B·β) at that batch with β = 9: above 16, so all 16 chips can shard the model");
-  ex.answer("kv_head_shards", c.kv_heads, "ways").explain("KV[2, B_Z, S, K_Y, H]: the 8 KV heads over Y = 8");
-  ex.answer("kv_batch_shards", 16 / c.kv_heads, "ways").explain("the remaining factor of 16 over the batch (Z = 2)");
+  // The KV cache: its K = 8 heads over Y = 8, the batch over the remaining Z = 16/8 = 2 (§7.3.3).
   const auto s = decode_step(in, B, 8192);
   ex.answer("step_at_max_batch", s.step_s, "s").explain("t_kv + max(t_flops, t_params) at the largest batch");
   ex.answer("step_b1", decode_step(in, 1, 8192).step_s, "s").explain("one sequence: weights plus one cache");

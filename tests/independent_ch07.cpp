@@ -140,8 +140,6 @@ double ex74_step(double B) {
 INDEPENDENT("ex7.4.y_limit_at_max_batch", "F · W_ici / (B · W_hbm) at the counted batch", 1e-12) {
   return 16384 * 9e10 / (ex74_batch() * kV5eHbm);
 }
-INDEPENDENT("ex7.4.kv_head_shards", "K = 8 heads", 0) { return 8; }
-INDEPENDENT("ex7.4.kv_batch_shards", "16 chips / 8 heads", 0) { return 16.0 / 8; }
 INDEPENDENT("ex7.4.step_at_max_batch", "equation (4) at the counted batch, int8 everything", 1e-12) {
   return ex74_step(ex74_batch());
 }
