@@ -442,6 +442,10 @@ EXERCISE("ch7.llama2-table-gqa", "The same model with a 5× smaller KV cache (8 
   ex.answer("max_batch", max_batch(in, 8192), "sequences").explain("⌊(128 GB − 26.03 GB) / 1.342 GB⌋");
   ex.claim("batch_64_fits", "§7.1.7: with the smaller cache a batch of 64 fits", max_batch(in, 8192), "sequences")
       .at_least(64);
+  const auto& llama3_8b = model("llama3-8b");
+  ex.claim("llama3_8b_groups", "§7.1.7: LLaMA-3 8B shares each of its 8 KV heads among 4 of its 32 query heads",
+           llama3_8b.q_heads / llama3_8b.kv_heads, "query heads per KV head")
+      .about(32.0 / 8, exact());
   // The latency–throughput frontier of both caches (§7.1.5's Figure 20, for this model).
   const auto mha = llama2_on_8(40);
   auto& plot = ex.series("frontier", "step latency (ms)", "tokens/s per chip");
@@ -500,6 +504,8 @@ EXERCISE("ch7.gen-mp-limit", "How far decode can be model-sharded before ICI ove
 
 EXERCISE("ch7.prefix-reuse", "What a prefix cache saves") {
   ex.section("§7.4.2");
+  ex.claim("server_hbm_gib", "§7.4.2: an 8-chip v5e server has 128 GiB of HBM", 8 * v5e().hbm_bytes / 1073741824.0, "GiB")
+      .about(128, sig(3)).erratum(kGbAsGib, "§7.4.2 repeats the 128 GiB of §7.1.7");
   ex.answer("matmul_fraction", prefix_cache_matmul_fraction(3, 2), "").book(1.0 / 3, exact())
       .explain("['I', 'like', 'cats'] after ['I', 'like', 'dogs']: only the third token's matmuls");
   const auto in = decode_inputs(model("llama2-13b"), v5e(), 8, {});

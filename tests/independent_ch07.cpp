@@ -214,3 +214,4 @@ INDEPENDENT("ch7.gen-mp-limit.beta_v5e_table", "§2.3: 8.1e11 / 9e10", 1e-12) { 
 INDEPENDENT("ch7.gen-mp-limit.beta_v6e_table", "§2.3: 1.6e12 / 1.8e11", 1e-12) { return 1.6e12 / 1.8e11; }
 INDEPENDENT("ch7.batch240-empirical.layer_param_count", "8192 · 32768 · 2", 1e-12) { return 8192 * 32768 * 2.0; }
 INDEPENDENT("ch7.latency-bound-comms.fraction_of_threshold", "131072 / (8 · 45000)", 1e-12) { return 131072 / (8 * 45000.0); }
+INDEPENDENT("ch7.prefix-reuse.server_hbm_gib", "8 × 16e9 / 1024³", 1e-12) { return 8 * 16e9 / (1024.0 * 1024 * 1024); }

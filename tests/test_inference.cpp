@@ -137,6 +137,8 @@ TEST_CASE("slices: allowed shapes and the smallest that holds a chip count") {
   CHECK_FALSE(smallest_slice(v5e, 257).has_value());
   const auto v5p = allowed_slices(chip("tpu-v5p"));
   CHECK(v5p.front() == std::vector<int>{2, 2, 1});
+  CHECK(v5p.back() == std::vector<int>{16, 20, 28});  // the full pod, after 16x16x16
+  CHECK(smallest_slice(chip("tpu-v5p"), 4097) == std::vector<int>{16, 20, 28});
   for (std::size_t i = 1; i < v5p.size(); ++i) CHECK(chips_in(v5p[i]) > chips_in(v5p[i - 1]));
   CHECK(allowed_slices(chip("h100")).back() == std::vector<int>{8});
 }

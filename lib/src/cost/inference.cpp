@@ -153,6 +153,8 @@ std::vector<std::vector<int>> allowed_slices(const Chip& chip) {
       s[grow] *= 2;
       std::sort(s.begin(), s.end());
     }
+    // The whole pod last, when the doubling stops short of it (v5p: 16x16x16, then 16x20x28).
+    if (chips_in(chip.pod_shape) > chips_in(out.back())) out.push_back(chip.pod_shape);
   } else {
     for (int n : {1, 2, 4, 8}) out.push_back({n});
   }

@@ -86,7 +86,7 @@ double min_chips(const DecodeInputs& in, double batch, double context);
 
 // The slice shapes a chip is offered in, smallest first: for a 2-D pod (v5e, v6e) the Cloud topologies
 // 1x1, 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16; for a 3-D pod (v4p, v5p) 2x2x1, 2x2x2, 2x2x4, 2x4x4, then
-// multiples of whole 4x4x4 cubes doubling an axis at a time up to the pod; a chip without a pod (a GPU):
+// multiples of whole 4x4x4 cubes doubling an axis at a time, then the whole pod; a chip without a pod (a GPU):
 // 1, 2, 4 and 8 chips of one server.
 std::vector<std::vector<int>> allowed_slices(const Chip& chip);
 // The smallest allowed slice with at least `chips` chips; empty when none (more than a pod).
