@@ -1,0 +1,123 @@
+#pragma once
+// The parallelism planner (`scaling plan`): for a model, a machine and a global batch, every layout of
+// §5's strategies — data/FSDP degree × tensor degree × pipeline degree, each mapped onto the machine's
+// physical axes, × gradient-accumulation microbatches × a rule for the activations kept for the backward
+// pass × a ZeRO stage — with its memory per chip and its step time, and the fastest that fit.
+//
+// The machine: chips in fast groups — a TPU slice's ICI axes, or a GPU node's NVLink domain as one
+// axis — and `slow_groups` such groups over the slow network (pods over DCN, nodes over InfiniBand).
+// Each fast axis of size n is split as n = d·t·p among the data, tensor and pipeline groups; the slow
+// axis as d·p (tensor parallelism never crosses the slow network). A group spans the axes where its
+// factor is above 1.
+//
+// The exact cost model (CostModel::exact), per training step, per chip. Letters: B global batch (tokens),
+// X = X_fast·X_slow data degree, Y tensor degree, S pipeline degree, m microbatches, b = B/(X·m) tokens
+// per microbatch per data replica, L layers of which the busiest stage holds ⌈L/S⌉ (with the embedding
+// and unembedding: a bound, exact for S = 1), P_s the parameters that stage holds.
+//   Compute (§4.1, §5):    t_math = (6·N_active + remat extra)·B · (S·⌈L/S⌉/L) / (chips · C)
+//   HBM (§1, the roofline): t_hbm = m · (3 + remat reruns) · w·P_s/Y / W_hbm  (weights read per microbatch)
+//   Bubble (§5.1.5, GPipe / 1F1B): t_bubble = (S − 1)/m · max(t_math, t_hbm)
+//   ICI, each group's collectives over the axes it spans (the §3 ring: (n − 1)/n · V / Σ W_axis, an axis
+//   shared by k groups giving each W_axis / k), groups on different links concurrent (max), per §5:
+//     data (ZeRO-3: AllGather weights in the forward and backward passes, ReduceScatter gradients, every
+//       microbatch; ZeRO-2: ReduceScatter every microbatch, AllGather of the updated weights once;
+//       ZeRO-0/1: one AllReduce (ZeRO-1: ReduceScatter + AllGather) per step),
+//     tensor (per layer and microbatch the training terms of the train library),
+//     pipeline (the [b, D/Y] activation and its gradient over one link per microbatch).
+//   DCN: the data-parallel gradient AllReduce across pods of each chip's shard, once per step; pipeline
+//     sends that cross pods.
+//   step = max(max(t_math, t_hbm) + t_bubble, t_ici, t_dcn); the bound is the network when a network term
+//   is the maximum, otherwise the largest of compute, memory (HBM bandwidth) and bubble.
+// Memory per chip: weights, gradients, Adam moments (+ fp32 master) of P_s/Y, sharded over the fast data
+// group by the ZeRO stage (1: optimizer, 2: + gradients, 3: + weights), plus the saved activations of
+// ⌈L/S⌉ layers for min(m, S) microbatches in flight (1 without a pipeline), sharded over Y.
+//
+// The book's model (CostModel::book, §5.1.4) restricts the space to FSDP × TP on one slice: X·Y = N with
+// X ≥ 1, Y dividing the heads, M_X and M_Y the book's axis counts (M_X + M_Y = the slice's axes, M_Y = 1
+// when both are sharded), per layer T_math = 4BDF/(N·C), T_comms = 4DF/(Y·W·M_X) + 4BD/(X·W·M_Y) summed,
+// training = 3 × forward, one microbatch, ZeRO-3.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scaling/hardware/chip.hpp"
+#include "scaling/model/transformer.hpp"
+
+namespace scaling {
+
+struct PlanHardware {
+  std::string name;                      // "TPU v5p 16x20x28 × 8 pods"
+  double flops_per_s = 0;                // peak bf16 per chip
+  double hbm_bytes = 0, hbm_bytes_per_s = 0;
+  std::vector<int> fast_axes;            // chips per fast axis (ICI axes, or one NVLink axis)
+  std::vector<double> fast_bytes_per_s;  // per axis: a chip's bidirectional bandwidth along it
+  int slow_groups = 1;                   // pods over DCN, or nodes over InfiniBand
+  double slow_bytes_per_s = 0;           // per chip over the slow network (one direction)
+  std::string fast_name = "ICI", slow_name = "DCN";
+};
+// A TPU slice `shape` of `c`, `pods` of them over DCN (per chip: the host's DCN bandwidth / chips per host).
+PlanHardware tpu_pods(const Chip& c, const std::vector<int>& shape, int pods);
+// `nodes` of `gpus_per_node` GPUs: NVLink as one fast axis of `nvlink_bytes_per_s` per GPU, InfiniBand
+// at `ib_bytes_per_s` per GPU between nodes.
+PlanHardware gpu_cluster(const Chip& c, int gpus_per_node, int nodes, double nvlink_bytes_per_s,
+                         double ib_bytes_per_s);
+
+enum class CostModel { exact, book };
+enum class Bound { compute, memory, bubble, ici, dcn };
+const char* to_string(Bound b);
+
+// A rule for what each layer keeps for the backward pass: the elements per token (a sum of terms in D, F,
+// N·H, K·H, as the book writes it) and what the backward pass recomputes (transformer.hpp's Remat).
+struct SavedRule {
+  std::string rule;  // "D", "2D+2F+N·H+2K·H", …
+  Remat recompute;
+};
+// The default set: only each layer's input (the forward pass rerun), the outputs of the big matmuls
+// (attention rerun), and everything (nothing rerun).
+std::vector<SavedRule> default_saved_rules();
+
+struct PlanRequest {
+  TransformerConfig model;
+  PlanHardware hw;
+  double batch_tokens = 0;
+  double seq_len = 4096;  // the context of the attention a rematerialisation reruns
+  std::vector<SavedRule> saved_rules = default_saved_rules();
+  std::vector<int> zero_stages{0, 1, 2, 3};
+  int max_microbatches = 256;  // powers of two up to this (and up to B/X tokens)
+  CostModel cost_model = CostModel::exact;
+  int top_k = 1;
+};
+
+struct AxisSplit {
+  int data = 1, tensor = 1, pipeline = 1;
+};
+
+struct PlanLayout {
+  int fsdp = 1, tp = 1, pipeline = 1, microbatches = 1, zero = 3;
+  int fsdp_slow = 1, pipeline_slow = 1;  // the slow axis' share of fsdp and pipeline
+  std::vector<AxisSplit> axes;           // per fast axis
+  int saved = 0;                         // index into PlanRequest::saved_rules
+  double step_s = 0, bytes_per_chip = 0;
+  double t_math_s = 0, t_hbm_s = 0, t_bubble_s = 0, t_ici_s = 0, t_dcn_s = 0;
+  double mfu = 0;  // 6·N_active·B / (chips · C · step)
+  Bound bound = Bound::compute;
+};
+
+struct PlanResult {
+  std::uint64_t configs_evaluated = 0;
+  std::uint64_t configs_fit = 0;
+  std::vector<PlanLayout> top;  // the fastest that fit, best first (at most top_k)
+};
+
+// Throws std::invalid_argument naming a bad request (a batch that is not positive, an empty rule set, a
+// ZeRO stage outside 0–3, the book's model asked for more than one slice, …).
+PlanResult plan(const PlanRequest& r);
+
+// One layout's terms under r.cost_model: the same arithmetic the search runs.
+PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, AxisSplit slow, int microbatches,
+                    int saved, int zero);
+
+// "16=4·1·4" per axis: the data, tensor and pipeline factors of each axis, then the slow axis.
+std::string describe_axes(const PlanLayout& l, const PlanHardware& hw);
+
+}  // namespace scaling
