@@ -44,6 +44,12 @@ struct CollectiveMatmulArgs {
   std::string kind, mesh, B, D, F, direction = "uni", wrap = "auto";
   bool verify = false, json = false;
 };
+struct PlanArgs {
+  ChipArgs chip;
+  std::string model, config, slice, pods, nodes, gpus_per_node, nvlink_bw, ib_bw, batch_tokens, seq, top, saved, zero,
+      max_microbatches, cost_model = "exact";
+  bool json = false;
+};
 struct ParamsArgs {
   std::string model, config, kv_dtype = "bf16";
   bool json = false;
@@ -57,6 +63,7 @@ void run_shard(const ShardArgs& a);
 void run_models(bool json);
 void run_params(const ParamsArgs& a);
 void run_collective_matmul(const CollectiveMatmulArgs& a);
+void run_plan(const PlanArgs& a);
 
 // The chip a subcommand runs on: a preset or a chip file, with any overrides applied. Throws UsageError
 // when neither or both of --chip and --chip-file are given, std::invalid_argument for a bad value.

@@ -109,6 +109,27 @@ int main(int argc, char** argv) {
   cmatmul->add_flag("--json", cm.json, "print one JSON object, SI units");
   on(cmatmul, [&] { cli::run_collective_matmul(cm); });
 
+  cli::PlanArgs pl;
+  auto* planner = app.add_subcommand("plan", "the parallelism planner: the fastest layouts that fit (§5, §6)");
+  planner->add_option("--model", pl.model, "a preset (see `scaling models`)");
+  planner->add_option("--config", pl.config, "a HuggingFace config.json");
+  add_chip_options(planner, pl.chip);
+  planner->add_option("--slice", pl.slice, "TPU: the slice (pod) shape, e.g. 16x20x28");
+  planner->add_option("--pods", pl.pods, "TPU: that many slices over DCN (default 1)");
+  planner->add_option("--nodes", pl.nodes, "GPU: nodes over InfiniBand");
+  planner->add_option("--gpus-per-node", pl.gpus_per_node, "GPU: GPUs per NVLink node");
+  planner->add_option("--nvlink-bw", pl.nvlink_bw, "GPU: NVLink bandwidth per GPU, bytes/s (both directions)");
+  planner->add_option("--ib-bw", pl.ib_bw, "GPU: InfiniBand bandwidth per GPU, bytes/s (one direction)");
+  planner->add_option("--batch-tokens", pl.batch_tokens, "global batch per step, tokens");
+  planner->add_option("--seq", pl.seq, "sequence length (the attention a rerun repeats; default 4096)");
+  planner->add_option("--top", pl.top, "print the K fastest layouts (default 1)");
+  planner->add_option("--saved", pl.saved, "activation rules to try: input,matmuls,all (default all three)");
+  planner->add_option("--zero", pl.zero, "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3)");
+  planner->add_option("--max-microbatches", pl.max_microbatches, "largest microbatch count (powers of 2; default 256)");
+  planner->add_option("--cost-model", pl.cost_model, "exact (default) or book (§5.1.4's FSDP × TP on one slice)");
+  planner->add_flag("--json", pl.json, "print one JSON object, SI units");
+  on(planner, [&] { cli::run_plan(pl); });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -85,13 +85,16 @@ Best brute_force(const Machine& mc, double B, double T, double max_m) {
       if (std::fmod(N, Y) != 0 || S > L || X > B) continue;
       const double lps = std::ceil(L / S), stage = lps * layer + other;
       for (int zero = 0; zero <= 3; ++zero)
-        for (const auto& rule : rules)
+        for (int all = 0; all < 2; ++all) {
+          if (all && (zero == 0 || ds == 1)) continue;  // the same layout as all = 0
+          const double Z = all ? X : Xf;                // ZeRO's group
+          for (const auto& rule : rules)
           for (double m = 1; m <= max_m && X * m <= B; m *= 2) {
             ++best.evaluated;
             const double b = B / (X * m);
             const double w_bytes = 2 * stage / Y, g_bytes = 2 * stage / Y, o_bytes = 8 * stage / Y;
-            const double bytes = w_bytes / (zero == 3 ? Xf : 1) + g_bytes / (zero >= 2 ? Xf : 1) +
-                                 o_bytes / (zero >= 1 ? Xf : 1) +
+            const double bytes = w_bytes / (zero == 3 ? Z : 1) + g_bytes / (zero >= 2 ? Z : 1) +
+                                 o_bytes / (zero >= 1 ? Z : 1) +
                                  rule.elements * 2 * lps * b / Y * (S > 1 ? std::min(m, S) : 1);
             if (bytes > mc.hbm) continue;
             ++best.fit;
@@ -106,11 +109,15 @@ Best brute_force(const Machine& mc, double B, double T, double max_m) {
             const double tensor = Y > 1 ? lps * 8 * (Y - 1) / Y * 2 * (B / X) * D / wt : 0;
             const double pipe = 2 * 2 * (B / X) * D / Y;
             const double ici = std::max({data, tensor, Sf > 1 ? pipe / wp : 0.0});
-            const double dcn = (ds > 1 ? 2.0 * (ds - 1) / ds * g_bytes / Xf / mc.slow_bw : 0) +
-                               (ps > 1 ? pipe / mc.slow_bw : 0);
+            double dcn = ps > 1 ? pipe / mc.slow_bw : 0;
+            if (ds > 1) {
+              const double one = (ds - 1.0) / ds * (w_bytes / Xf) / mc.slow_bw;  // one collective of a chip's share
+              dcn += !all ? 2 * one : zero == 3 ? 3 * m * one : zero == 2 ? (m + 1) * one : 2 * one;
+            }
             const double step = std::max({busy, ici, dcn});
             if (step < best.step || (step == best.step && bytes < best.bytes)) best.step = step, best.bytes = bytes;
           }
+        }
     }
     int i = 0;
     for (; i < A; ++i) {
@@ -174,7 +181,8 @@ TEST_CASE("planner: evaluate() gives the terms of the layout the search reports"
   const auto got = plan(r);
   REQUIRE(!got.top.empty());
   for (const auto& l : got.top) {
-    const auto again = evaluate(r, l.axes, {l.fsdp_slow, 1, l.pipeline_slow}, l.microbatches, l.saved, l.zero);
+    const auto again =
+        evaluate(r, l.axes, {l.fsdp_slow, 1, l.pipeline_slow}, l.microbatches, l.saved, l.zero, l.zero_all);
     CHECK(again.step_s == l.step_s);
     CHECK(again.bytes_per_chip == l.bytes_per_chip);
     CHECK(again.bound == l.bound);

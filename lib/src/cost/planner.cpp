@@ -184,10 +184,10 @@ struct Terms {
 };
 
 // §5, the exact model of planner.hpp, for one layout.
-inline Terms score(const Fixed& f, const Assignment& a, int zero, double m, int rule) {
+inline Terms score(const Fixed& f, const Assignment& a, int zero, bool zero_all, double m, int rule) {
   const auto ri = static_cast<size_t>(rule);
   const double b = f.B / (a.X * m);  // tokens per microbatch per data replica
-  const double z = a.X_fast;
+  const double z = zero_all ? a.X : a.X_fast;  // the ZeRO group
   const double weights = f.w_bytes * a.p_stage / a.Y, grads = f.g_bytes * a.p_stage / a.Y;
   // Memory per chip.
   const double inflight = a.S > 1 ? std::min(m, a.S) : 1;
@@ -213,9 +213,14 @@ inline Terms score(const Fixed& f, const Assignment& a, int zero, double m, int 
   const double pipe_bytes = 2 * f.act_bytes * (f.B / a.X) * f.D / a.Y;
   const double t_pipe_fast = a.S_fast > 1 ? pipe_bytes / a.w_pipe : 0;
   const double t_ici = std::max(t_data, std::max(t_tensor, t_pipe_fast));
-  // DCN: each chip AllReduces its shard of the gradient across the pods, once per step.
+  // DCN: each chip's share (1/X_fast) of the stage crosses the pods: an AllReduce of its gradient once per
+  // step, or, when ZeRO shards across the pods too, the same pattern of collectives as inside the slice.
   double t_dcn = 0;
-  if (a.X_slow > 1) t_dcn += 2 * (a.X_slow - 1) / a.X_slow * grads / z / f.slow_bw;
+  if (a.X_slow > 1) {
+    const double ring = (a.X_slow - 1) / a.X_slow / a.X_fast / f.slow_bw;
+    const double ag = weights * ring, rs = grads * ring;
+    t_dcn += !zero_all ? 2 * rs : zero == 3 ? m * (2 * ag + rs) : zero == 2 ? m * rs + ag : rs + ag;
+  }
   if (a.S_slow > 1) t_dcn += pipe_bytes / f.slow_bw;
   const double step = std::max(chip + t_bubble, std::max(t_ici, t_dcn));
   Bound bound;
@@ -239,9 +244,17 @@ std::vector<AxisSplit> splits(int n, bool tensor) {
   return out;
 }
 
+// Faster first; on a tie, less memory, then less time on the networks (more headroom).
 bool better(const PlanLayout& a, const PlanLayout& b) {
   if (a.step_s != b.step_s) return a.step_s < b.step_s;
-  return a.bytes_per_chip < b.bytes_per_chip;
+  if (a.bytes_per_chip != b.bytes_per_chip) return a.bytes_per_chip < b.bytes_per_chip;
+  return std::max(a.t_ici_s, a.t_dcn_s) < std::max(b.t_ici_s, b.t_dcn_s);
+}
+
+// Layouts that differ only in how the same degrees sit on the axes count once in the list: the best mapping.
+bool same_degrees(const PlanLayout& a, const PlanLayout& b) {
+  return a.fsdp == b.fsdp && a.tp == b.tp && a.pipeline == b.pipeline && a.microbatches == b.microbatches &&
+         a.zero == b.zero && a.zero_all == b.zero_all && a.saved == b.saved && a.fsdp_slow == b.fsdp_slow && a.pipeline_slow == b.pipeline_slow;
 }
 
 // The K best so far, kept sorted; `worst` is the step time a layout must beat once full.
@@ -251,8 +264,13 @@ struct TopK {
   double worst_step() const { return static_cast<int>(items.size()) < k ? INFINITY : items.back().step_s; }
   void offer(const PlanLayout& l) {
     if (static_cast<int>(items.size()) == k && !better(l, items.back())) return;
-    auto it = std::upper_bound(items.begin(), items.end(), l, better);
-    items.insert(it, l);
+    for (auto it = items.begin(); it != items.end(); ++it) {
+      if (!same_degrees(*it, l)) continue;
+      if (!better(l, *it)) return;
+      items.erase(it);
+      break;
+    }
+    items.insert(std::upper_bound(items.begin(), items.end(), l, better), l);
     if (static_cast<int>(items.size()) > k) items.pop_back();
   }
 };
@@ -316,38 +334,24 @@ PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
   for (int i = 0; i < f.n_fast; ++i) N *= f.axis[static_cast<size_t>(i)];
   PlanResult out;
   TopK top{r.top_k, {}};
-  const double six_n = six_n_rule_flops_per_token(r.model);
   for (int y = 1; y <= N; ++y) {
     if (static_cast<int>(N) % y || std::fmod(f.heads, y) != 0) continue;
     const double X = N / y;
     if (X > f.B) continue;
-    for (int rule = 0; rule < f.n_rules; ++rule) {
-      ++out.configs_evaluated;
-      const Terms t = score_book(f, r, X, y, rule);
-      if (t.bytes > f.hbm) continue;
-      ++out.configs_fit;
-      PlanLayout l;
-      l.fsdp = static_cast<int>(X);
-      l.tp = y;
-      l.saved = rule;
-      l.step_s = t.step;
-      l.bytes_per_chip = t.bytes;
-      l.t_math_s = t.t_math;
-      l.t_ici_s = t.t_ici;
-      l.bound = t.bound;
-      l.mfu = six_n * f.B / (N * f.C * t.step);
-      // Ties on step time (every compute-bound layout) go to the least communication.
-      if (static_cast<int>(top.items.size()) == top.k && t.step == top.items.back().step_s &&
-          t.t_ici >= top.items.back().t_ici_s)
-        continue;
-      top.items.push_back(l);
-      std::stable_sort(top.items.begin(), top.items.end(), [](const PlanLayout& a, const PlanLayout& b) {
-        if (a.step_s != b.step_s) return a.step_s < b.step_s;
-        if (a.t_ici_s != b.t_ici_s) return a.t_ici_s < b.t_ici_s;
-        return a.bytes_per_chip < b.bytes_per_chip;
-      });
-      if (static_cast<int>(top.items.size()) > top.k) top.items.pop_back();
-    }
+    ++out.configs_evaluated;
+    const Terms t = score_book(f, r, X, y, 0);  // the first rule: memory only, the book's time has none
+    if (t.bytes > f.hbm) continue;
+    ++out.configs_fit;
+    PlanLayout l;
+    l.fsdp = static_cast<int>(X);
+    l.tp = y;
+    l.step_s = t.step;
+    l.bytes_per_chip = t.bytes;
+    l.t_math_s = t.t_math;
+    l.t_ici_s = t.t_ici;
+    l.bound = t.bound;
+    l.mfu = t.t_math / t.step;  // of the book's FLOPs: the two MLP matrices
+    top.offer(l);
   }
   out.top = std::move(top.items);
   return out;
@@ -375,15 +379,20 @@ PlanResult plan(const PlanRequest& r) {
       const Assignment a = assign(f, axes.data(), slow);
       if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.B) continue;
       for (int zero : r.zero_stages) {
-        for (int rule = 0; rule < f.n_rules; ++rule) {
-          for (double m : microbatches) {
-            if (a.X * m > f.B) break;
-            ++out.configs_evaluated;
-            const Terms t = score(f, a, zero, m, rule);
-            if (t.bytes > f.hbm) continue;
-            ++out.configs_fit;
-            if (t.step > top.worst_step()) continue;
-            top.offer(make_layout(f, a, t, axes.data(), slow, static_cast<int>(m), rule, zero, six_n));
+        // ZeRO over the slice's data group only, or over every replica (only distinct with pods and a stage).
+        for (int all = 0; all <= (zero > 0 && a.X_slow > 1); ++all) {
+          for (int rule = 0; rule < f.n_rules; ++rule) {
+            for (double m : microbatches) {
+              if (a.X * m > f.B) break;
+              ++out.configs_evaluated;
+              const Terms t = score(f, a, zero, all, m, rule);
+              if (t.bytes > f.hbm) continue;
+              ++out.configs_fit;
+              if (t.step > top.worst_step()) continue;
+              auto l = make_layout(f, a, t, axes.data(), slow, static_cast<int>(m), rule, zero, six_n);
+              l.zero_all = all;
+              top.offer(l);
+            }
           }
         }
       }
@@ -401,7 +410,7 @@ PlanResult plan(const PlanRequest& r) {
 }
 
 PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, AxisSplit slow, int microbatches,
-                    int saved, int zero) {
+                    int saved, int zero, bool zero_all) {
   const Fixed f = fix(r);
   if (static_cast<int>(axes.size()) != f.n_fast)
     throw std::invalid_argument("the layout names " + std::to_string(axes.size()) + " axes; the machine has " +
@@ -426,11 +435,15 @@ PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, Ax
     const Terms t = score_book(f, r, X, Y, saved);
     Assignment a{};
     a.X = X, a.Y = Y, a.S = 1, a.chips = X * Y;
-    return make_layout(f, a, t, axes.data(), slow, 1, saved, 3, six_n);
+    auto l = make_layout(f, a, t, axes.data(), slow, 1, saved, 3, six_n);
+    l.mfu = t.t_math / t.step;
+    return l;
   }
   const Assignment a = assign(f, axes.data(), slow);
-  const Terms t = score(f, a, zero, microbatches, saved);
-  return make_layout(f, a, t, axes.data(), slow, microbatches, saved, zero, six_n);
+  const Terms t = score(f, a, zero, zero_all, microbatches, saved);
+  auto l = make_layout(f, a, t, axes.data(), slow, microbatches, saved, zero, six_n);
+  l.zero_all = zero_all;
+  return l;
 }
 
 std::string describe_axes(const PlanLayout& l, const PlanHardware& hw) {

@@ -24,18 +24,24 @@
 //       ZeRO-0/1: one AllReduce (ZeRO-1: ReduceScatter + AllGather) per step),
 //     tensor (per layer and microbatch the training terms of the train library),
 //     pipeline (the [b, D/Y] activation and its gradient over one link per microbatch).
-//   DCN: the data-parallel gradient AllReduce across pods of each chip's shard, once per step; pipeline
-//     sends that cross pods.
+//   DCN: each chip's 1/X_fast share of the stage crosses the pods — an AllReduce of its gradient once per
+//     step when ZeRO shards within the slice only, or the ZeRO stage's own pattern when it shards over every
+//     replica (zero_all) — and the pipeline sends that cross pods.
 //   step = max(max(t_math, t_hbm) + t_bubble, t_ici, t_dcn); the bound is the network when a network term
 //   is the maximum, otherwise the largest of compute, memory (HBM bandwidth) and bubble.
 // Memory per chip: weights, gradients, Adam moments (+ fp32 master) of P_s/Y, sharded over the fast data
-// group by the ZeRO stage (1: optimizer, 2: + gradients, 3: + weights), plus the saved activations of
+// group (X_fast, or X with zero_all) by the ZeRO stage (1: optimizer, 2: + gradients, 3: + weights), plus the saved activations of
 // ⌈L/S⌉ layers for min(m, S) microbatches in flight (1 without a pipeline), sharded over Y.
 //
 // The book's model (CostModel::book, §5.1.4) restricts the space to FSDP × TP on one slice: X·Y = N with
 // X ≥ 1, Y dividing the heads, M_X and M_Y the book's axis counts (M_X + M_Y = the slice's axes, M_Y = 1
 // when both are sharded), per layer T_math = 4BDF/(N·C), T_comms = 4DF/(Y·W·M_X) + 4BD/(X·W·M_Y) summed,
-// training = 3 × forward, one microbatch, ZeRO-3.
+// training = 3 × forward, one microbatch, ZeRO-3, the first saved rule (memory only); ties on step time
+// (every compute-bound layout) go to less memory, then less communication. Its MFU counts the book's FLOPs.
+//
+// Both models treat sequence (context) parallelism as data parallelism (§5.1.1): the data degree may
+// exceed the number of sequences in the batch. A list (--top K) shows each combination of degrees once, at
+// its best mapping onto the axes.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -95,6 +101,7 @@ struct AxisSplit {
 struct PlanLayout {
   int fsdp = 1, tp = 1, pipeline = 1, microbatches = 1, zero = 3;
   int fsdp_slow = 1, pipeline_slow = 1;  // the slow axis' share of fsdp and pipeline
+  bool zero_all = false;                 // ZeRO shards over every data replica, across the slow network too
   std::vector<AxisSplit> axes;           // per fast axis
   int saved = 0;                         // index into PlanRequest::saved_rules
   double step_s = 0, bytes_per_chip = 0;
@@ -115,7 +122,7 @@ PlanResult plan(const PlanRequest& r);
 
 // One layout's terms under r.cost_model: the same arithmetic the search runs.
 PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, AxisSplit slow, int microbatches,
-                    int saved, int zero);
+                    int saved, int zero, bool zero_all = false);
 
 // "16=4·1·4" per axis: the data, tensor and pipeline factors of each axis, then the slow axis.
 std::string describe_axes(const PlanLayout& l, const PlanHardware& hw);
