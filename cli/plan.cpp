@@ -16,10 +16,10 @@ namespace cli {
 namespace {
 
 // --saved: names of the planner's rules, comma-separated.
-std::vector<scaling::SavedRule> parse_saved(const std::string& text) {
+std::vector<scaling::PlanRule> parse_saved(const std::string& text) {
   const auto all = scaling::default_saved_rules();
   const std::vector<std::string> names{"input", "matmuls", "all"};  // the order of default_saved_rules()
-  std::vector<scaling::SavedRule> out;
+  std::vector<scaling::PlanRule> out;
   size_t start = 0;
   while (true) {
     const size_t end = text.find(',', start);

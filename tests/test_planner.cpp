@@ -51,14 +51,16 @@ Best brute_force(const Machine& mc, double B, double T, double max_m) {
   const double D = 1024, F = 4096, L = 6, N = 8, K = 2, H = 128, V = 32000;
   const double layer = 2 * D * N * H + 2 * D * K * H + 3 * D * F + 2 * D;  // Q, O; K, V; the MLP; two norms
   const double other = 2 * V * D + D;                                        // untied vocab matrices, final norm
-  const double six_n = 6 * (L * layer + V * D + D);                          // no input-embedding lookup
+  const double six_n = 6 * (L * layer + 2 * V * D + D);                      // 6 × every parameter (dense)
   const double attention_fwd = 4 * N * H * T * L;                            // QKᵀ and PV per token
   const double layers_fwd = 2 * L * (layer - 2 * D) + attention_fwd;         // the layers' forward pass (norms: no FLOPs)
   struct Rule {
     double elements, flops, reruns;
   };
-  // Input only (the forward rerun); the 7 big matmul outputs (attention rerun); everything (20 D).
-  const std::vector<Rule> rules{{1 * D, six_n + layers_fwd, 1}, {7 * D, six_n + attention_fwd, 0}, {20 * D, six_n, 0}};
+  // Input only (the forward rerun); the outputs of the big matmuls — O and W_out (D each), the two MLP
+  // up-projections (F each), Q (N·H), K and V (K·H each) — with attention rerun; everything (20 D).
+  const double big_matmuls = 2 * D + 2 * F + N * H + 2 * K * H;
+  const std::vector<Rule> rules{{1 * D, six_n + layers_fwd, 1}, {big_matmuls, six_n + attention_fwd, 0}, {20 * D, six_n, 0}};
   Best best;
   const int A = static_cast<int>(mc.axes.size());
   // Every (d, t, p) per axis: an odometer over the axes' factor pairs.
@@ -100,13 +102,15 @@ Best brute_force(const Machine& mc, double B, double T, double max_m) {
             ++best.fit;
             const double math = rule.flops * B * (S * lps / L) / (chips * mc.C);
             const double hbm = m * (3 + rule.reruns) * w_bytes / mc.hbm_bw;
-            const double busy = std::max(math, hbm) * (1 + (S - 1) / m);
+            const double busy = std::max(math, hbm) * (1 + (S - 1) / m);  // f/(1 − f) = (S − 1)/m
             double data = 0;
             if (Xf > 1) {
               const double one = (Xf - 1) / Xf * w_bytes / wd;  // one AllGather or ReduceScatter of the stage
               data = zero == 3 ? 3 * m * one : zero == 2 ? (m + 1) * one : 2 * one;
             }
-            const double tensor = Y > 1 ? lps * 8 * (Y - 1) / Y * 2 * (B / X) * D / wt : 0;
+            // Two TP blocks per layer, each an AllGather and a ReduceScatter of [B/X, D] forward and backward,
+            // the forward pair again when the forward is rerun.
+            const double tensor = Y > 1 ? lps * (8 + 4 * rule.reruns) * (Y - 1) / Y * 2 * (B / X) * D / wt : 0;
             const double pipe = 2 * 2 * (B / X) * D / Y;
             const double ici = std::max({data, tensor, Sf > 1 ? pipe / wp : 0.0});
             double dcn = ps > 1 ? pipe / mc.slow_bw : 0;

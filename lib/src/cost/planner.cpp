@@ -23,8 +23,8 @@ const char* to_string(Bound b) {
   return "?";
 }
 
-std::vector<SavedRule> default_saved_rules() {
-  return {{"D", Remat::block}, {"2D+2F+N·H+2K·H", Remat::big_matmuls}, {"20D", Remat::none}};
+std::vector<PlanRule> default_saved_rules() {
+  return {{"D", Remat::block}, {"2D+2F+NH+2KH", Remat::big_matmuls}, {"20D", Remat::none}};
 }
 
 PlanHardware tpu_pods(const Chip& c, const std::vector<int>& shape, int pods) {
@@ -67,25 +67,25 @@ PlanHardware gpu_cluster(const Chip& c, int gpus_per_node, int nodes, double nvl
 namespace {
 
 constexpr int kMaxAxes = 6;
+constexpr int kMaxRules = 8;
+constexpr int kMaxMicro = 32;  // powers of two: up to 2^31
 
 // What one request fixes: the model's sizes and the per-rule constants.
 struct Fixed {
-  double B, L, D, heads, C, hbm, hbm_bw, slow_bw;
-  double p_layer, p_other, n_active;
-  double w_bytes = 2, g_bytes = 2, opt_bytes = 8, act_bytes = 2;
+  double B, L, D, F, heads, C, hbm, hbm_bw, slow_bw;
+  double p_layer, p_other, p_total;
+  double six_active;           // 6 · active parameters per token (training.hpp)
+  TrainingMemory state;        // the whole model's parameters, gradients, optimizer state and master copy
   int n_rules;
-  std::array<double, 8> rule_elements{};  // saved elements per token per layer
-  std::array<double, 8> rule_flops{};     // training FLOPs per token with the rule's recomputation
-  std::array<double, 8> rule_reruns{};    // extra passes over the weights (a rerun forward)
+  std::array<double, kMaxRules> act_bytes{};    // bytes saved per token per layer
+  std::array<double, kMaxRules> rule_flops{};   // training FLOPs per token with the rule's recomputation
+  std::array<double, kMaxRules> rule_reruns{};  // forward passes rerun (full rematerialisation: 1)
   int n_fast;
   std::array<int, kMaxAxes> axis{};
   std::array<double, kMaxAxes> axis_bw{};
+  int n_micro;
+  std::array<double, kMaxMicro> micro{};
 };
-
-// Per-layer elements per token a rule keeps. TODO(train-lib): the rule parser of the training library.
-double rule_elements(const SavedRule& r, const TransformerConfig& c) {
-  return saved_tensors_per_layer(r.recompute) * c.d_model;
-}
 
 Fixed fix(const PlanRequest& r) {
   const auto& c = r.model;
@@ -94,7 +94,7 @@ Fixed fix(const PlanRequest& r) {
     throw std::invalid_argument("batch = " + format_number(r.batch_tokens) + " tokens: must be at least 1");
   if (!(r.seq_len >= 1) || !std::isfinite(r.seq_len))
     throw std::invalid_argument("sequence length = " + format_number(r.seq_len) + ": must be at least 1");
-  if (r.saved_rules.empty() || r.saved_rules.size() > 8)
+  if (r.saved_rules.empty() || r.saved_rules.size() > kMaxRules)
     throw std::invalid_argument("the planner needs 1 to 8 activation-saving rules");
   if (r.zero_stages.empty()) throw std::invalid_argument("the planner needs at least one ZeRO stage");
   for (int z : r.zero_stages)
@@ -105,11 +105,13 @@ Fixed fix(const PlanRequest& r) {
   if (h.fast_axes.empty() || h.fast_axes.size() > kMaxAxes || h.fast_bytes_per_s.size() != h.fast_axes.size())
     throw std::invalid_argument("the machine needs 1 to 6 fast axes, each with a bandwidth");
   for (size_t i = 0; i < h.fast_axes.size(); ++i) {
-    if (h.fast_axes[i] < 1) throw std::invalid_argument("axis size " + std::to_string(h.fast_axes[i]) + ": must be at least 1");
+    if (h.fast_axes[i] < 1 || h.fast_axes[i] > 1 << 20)
+      throw std::invalid_argument("axis size " + std::to_string(h.fast_axes[i]) + ": must be 1 to 2^20");
     if (!(h.fast_bytes_per_s[i] > 0) || !std::isfinite(h.fast_bytes_per_s[i]))
       throw std::invalid_argument("axis bandwidth must be positive and finite");
   }
-  if (h.slow_groups < 1) throw std::invalid_argument("the slow network joins at least 1 group");
+  if (h.slow_groups < 1 || h.slow_groups > 1 << 20)
+    throw std::invalid_argument("the slow network joins 1 to 2^20 groups, not " + std::to_string(h.slow_groups));
   if (!(h.flops_per_s > 0) || !(h.hbm_bytes > 0) || !(h.hbm_bytes_per_s > 0))
     throw std::invalid_argument("the chip needs positive FLOPs/s, HBM bytes and HBM bandwidth");
   if (h.slow_groups > 1 && !(h.slow_bytes_per_s > 0))
@@ -118,36 +120,53 @@ Fixed fix(const PlanRequest& r) {
   f.B = r.batch_tokens;
   f.L = c.layers;
   f.D = c.d_model;
+  f.F = c.d_ff;
   f.heads = c.q_heads;
   f.C = h.flops_per_s;
   f.hbm = h.hbm_bytes;
   f.hbm_bw = h.hbm_bytes_per_s;
   f.slow_bw = h.slow_bytes_per_s;
   const auto p = param_counts(c);
-  f.p_layer = (p.attention + p.mlp + p.router + (p.norms - (c.final_norm ? c.d_model * (c.norm_bias ? 2 : 1) : 0))) / c.layers;
+  const double final_norm = c.final_norm ? c.d_model * (c.norm_bias ? 2 : 1) : 0;
+  f.p_layer = (p.total - p.embedding - p.unembedding - final_norm) / c.layers;
   f.p_other = p.total - f.p_layer * c.layers;
-  f.n_active = p.active;
+  f.p_total = p.total;
+  f.six_active = six_active_flops_per_token(c);
+  TrainingSetup setup = r.setup;
+  f.state = training_memory(c, 1, setup);
+  f.state.activations = 0;
+  f.state.total = f.state.params + f.state.grads + f.state.optimizer + f.state.master;
   f.n_rules = static_cast<int>(r.saved_rules.size());
   for (int i = 0; i < f.n_rules; ++i) {
     const auto& rule = r.saved_rules[static_cast<size_t>(i)];
-    f.rule_elements[static_cast<size_t>(i)] = rule_elements(rule, c);
-    f.rule_flops[static_cast<size_t>(i)] =
-        six_n_rule_flops_per_token(c) + remat_extra_flops_per_token(c, r.seq_len, rule.recompute);
-    f.rule_reruns[static_cast<size_t>(i)] = rule.recompute == Remat::block ? 1 : 0;
+    const auto ri = static_cast<size_t>(i);
+    f.act_bytes[ri] = bytes_per_element(setup.activations) * saved_elements_per_layer_token(parse_saved_rule(rule.rule), c);
+    f.rule_flops[ri] = f.six_active + remat_extra_flops_per_token(c, r.seq_len, rule.recompute);
+    f.rule_reruns[ri] = rule.recompute == Remat::block ? 1 : 0;
   }
   f.n_fast = static_cast<int>(h.fast_axes.size());
   for (int i = 0; i < f.n_fast; ++i) {
     f.axis[static_cast<size_t>(i)] = h.fast_axes[static_cast<size_t>(i)];
     f.axis_bw[static_cast<size_t>(i)] = h.fast_bytes_per_s[static_cast<size_t>(i)];
   }
+  f.n_micro = 0;
+  for (double m = 1; m <= r.max_microbatches && f.n_micro < kMaxMicro; m *= 2) f.micro[static_cast<size_t>(f.n_micro++)] = m;
   return f;
 }
 
-// What one assignment of the axes fixes (independent of ZeRO stage, rule and microbatches).
+// What one assignment of the axes fixes (independent of ZeRO stage, rule and microbatches); every
+// communication term comes from the training library's per-layer costs (training.hpp).
 struct Assignment {
   double X, X_fast, X_slow, Y, S, S_fast, S_slow, chips;
   double lps, p_stage, imbalance;
   double w_data, w_tensor, w_pipe;  // bandwidths of the groups (bytes/s), 0 when the group is trivial
+  TrainingMemory stage;             // the stage's model state per chip before ZeRO: 1/Y of it
+  double weights;                   // bytes of the stage's weights per chip (1/Y)
+  double t_gather_fast;             // one AllGather (= one ReduceScatter) of them over the slice's data group
+  double t_gather_slow;             // one of a chip's 1/X_fast share over the pods
+  double t_tensor, t_tensor_rerun;  // TP: the step's collectives, and those a rerun forward adds
+  double t_pipe_fast, t_pipe_slow;  // pipeline sends per step
+  std::array<double, kMaxMicro> bubble{};  // t_bubble / t_chip for each microbatch count: f / (1 − f)
 };
 
 Assignment assign(const Fixed& f, const AxisSplit* axes, AxisSplit slow) {
@@ -172,10 +191,42 @@ Assignment assign(const Fixed& f, const AxisSplit* axes, AxisSplit slow) {
   a.X = a.X_fast * a.X_slow;
   a.S = a.S_fast * a.S_slow;
   a.chips = a.X * a.Y * a.S;
+  return a;
+}
+
+// The terms that need the layout to be valid (Y dividing the heads, S ≤ L, X ≤ B).
+void cost_assignment(const Fixed& f, Assignment& a) {
   a.lps = std::ceil(f.L / a.S);
   a.p_stage = a.lps * f.p_layer + f.p_other;
   a.imbalance = a.S * a.lps / f.L;
-  return a;
+  const double share = a.p_stage / f.p_total / a.Y;
+  a.stage = f.state;
+  a.stage.params *= share, a.stage.grads *= share, a.stage.optimizer *= share, a.stage.master *= share;
+  a.weights = a.stage.params;
+  // The stage's weights as one §5 layer of equal size (2·D·F_stage parameters): its FSDP AllGather is
+  // comm_x_fwd — the collective ZeRO repeats.
+  const MlpLayer stage_layer{f.B, f.D, a.p_stage / (2 * f.D)};
+  if (a.X_fast > 1)
+    a.t_gather_fast = layer_cost(stage_layer, Strategy::fsdp_tp, a.X_fast, a.Y).comm_x_fwd_exact / a.w_data;
+  if (a.X_slow > 1)
+    a.t_gather_slow = layer_cost(stage_layer, Strategy::fsdp_tp, a.X_slow, a.Y * a.X_fast).comm_x_fwd_exact / f.slow_bw;
+  // Tensor parallelism: each layer has two blocks (attention, MLP) that gather and scatter like §5's layer.
+  if (a.Y > 1) {
+    const auto tp = layer_cost(MlpLayer{f.B, f.D, f.F}, Strategy::fsdp_tp, a.X, a.Y);
+    a.t_tensor = 2 * a.lps * (tp.comm_y_fwd_exact + tp.comm_y_bwd_exact) / a.w_tensor;
+    a.t_tensor_rerun = 2 * a.lps * tp.comm_y_fwd_exact / a.w_tensor;
+  }
+  if (a.S > 1) {
+    // §5.1.5: a replica's B/X tokens cross each stage boundary forward and back; TP splits them over Y.
+    const auto pc = pipeline_cost(MlpLayer{f.B / a.X, f.D, f.F}, f.L, a.S, 1);
+    const double bytes = (pc.bytes_sent_per_stage_fwd + pc.bytes_sent_per_stage_bwd) / a.Y;
+    if (a.S_fast > 1) a.t_pipe_fast = bytes / a.w_pipe;
+    if (a.S_slow > 1) a.t_pipe_slow = bytes / f.slow_bw;
+    for (int i = 0; i < f.n_micro; ++i) {
+      const double b = pipeline_cost(MlpLayer{f.B / a.X, f.D, f.F}, f.L, a.S, f.micro[static_cast<size_t>(i)]).bubble_fraction;
+      a.bubble[static_cast<size_t>(i)] = b / (1 - b);
+    }
+  }
 }
 
 struct Terms {
@@ -183,45 +234,26 @@ struct Terms {
   Bound bound;
 };
 
-// §5, the exact model of planner.hpp, for one layout.
-inline Terms score(const Fixed& f, const Assignment& a, int zero, bool zero_all, double m, int rule) {
+// The exact model of planner.hpp for one layout; `state` is the stage's model state per chip after ZeRO.
+inline Terms score(const Fixed& f, const Assignment& a, int zero, bool zero_all, double state, int mi, int rule) {
   const auto ri = static_cast<size_t>(rule);
+  const double m = f.micro[static_cast<size_t>(mi)];
   const double b = f.B / (a.X * m);  // tokens per microbatch per data replica
-  const double z = zero_all ? a.X : a.X_fast;  // the ZeRO group
-  const double weights = f.w_bytes * a.p_stage / a.Y, grads = f.g_bytes * a.p_stage / a.Y;
-  // Memory per chip.
+  // Memory per chip: model state, and the saved activations of ⌈L/S⌉ layers for the microbatches in flight.
   const double inflight = a.S > 1 ? std::min(m, a.S) : 1;
-  const double bytes = weights / (zero >= 3 ? z : 1) + grads / (zero >= 2 ? z : 1) +
-                       f.opt_bytes * a.p_stage / a.Y / (zero >= 1 ? z : 1) +
-                       f.rule_elements[ri] * f.act_bytes * a.lps * (b / a.Y) * inflight;
-  // The chip: FLOPs and the weights read from HBM.
+  const double bytes = state + f.act_bytes[ri] * a.lps * (b / a.Y) * inflight;
+  // The chip: FLOPs, and the weights read from HBM for each microbatch (forward, and twice backward).
   const double t_math = f.rule_flops[ri] * f.B * a.imbalance / (a.chips * f.C);
-  const double t_hbm = m * (3 + f.rule_reruns[ri]) * weights / f.hbm_bw;
+  const double t_hbm = m * (3 + f.rule_reruns[ri]) * a.weights / f.hbm_bw;
   const double chip = std::max(t_math, t_hbm);
-  const double t_bubble = (a.S - 1) / m * chip;
-  // ICI: the data group's collectives of the stage's weights and gradients.
-  double t_data = 0;
-  if (a.X_fast > 1) {
-    const double ring = (a.X_fast - 1) / a.X_fast / a.w_data;
-    const double ag = weights * ring, rs = grads * ring;
-    t_data = zero == 3 ? m * (2 * ag + rs) : zero == 2 ? m * rs + ag : zero == 1 ? rs + ag : 2 * rs;
-  }
-  // Tensor: 8 collectives of [b, D] per layer and microbatch (4 forward, 4 backward); m·b = B/X.
-  double t_tensor = 0;
-  if (a.Y > 1) t_tensor = a.lps * 8 * (a.Y - 1) / a.Y * f.act_bytes * (f.B / a.X) * f.D / a.w_tensor;
-  // Pipeline: the activation forward and its gradient back, [b, D/Y] each, per microbatch.
-  const double pipe_bytes = 2 * f.act_bytes * (f.B / a.X) * f.D / a.Y;
-  const double t_pipe_fast = a.S_fast > 1 ? pipe_bytes / a.w_pipe : 0;
-  const double t_ici = std::max(t_data, std::max(t_tensor, t_pipe_fast));
-  // DCN: each chip's share (1/X_fast) of the stage crosses the pods: an AllReduce of its gradient once per
-  // step, or, when ZeRO shards across the pods too, the same pattern of collectives as inside the slice.
-  double t_dcn = 0;
-  if (a.X_slow > 1) {
-    const double ring = (a.X_slow - 1) / a.X_slow / a.X_fast / f.slow_bw;
-    const double ag = weights * ring, rs = grads * ring;
-    t_dcn += !zero_all ? 2 * rs : zero == 3 ? m * (2 * ag + rs) : zero == 2 ? m * rs + ag : rs + ag;
-  }
-  if (a.S_slow > 1) t_dcn += pipe_bytes / f.slow_bw;
+  const double t_bubble = a.bubble[static_cast<size_t>(mi)] * chip;
+  // ZeRO's pattern of AllGathers (ag) and ReduceScatters (rs) of the stage per step, in units of one.
+  const double units = zero == 3 ? 3 * m : zero == 2 ? m + 1 : 2;
+  const double t_data = units * a.t_gather_fast;
+  const double t_tensor = a.t_tensor + f.rule_reruns[ri] * a.t_tensor_rerun;
+  const double t_ici = std::max(t_data, std::max(t_tensor, a.t_pipe_fast));
+  // Over the pods: an AllReduce of each chip's gradient share, or ZeRO's own pattern across them.
+  const double t_dcn = (zero_all ? units : 2) * a.t_gather_slow + a.t_pipe_slow;
   const double step = std::max(chip + t_bubble, std::max(t_ici, t_dcn));
   Bound bound;
   if (t_ici >= chip + t_bubble && t_ici >= t_dcn) bound = Bound::ici;
@@ -229,6 +261,11 @@ inline Terms score(const Fixed& f, const Assignment& a, int zero, bool zero_all,
   else if (t_bubble > chip) bound = Bound::bubble;
   else bound = t_hbm > t_math ? Bound::memory : Bound::compute;
   return {step, bytes, t_math, t_hbm, t_bubble, t_ici, t_dcn, bound};
+}
+
+double state_bytes(const Assignment& a, int zero, bool zero_all) {
+  const auto m = zero_memory_per_device(a.stage, zero_all ? a.X : a.X_fast, zero);
+  return m.params + m.grads + m.optimizer + m.master;
 }
 
 // All (d, t, p) with d·t·p = n; the slow axis takes t = 1.
@@ -276,13 +313,14 @@ struct TopK {
 };
 
 PlanLayout make_layout(const Fixed& f, const Assignment& a, const Terms& t, const AxisSplit* axes, AxisSplit slow,
-                       int m, int rule, int zero, double six_n) {
+                       int m, int rule, int zero, bool zero_all) {
   PlanLayout l;
   l.fsdp = static_cast<int>(a.X);
   l.tp = static_cast<int>(a.Y);
   l.pipeline = static_cast<int>(a.S);
   l.microbatches = m;
   l.zero = zero;
+  l.zero_all = zero_all;
   l.fsdp_slow = slow.data;
   l.pipeline_slow = slow.pipeline;
   l.axes.assign(axes, axes + f.n_fast);
@@ -295,11 +333,12 @@ PlanLayout make_layout(const Fixed& f, const Assignment& a, const Terms& t, cons
   l.t_ici_s = t.t_ici;
   l.t_dcn_s = t.t_dcn;
   l.bound = t.bound;
-  l.mfu = six_n * f.B / (a.chips * f.C * t.step);
+  l.mfu = f.six_active * f.B / (a.chips * f.C * t.step);
   return l;
 }
 
-// §5.1.4: the book's FSDP × TP model on one slice.
+// §5.1.4: the book's FSDP × TP model on one slice. M_X + M_Y = the slice's axes longer than 1; the tensor
+// group takes one of them when both groups are sharded.
 struct BookAxes {
   double m_x, m_y;
 };
@@ -307,25 +346,38 @@ BookAxes book_axes(const Fixed& f, double X, double Y) {
   int long_axes = 0;
   for (int i = 0; i < f.n_fast; ++i) long_axes += f.axis[static_cast<size_t>(i)] > 1;
   long_axes = std::max(long_axes, 1);
-  if (Y == 1) return {static_cast<double>(long_axes), 0};
-  if (X == 1) return {0, static_cast<double>(long_axes)};
+  if (Y == 1) return {static_cast<double>(long_axes), 1};
+  if (X == 1) return {1, static_cast<double>(long_axes)};
   return {std::max(long_axes - 1, 1) * 1.0, 1};
 }
 
+// The book models the forward pass (the most communication per FLOP) with the two axes' comms summed;
+// a training step is three times it (forward + backward = 4 + 8 in the §5.2 table's compute).
 Terms score_book(const Fixed& f, const PlanRequest& r, double X, double Y, int rule) {
   const auto& c = r.model;
-  const double D = c.d_model, F = c.d_ff, B = f.B, N = X * Y, W = f.axis_bw[0];
   const auto [m_x, m_y] = book_axes(f, X, Y);
-  const double t_math = 4 * B * D * F / (N * f.C);
-  const double t_fsdp = X > 1 ? 4 * D * F / (Y * W * m_x) : 0;
-  const double t_mp = Y > 1 ? 4 * B * D / (X * W * m_y) : 0;
-  const double t_comms = t_fsdp + t_mp;
-  const double step = 3 * f.L * std::max(t_math, t_comms);
-  Assignment a{};
-  a.X = a.X_fast = X, a.Y = Y, a.S = 1, a.chips = N, a.lps = f.L, a.p_stage = f.p_layer * f.L + f.p_other;
-  const double bytes = (f.w_bytes + f.g_bytes + f.opt_bytes) * a.p_stage / N +
-                       f.rule_elements[static_cast<size_t>(rule)] * f.act_bytes * f.L * B / N;
-  return {step, bytes, 3 * f.L * t_math, 0, 0, 3 * f.L * t_comms, 0, t_comms > t_math ? Bound::ici : Bound::compute};
+  const Strategy s = X > 1 && Y > 1 ? Strategy::fsdp_tp : Y > 1 ? Strategy::tp : Strategy::fsdp;
+  const auto cost = layer_cost(MlpLayer{f.B, c.d_model, c.d_ff}, s, X, Y);
+  const auto t = layer_time(cost, Pass::forward, f.C, f.axis_bw[0], m_x, m_y, CommsModel::summed);
+  TrainingSetup setup = r.setup;
+  setup.saved = parse_saved_rule(r.saved_rules[static_cast<size_t>(rule)].rule);
+  const double bytes = zero_memory_per_device(training_memory(c, f.B, setup), X * Y, 3).total;
+  const double k = 3 * f.L;
+  return {k * t.t_s, bytes, k * t.t_math_s, 0, 0, k * t.t_comms_s, 0, t.compute_bound ? Bound::compute : Bound::ici};
+}
+
+PlanLayout book_layout(const Terms& t, double X, double Y, int rule) {
+  PlanLayout l;
+  l.fsdp = static_cast<int>(X);
+  l.tp = static_cast<int>(Y);
+  l.saved = rule;
+  l.step_s = t.step;
+  l.bytes_per_chip = t.bytes;
+  l.t_math_s = t.t_math;
+  l.t_ici_s = t.t_ici;
+  l.bound = t.bound;
+  l.mfu = t.t_math / t.step;  // of the book's FLOPs: the two MLP matrices
+  return l;
 }
 
 PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
@@ -342,16 +394,7 @@ PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
     const Terms t = score_book(f, r, X, y, 0);  // the first rule: memory only, the book's time has none
     if (t.bytes > f.hbm) continue;
     ++out.configs_fit;
-    PlanLayout l;
-    l.fsdp = static_cast<int>(X);
-    l.tp = y;
-    l.step_s = t.step;
-    l.bytes_per_chip = t.bytes;
-    l.t_math_s = t.t_math;
-    l.t_ici_s = t.t_ici;
-    l.bound = t.bound;
-    l.mfu = t.t_math / t.step;  // of the book's FLOPs: the two MLP matrices
-    top.offer(l);
+    top.offer(book_layout(t, X, y, 0));
   }
   out.top = std::move(top.items);
   return out;
@@ -362,12 +405,9 @@ PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
 PlanResult plan(const PlanRequest& r) {
   const Fixed f = fix(r);
   if (r.cost_model == CostModel::book) return plan_book(r, f);
-  const double six_n = six_n_rule_flops_per_token(r.model);
   std::array<std::vector<AxisSplit>, kMaxAxes> options;
   for (int i = 0; i < f.n_fast; ++i) options[static_cast<size_t>(i)] = splits(f.axis[static_cast<size_t>(i)], true);
   const auto slow_options = splits(r.hw.slow_groups, false);
-  std::vector<double> microbatches;
-  for (double m = 1; m <= r.max_microbatches; m *= 2) microbatches.push_back(m);
 
   PlanResult out;
   TopK top{r.top_k, {}};
@@ -376,22 +416,22 @@ PlanResult plan(const PlanRequest& r) {
   for (;;) {
     for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
     for (const auto& slow : slow_options) {
-      const Assignment a = assign(f, axes.data(), slow);
+      Assignment a = assign(f, axes.data(), slow);
       if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.B) continue;
+      cost_assignment(f, a);
       for (int zero : r.zero_stages) {
         // ZeRO over the slice's data group only, or over every replica (only distinct with pods and a stage).
         for (int all = 0; all <= (zero > 0 && a.X_slow > 1); ++all) {
+          const double state = state_bytes(a, zero, all);
           for (int rule = 0; rule < f.n_rules; ++rule) {
-            for (double m : microbatches) {
-              if (a.X * m > f.B) break;
+            for (int mi = 0; mi < f.n_micro && a.X * f.micro[static_cast<size_t>(mi)] <= f.B; ++mi) {
               ++out.configs_evaluated;
-              const Terms t = score(f, a, zero, all, m, rule);
+              const Terms t = score(f, a, zero, all, state, mi, rule);
               if (t.bytes > f.hbm) continue;
               ++out.configs_fit;
               if (t.step > top.worst_step()) continue;
-              auto l = make_layout(f, a, t, axes.data(), slow, static_cast<int>(m), rule, zero, six_n);
-              l.zero_all = all;
-              top.offer(l);
+              top.offer(make_layout(f, a, t, axes.data(), slow, static_cast<int>(f.micro[static_cast<size_t>(mi)]),
+                                    rule, zero, all));
             }
           }
         }
@@ -417,7 +457,11 @@ PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, Ax
                                 std::to_string(f.n_fast));
   if (saved < 0 || saved >= f.n_rules) throw std::invalid_argument("no activation rule " + std::to_string(saved));
   if (zero < 0 || zero > 3) throw std::invalid_argument("ZeRO stage " + std::to_string(zero) + ": must be 0–3");
-  if (microbatches < 1) throw std::invalid_argument("microbatches must be at least 1");
+  int mi = 0;
+  while (mi < f.n_micro && f.micro[static_cast<size_t>(mi)] != microbatches) ++mi;
+  if (mi == f.n_micro)
+    throw std::invalid_argument("microbatches = " + std::to_string(microbatches) +
+                                ": must be a power of two up to the request's maximum");
   for (int i = 0; i < f.n_fast; ++i) {
     const auto& s = axes[static_cast<size_t>(i)];
     if (s.data < 1 || s.tensor < 1 || s.pipeline < 1 || s.data * s.tensor * s.pipeline != f.axis[static_cast<size_t>(i)])
@@ -427,23 +471,24 @@ PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, Ax
   if (slow.tensor != 1 || slow.data < 1 || slow.pipeline < 1 || slow.data * slow.pipeline != r.hw.slow_groups)
     throw std::invalid_argument("the slow axis: data·pipeline must equal " + std::to_string(r.hw.slow_groups) +
                                 " and tensor must be 1");
-  const double six_n = six_n_rule_flops_per_token(r.model);
+  Assignment a = assign(f, axes.data(), slow);
   if (r.cost_model == CostModel::book) {
     if (r.hw.slow_groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
-    double X = 1, Y = 1;
-    for (const auto& s : axes) X *= s.data * s.pipeline, Y *= s.tensor;
-    const Terms t = score_book(f, r, X, Y, saved);
-    Assignment a{};
-    a.X = X, a.Y = Y, a.S = 1, a.chips = X * Y;
-    auto l = make_layout(f, a, t, axes.data(), slow, 1, saved, 3, six_n);
-    l.mfu = t.t_math / t.step;
+    if (a.S > 1) throw std::invalid_argument("the book's cost model has no pipeline");
+    auto l = book_layout(score_book(f, r, a.X, a.Y, saved), a.X, a.Y, saved);
+    l.axes = axes;
     return l;
   }
-  const Assignment a = assign(f, axes.data(), slow);
-  const Terms t = score(f, a, zero, zero_all, microbatches, saved);
-  auto l = make_layout(f, a, t, axes.data(), slow, microbatches, saved, zero, six_n);
-  l.zero_all = zero_all;
-  return l;
+  if (std::fmod(f.heads, a.Y) != 0)
+    throw std::invalid_argument("tensor degree " + format_number(a.Y) + " does not divide the " +
+                                format_number(f.heads) + " heads");
+  if (a.S > f.L)
+    throw std::invalid_argument("pipeline degree " + format_number(a.S) + " exceeds the " + format_number(f.L) + " layers");
+  if (a.X * microbatches > f.B)
+    throw std::invalid_argument("data degree × microbatches exceeds the batch of " + format_number(f.B) + " tokens");
+  cost_assignment(f, a);
+  const Terms t = score(f, a, zero, zero_all, state_bytes(a, zero, zero_all), mi, saved);
+  return make_layout(f, a, t, axes.data(), slow, microbatches, saved, zero, zero_all);
 }
 
 std::string describe_axes(const PlanLayout& l, const PlanHardware& hw) {

@@ -13,25 +13,28 @@
 // The exact cost model (CostModel::exact), per training step, per chip. Letters: B global batch (tokens),
 // X = X_fast·X_slow data degree, Y tensor degree, S pipeline degree, m microbatches, b = B/(X·m) tokens
 // per microbatch per data replica, L layers of which the busiest stage holds ⌈L/S⌉ (with the embedding
-// and unembedding: a bound, exact for S = 1), P_s the parameters that stage holds.
+// and unembedding: a bound, exact for S = 1), P_s the parameters that stage holds. Every memory and
+// communication term comes from the training library (cost/training.hpp); the planner adds the mapping
+// onto links, the HBM roofline and the schedule.
 //   Compute (§4.1, §5):    t_math = (6·N_active + remat extra)·B · (S·⌈L/S⌉/L) / (chips · C)
-//   HBM (§1, the roofline): t_hbm = m · (3 + remat reruns) · w·P_s/Y / W_hbm  (weights read per microbatch)
-//   Bubble (§5.1.5, GPipe / 1F1B): t_bubble = (S − 1)/m · max(t_math, t_hbm)
-//   ICI, each group's collectives over the axes it spans (the §3 ring: (n − 1)/n · V / Σ W_axis, an axis
-//   shared by k groups giving each W_axis / k), groups on different links concurrent (max), per §5:
-//     data (ZeRO-3: AllGather weights in the forward and backward passes, ReduceScatter gradients, every
-//       microbatch; ZeRO-2: ReduceScatter every microbatch, AllGather of the updated weights once;
-//       ZeRO-0/1: one AllReduce (ZeRO-1: ReduceScatter + AllGather) per step),
-//     tensor (per layer and microbatch the training terms of the train library),
-//     pipeline (the [b, D/Y] activation and its gradient over one link per microbatch).
+//   HBM (§1, the roofline): t_hbm = m · (3 + forward reruns) · (weight bytes of P_s)/Y / W_hbm
+//   Bubble (§5.1.5):       t_bubble = f/(1 − f) · max(t_math, t_hbm), f = (S − 1)/(m + S − 1)
+//   ICI: each group's collectives over the axes it spans, time = exact ring bytes ((n − 1)/n, training.hpp)
+//   over Σ W_axis / k (an axis shared by k groups gives each 1/k of its links); groups run concurrently (max):
+//     data — the stage's weights as one §5 layer (2·D·F_s = P_s): one AllGather = FSDP's comm_x_fwd; ZeRO-3
+//       3m of them per step (AllGather forward and backward, ReduceScatter of the gradients, every
+//       microbatch), ZeRO-2 m + 1, ZeRO-0/1 2 (one AllReduce, or ReduceScatter + AllGather);
+//     tensor — two blocks per layer (attention, MLP), each §5's TP comm_y forward and backward, plus the
+//       forward's again when the forward is rerun;
+//     pipeline — §5.1.5's activations and their gradients across a stage boundary, 1/Y per chip, one link.
 //   DCN: each chip's 1/X_fast share of the stage crosses the pods — an AllReduce of its gradient once per
 //     step when ZeRO shards within the slice only, or the ZeRO stage's own pattern when it shards over every
 //     replica (zero_all) — and the pipeline sends that cross pods.
 //   step = max(max(t_math, t_hbm) + t_bubble, t_ici, t_dcn); the bound is the network when a network term
 //   is the maximum, otherwise the largest of compute, memory (HBM bandwidth) and bubble.
-// Memory per chip: weights, gradients, Adam moments (+ fp32 master) of P_s/Y, sharded over the fast data
-// group (X_fast, or X with zero_all) by the ZeRO stage (1: optimizer, 2: + gradients, 3: + weights), plus the saved activations of
-// ⌈L/S⌉ layers for min(m, S) microbatches in flight (1 without a pipeline), sharded over Y.
+// Memory per chip: training_memory's weights, gradients, optimizer state and master copy for P_s/Y,
+// sharded by zero_memory_per_device over the ZeRO group (X_fast, or X with zero_all), plus the rule's saved
+// activations of ⌈L/S⌉ layers for min(m, S) microbatches in flight (1 without a pipeline), sharded over Y.
 //
 // The book's model (CostModel::book, §5.1.4) restricts the space to FSDP × TP on one slice: X·Y = N with
 // X ≥ 1, Y dividing the heads, M_X and M_Y the book's axis counts (M_X + M_Y = the slice's axes, M_Y = 1
@@ -47,6 +50,7 @@
 #include <vector>
 
 #include "scaling/hardware/chip.hpp"
+#include "scaling/cost/training.hpp"
 #include "scaling/model/transformer.hpp"
 
 namespace scaling {
@@ -73,21 +77,22 @@ enum class Bound { compute, memory, bubble, ici, dcn };
 const char* to_string(Bound b);
 
 // A rule for what each layer keeps for the backward pass: the elements per token (a sum of terms in D, F,
-// N·H, K·H, as the book writes it) and what the backward pass recomputes (transformer.hpp's Remat).
-struct SavedRule {
-  std::string rule;  // "D", "2D+2F+N·H+2K·H", …
+// NH, KH, as the book writes it: notation/saved_rule.hpp) and what the backward pass recomputes.
+struct PlanRule {
+  std::string rule;  // "D", "2D+2F+NH+2KH", …
   Remat recompute;
 };
 // The default set: only each layer's input (the forward pass rerun), the outputs of the big matmuls
 // (attention rerun), and everything (nothing rerun).
-std::vector<SavedRule> default_saved_rules();
+std::vector<PlanRule> default_saved_rules();
 
 struct PlanRequest {
   TransformerConfig model;
   PlanHardware hw;
   double batch_tokens = 0;
   double seq_len = 4096;  // the context of the attention a rematerialisation reruns
-  std::vector<SavedRule> saved_rules = default_saved_rules();
+  std::vector<PlanRule> saved_rules = default_saved_rules();
+  TrainingSetup setup;  // dtypes, optimizer and master copy (its `saved` is ignored: the rules above vary it)
   std::vector<int> zero_stages{0, 1, 2, 3};
   int max_microbatches = 256;  // powers of two up to this (and up to B/X tokens)
   CostModel cost_model = CostModel::exact;
