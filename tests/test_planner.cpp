@@ -1,8 +1,5 @@
-// The parallelism planner against a brute-force enumeration written here from the cost model that
-// planner.hpp documents: every way to cut each axis into data × tensor × pipeline factors, every slow-axis
-// split, ZeRO stage, rule and microbatch count, each layout costed directly from the model's raw sizes
-// (parameter counts worked out by hand, no library call), and the fastest that fits picked by a plain
-// scan. Small machines only, so the scan is cheap. Also: the book's cost model reproduces §5.1.4's
+// The parallelism planner against the brute-force enumeration of plan_brute_force.hpp (written from the
+// cost model planner.hpp documents, sharing no code with the library), on small machines. Also: the book's cost model reproduces §5.1.4's
 // X = 16, Y = 4 example, and bad requests are rejected.
 #include <doctest/doctest.h>
 
@@ -13,124 +10,23 @@
 #include <vector>
 
 #include "scaling/cost/planner.hpp"
+#include "plan_brute_force.hpp"
 #include "scaling/hardware/chip.hpp"
 
 using namespace scaling;
 
 namespace {
 
+using testing::brute::Machine;
+
 // A small gated Transformer: D, F, L, N, K, H, V.
+constexpr testing::brute::Model kToy{1024, 4096, 6, 8, 2, 128, 32000};
 TransformerConfig toy() {
   TransformerConfig c;
   c.name = "toy";
-  c.d_model = 1024, c.d_ff = 4096, c.layers = 6, c.q_heads = 8, c.kv_heads = 2, c.head_dim = 128, c.vocab = 32000;
+  c.d_model = kToy.D, c.d_ff = kToy.F, c.layers = kToy.L, c.q_heads = kToy.N, c.kv_heads = kToy.K;
+  c.head_dim = kToy.H, c.vocab = kToy.V;
   return c;
-}
-
-struct Machine {
-  std::vector<int> axes;
-  std::vector<double> bw;  // bidirectional per chip per axis
-  int groups;
-  double slow_bw, C, hbm, hbm_bw;
-};
-
-struct Best {
-  double step = std::numeric_limits<double>::infinity(), bytes = 0;
-  unsigned long long evaluated = 0, fit = 0;
-};
-
-std::vector<int> divisors(int n) {
-  std::vector<int> d;
-  for (int i = 1; i <= n; ++i)
-    if (n % i == 0) d.push_back(i);
-  return d;
-}
-
-// The documented exact model, evaluated layout by layout.
-Best brute_force(const Machine& mc, double B, double T, double max_m) {
-  const double D = 1024, F = 4096, L = 6, N = 8, K = 2, H = 128, V = 32000;
-  const double layer = 2 * D * N * H + 2 * D * K * H + 3 * D * F + 2 * D;  // Q, O; K, V; the MLP; two norms
-  const double other = 2 * V * D + D;                                        // untied vocab matrices, final norm
-  const double six_n = 6 * (L * layer + 2 * V * D + D);                      // 6 × every parameter (dense)
-  const double attention_fwd = 4 * N * H * T * L;                            // QKᵀ and PV per token
-  const double layers_fwd = 2 * L * (layer - 2 * D) + attention_fwd;         // the layers' forward pass (norms: no FLOPs)
-  struct Rule {
-    double elements, flops, reruns;
-  };
-  // Input only (the forward rerun); the outputs of the big matmuls — O and W_out (D each), the two MLP
-  // up-projections (F each), Q (N·H), K and V (K·H each) — with attention rerun; everything (20 D).
-  const double big_matmuls = 2 * D + 2 * F + N * H + 2 * K * H;
-  const std::vector<Rule> rules{{1 * D, six_n + layers_fwd, 1}, {big_matmuls, six_n + attention_fwd, 0}, {20 * D, six_n, 0}};
-  Best best;
-  const int A = static_cast<int>(mc.axes.size());
-  // Every (d, t, p) per axis: an odometer over the axes' factor pairs.
-  std::vector<std::vector<std::array<int, 3>>> options(static_cast<size_t>(A));
-  for (int i = 0; i < A; ++i)
-    for (int d : divisors(mc.axes[static_cast<size_t>(i)]))
-      for (int t : divisors(mc.axes[static_cast<size_t>(i)] / d))
-        options[static_cast<size_t>(i)].push_back({d, t, mc.axes[static_cast<size_t>(i)] / d / t});
-  std::vector<size_t> pick(static_cast<size_t>(A), 0);
-  while (true) {
-    for (int ds : divisors(mc.groups)) {
-      const int ps = mc.groups / ds;
-      double Xf = 1, Y = 1, Sf = 1, wd = 0, wt = 0, wp = 0;
-      for (int i = 0; i < A; ++i) {
-        const auto& o = options[static_cast<size_t>(i)][pick[static_cast<size_t>(i)]];
-        const int used = (o[0] > 1) + (o[1] > 1) + (o[2] > 1);
-        const double w = used ? mc.bw[static_cast<size_t>(i)] / used : 0;
-        Xf *= o[0], Y *= o[1], Sf *= o[2];
-        if (o[0] > 1) wd += w;
-        if (o[1] > 1) wt += w;
-        if (o[2] > 1) wp = wp == 0 ? w / 2 : std::min(wp, w / 2);
-      }
-      const double X = Xf * ds, S = Sf * ps, chips = X * Y * S;
-      if (std::fmod(N, Y) != 0 || S > L || X > B) continue;
-      const double lps = std::ceil(L / S), stage = lps * layer + other;
-      for (int zero = 0; zero <= 3; ++zero)
-        for (int all = 0; all < 2; ++all) {
-          if (all && (zero == 0 || ds == 1)) continue;  // the same layout as all = 0
-          const double Z = all ? X : Xf;                // ZeRO's group
-          for (const auto& rule : rules)
-          for (double m = 1; m <= max_m && X * m <= B; m *= 2) {
-            ++best.evaluated;
-            const double b = B / (X * m);
-            const double w_bytes = 2 * stage / Y, g_bytes = 2 * stage / Y, o_bytes = 8 * stage / Y;
-            const double bytes = w_bytes / (zero == 3 ? Z : 1) + g_bytes / (zero >= 2 ? Z : 1) +
-                                 o_bytes / (zero >= 1 ? Z : 1) +
-                                 rule.elements * 2 * lps * b / Y * (S > 1 ? std::min(m, S) : 1);
-            if (bytes > mc.hbm) continue;
-            ++best.fit;
-            const double math = rule.flops * B * (S * lps / L) / (chips * mc.C);
-            const double hbm = m * (3 + rule.reruns) * w_bytes / mc.hbm_bw;
-            const double busy = std::max(math, hbm) * (1 + (S - 1) / m);  // f/(1 − f) = (S − 1)/m
-            double data = 0;
-            if (Xf > 1) {
-              const double one = (Xf - 1) / Xf * w_bytes / wd;  // one AllGather or ReduceScatter of the stage
-              data = zero == 3 ? 3 * m * one : zero == 2 ? (m + 1) * one : 2 * one;
-            }
-            // Two TP blocks per layer, each an AllGather and a ReduceScatter of [B/X, D] forward and backward,
-            // the forward pair again when the forward is rerun.
-            const double tensor = Y > 1 ? lps * (8 + 4 * rule.reruns) * (Y - 1) / Y * 2 * (B / X) * D / wt : 0;
-            const double pipe = 2 * 2 * (B / X) * D / Y;
-            const double ici = std::max({data, tensor, Sf > 1 ? pipe / wp : 0.0});
-            double dcn = ps > 1 ? pipe / mc.slow_bw : 0;
-            if (ds > 1) {
-              const double one = (ds - 1.0) / ds * (w_bytes / Xf) / mc.slow_bw;  // one collective of a chip's share
-              dcn += !all ? 2 * one : zero == 3 ? 3 * m * one : zero == 2 ? (m + 1) * one : 2 * one;
-            }
-            const double step = std::max({busy, ici, dcn});
-            if (step < best.step || (step == best.step && bytes < best.bytes)) best.step = step, best.bytes = bytes;
-          }
-        }
-    }
-    int i = 0;
-    for (; i < A; ++i) {
-      if (++pick[static_cast<size_t>(i)] < options[static_cast<size_t>(i)].size()) break;
-      pick[static_cast<size_t>(i)] = 0;
-    }
-    if (i == A) break;
-  }
-  return best;
 }
 
 PlanRequest request(const Machine& mc, double B, double T, int max_m) {
@@ -165,7 +61,7 @@ TEST_CASE("planner: the fastest layout equals a brute-force enumeration on small
       CAPTURE(i);
       CAPTURE(B);
       const auto& mc = machines[i];
-      const Best want = brute_force(mc, B, 2048, 32);
+      const auto want = testing::brute::plan(kToy, mc, B, 2048, 32);
       const auto got = plan(request(mc, B, 2048, 32));
       CHECK(got.configs_evaluated == want.evaluated);
       CHECK(got.configs_fit == want.fit);

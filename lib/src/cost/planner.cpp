@@ -101,6 +101,7 @@ Fixed fix(const PlanRequest& r) {
     if (z < 0 || z > 3) throw std::invalid_argument("ZeRO stage " + std::to_string(z) + ": must be 0, 1, 2 or 3");
   if (r.top_k < 1) throw std::invalid_argument("top = " + std::to_string(r.top_k) + ": must be at least 1");
   if (r.max_microbatches < 1) throw std::invalid_argument("max microbatches must be at least 1");
+  if (r.max_pipeline < 0) throw std::invalid_argument("max pipeline degree must not be negative");
   const auto& h = r.hw;
   if (h.fast_axes.empty() || h.fast_axes.size() > kMaxAxes || h.fast_bytes_per_s.size() != h.fast_axes.size())
     throw std::invalid_argument("the machine needs 1 to 6 fast axes, each with a bandwidth");
@@ -417,7 +418,8 @@ PlanResult plan(const PlanRequest& r) {
     for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
     for (const auto& slow : slow_options) {
       Assignment a = assign(f, axes.data(), slow);
-      if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.B) continue;
+      if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.B || (r.max_pipeline > 0 && a.S > r.max_pipeline))
+        continue;
       cost_assignment(f, a);
       for (int zero : r.zero_stages) {
         // ZeRO over the slice's data group only, or over every replica (only distinct with pods and a stage).

@@ -95,6 +95,7 @@ struct PlanRequest {
   TrainingSetup setup;  // dtypes, optimizer and master copy (its `saved` is ignored: the rules above vary it)
   std::vector<int> zero_stages{0, 1, 2, 3};
   int max_microbatches = 256;  // powers of two up to this (and up to B/X tokens)
+  int max_pipeline = 0;        // the largest pipeline degree to try; 0: any (up to the layers)
   CostModel cost_model = CostModel::exact;
   int top_k = 1;
 };
