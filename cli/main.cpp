@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   planner->add_option("--ib-bw", pl.ib_bw, "GPU: InfiniBand bandwidth per GPU, bytes/s (one direction)");
   planner->add_option("--batch-tokens", pl.batch_tokens, "global batch per step, tokens");
   planner->add_option("--seq", pl.seq, "sequence length (the attention a rerun repeats; default 4096)");
-  planner->add_option("--top", pl.top, "print the K fastest layouts (default 1)");
+  planner->add_option("--top", pl.top, "print the K fastest layouts (default 1, at most 1000)");
   planner->add_option("--saved", pl.saved, "activation rules to try: input,matmuls,all (default all three)");
   planner->add_option("--zero", pl.zero, "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3)");
   planner->add_option("--max-microbatches", pl.max_microbatches, "largest microbatch count (powers of 2; default 256)");

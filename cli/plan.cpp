@@ -97,7 +97,7 @@ void run_plan(const PlanArgs& a) {
   }
   r.batch_tokens = parse_size("--batch-tokens", a.batch_tokens);
   if (!a.seq.empty()) r.seq_len = parse_size("--seq", a.seq);
-  if (!a.top.empty()) r.top_k = whole("--top", a.top, 10000);
+  if (!a.top.empty()) r.top_k = whole("--top", a.top, 1000);
   if (!a.saved.empty()) r.saved_rules = parse_saved(a.saved);
   if (!a.zero.empty()) r.zero_stages = parse_zero(a.zero);
   if (!a.max_microbatches.empty()) r.max_microbatches = whole("--max-microbatches", a.max_microbatches, 1 << 20);

@@ -103,6 +103,7 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --pods 0 --batch-tokens 1024", "--pods '0'"},
       {base + "--slice 4x4x4 --pods 1.5 --batch-tokens 1024", "--pods '1.5'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --top 0", "--top '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --top 1001", "--top '1001'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --seq 0", "--seq '0'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --saved none", "--saved 'none'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero 4", "--zero '4'"},

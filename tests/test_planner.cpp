@@ -75,6 +75,21 @@ TEST_CASE("planner: the fastest layout equals a brute-force enumeration on small
   }
 }
 
+TEST_CASE("planner: a pipeline limit matches the brute force with the same limit") {
+  const Machine mc{{4, 4}, {1.8e11, 9e10}, 2, 6.25e9, 4.59e14, 1.5e9, 2.8e12};
+  for (int max_pp : {1, 2}) {
+    CAPTURE(max_pp);
+    auto r = request(mc, 65536, 2048, 32);
+    r.max_pipeline = max_pp;
+    const auto got = plan(r);
+    const auto want = testing::brute::plan(kToy, mc, 65536, 2048, 32, max_pp);
+    CHECK(got.configs_evaluated == want.evaluated);
+    REQUIRE(!got.top.empty());
+    CHECK(got.top[0].step_s == doctest::Approx(want.step).epsilon(1e-12));
+    for (const auto& l : got.top) CHECK(l.pipeline <= max_pp);
+  }
+}
+
 TEST_CASE("planner: evaluate() gives the terms of the layout the search reports") {
   const Machine mc{{4, 4}, {1.8e11, 1.8e11}, 2, 6.25e9, 4.59e14, 4e9, 2.8e12};
   const auto r = request(mc, 65536, 2048, 16);
