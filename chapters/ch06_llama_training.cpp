@@ -124,6 +124,15 @@ EXERCISE("ch6.params", "LLaMA-3 70B's parameter count (§6.2)") {
              },
              [config](const Inputs& v) { return param_counts(config(v)).attention; })
       .at(at70).at(at405);
+  ex.formula("ffw", "d_model · d_ff · 3 (two input projections and the output) · n_layers",
+             [](const Inputs& v) { return in(v, "D") * in(v, "F") * 3 * in(v, "L"); },
+             [config](const Inputs& v) {
+               auto t = config(v);
+               t.d_ff = in(v, "F");
+               return param_counts(t).mlp;
+             })
+      .at({{"D", 8192}, {"F", 28672}, {"L", 80}, {"N", 64}, {"K", 8}, {"H", 128}, {"V", 128256}})
+      .at({{"D", 16384}, {"F", 53248}, {"L", 126}, {"N", 128}, {"K", 16}, {"H", 96}, {"V", 100000}});
   ex.formula("vocab", "2 · n_embeddings · d_model", [](const Inputs& v) { return 2 * in(v, "V") * in(v, "D"); },
              [config](const Inputs& v) {
                const auto q = param_counts(config(v));

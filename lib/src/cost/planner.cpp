@@ -367,8 +367,11 @@ Terms score_book(const Fixed& f, const PlanRequest& r, double X, double Y, int r
   return {k * t.t_s, bytes, k * t.t_math_s, 0, 0, k * t.t_comms_s, 0, t.compute_bound ? Bound::compute : Bound::ici};
 }
 
-PlanLayout book_layout(const Terms& t, double X, double Y, int rule) {
+PlanLayout book_layout(const Fixed& f, const Terms& t, double X, double Y, int rule) {
   PlanLayout l;
+  const auto [m_x, m_y] = book_axes(f, X, Y);
+  l.m_x = m_x;
+  l.m_y = m_y;
   l.fsdp = static_cast<int>(X);
   l.tp = static_cast<int>(Y);
   l.saved = rule;
@@ -395,7 +398,7 @@ PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
     const Terms t = score_book(f, r, X, y, 0);  // the first rule: memory only, the book's time has none
     if (t.bytes > f.hbm) continue;
     ++out.configs_fit;
-    top.offer(book_layout(t, X, y, 0));
+    top.offer(book_layout(f, t, X, y, 0));
   }
   out.top = std::move(top.items);
   return out;
@@ -477,7 +480,7 @@ PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, Ax
   if (r.cost_model == CostModel::book) {
     if (r.hw.slow_groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
     if (a.S > 1) throw std::invalid_argument("the book's cost model has no pipeline");
-    auto l = book_layout(score_book(f, r, a.X, a.Y, saved), a.X, a.Y, saved);
+    auto l = book_layout(f, score_book(f, r, a.X, a.Y, saved), a.X, a.Y, saved);
     l.axes = axes;
     return l;
   }
@@ -494,6 +497,7 @@ PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, Ax
 }
 
 std::string describe_axes(const PlanLayout& l, const PlanHardware& hw) {
+  if (l.m_x > 0) return fmt::format("M_X={} M_Y={}", l.m_x, l.m_y);
   std::string s;
   for (size_t i = 0; i < l.axes.size() && i < hw.fast_axes.size(); ++i) {
     const auto& a = l.axes[i];

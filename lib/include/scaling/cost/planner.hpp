@@ -108,6 +108,7 @@ struct PlanLayout {
   int fsdp = 1, tp = 1, pipeline = 1, microbatches = 1, zero = 3;
   int fsdp_slow = 1, pipeline_slow = 1;  // the slow axis' share of fsdp and pipeline
   bool zero_all = false;                 // ZeRO shards over every data replica, across the slow network too
+  double m_x = 0, m_y = 0;               // the book model's axis counts M_X, M_Y (0 in the exact model)
   std::vector<AxisSplit> axes;           // per fast axis
   int saved = 0;                         // index into PlanRequest::saved_rules
   double step_s = 0, bytes_per_chip = 0;
@@ -130,7 +131,8 @@ PlanResult plan(const PlanRequest& r);
 PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, AxisSplit slow, int microbatches,
                     int saved, int zero, bool zero_all = false);
 
-// "16=4·1·4" per axis: the data, tensor and pipeline factors of each axis, then the slow axis.
+// "16=4·1·4" per axis: the data, tensor and pipeline factors of each axis, then the slow axis; for the
+// book model, which maps no axes, "M_X=2 M_Y=1".
 std::string describe_axes(const PlanLayout& l, const PlanHardware& hw);
 
 }  // namespace scaling
