@@ -153,6 +153,28 @@ EXERCISE("ch5.fsdp-deepseek", "FSDP scale for DeepSeek-V2's batch") {
   const double chips = B / dp_min_batch_per_chip(v5p_alpha(), 3);
   ex.answer("chips", chips, "chips").book(47000, sig(2)).explain("40M tokens over 850 tokens per chip (3 ICI axes)");
   ex.answer("pods", chips / kV5pPodChips, "pods").book(5, sig(1)).explain("pods of 8,960 chips");
+  // §5.1.2's forward-pass model of FSDP, against the library's count of the gathers.
+  auto fsdp_time = [](const Inputs& v, bool comms) {
+    const auto cost = layer_cost(MlpLayer{in(v, "B"), in(v, "D"), in(v, "F")}, Strategy::fsdp, in(v, "X"), 1);
+    const auto t = layer_time(cost, Pass::forward, in(v, "C"), in(v, "W"), 1, 1);
+    return comms ? t.t_comms_s : t.t_math_s;
+  };
+  const Inputs book_point{{"B", 40e6}, {"D", 8192}, {"F", 28672}, {"X", 47000}, {"C", 4.59e14}, {"W", 1.8e11}};
+  const Inputs other{{"B", 2e6}, {"D", 4096}, {"F", 14336}, {"X", 512}, {"C", 1.97e14}, {"W", 9e10}};
+  ex.formula("t_math", "T_math = 2·2·B·D·F / (X·C)",
+             [](const Inputs& v) { return 4 * in(v, "B") * in(v, "D") * in(v, "F") / (in(v, "X") * in(v, "C")); },
+             [fsdp_time](const Inputs& v) { return fsdp_time(v, false); })
+      .at(book_point).at(other);
+  ex.formula("t_comms", "T_comms = 2·2·D·F / W_ici",
+             [](const Inputs& v) { return 4 * in(v, "D") * in(v, "F") / in(v, "W"); },
+             [fsdp_time](const Inputs& v) { return fsdp_time(v, true); })
+      .at(book_point).at(other);
+  // FSDP's forward pass moves as many bytes per FLOP as data parallelism's backward pass.
+  const auto dp = layer_cost(MlpLayer{1e6, 8192, 28672}, Strategy::dp, 1024, 1);
+  const auto fsdp = layer_cost(MlpLayer{1e6, 8192, 28672}, Strategy::fsdp, 1024, 1);
+  ex.claim("same_ratio_as_dp", "§5.1.2: FSDP's comms-to-FLOPs ratio (forward) equals pure data parallelism's (backward)",
+           (fsdp.comm_fwd() / fsdp.flops_fwd) / (dp.comm_bwd() / dp.flops_bwd), "")
+      .about(1, exact());
 }
 
 EXERCISE("ch5.fsdp-llama", "LLaMA-3 70B: FSDP training estimate") {
@@ -277,6 +299,23 @@ EXERCISE("ch5.xopt", "The optimal FSDP degree") {
   ex.answer("x_opt_one_axis_each", x_opt(B, N, F, 1, 1), "").explain("M_X = M_Y = 1");
   const double X = best_power_of_two_x(B, D, F, N, 2, 1, CommsModel::summed, v5p().bf16_flops_per_s, v5p_W_bidi());
   ex.answer("x_chosen", X, "").book(16, exact()).explain("the power-of-two split of 64 chips with the least comms");
+  // The two per-axis comms times §5.1.4 writes, against the library's per-axis layer times.
+  auto axis_time = [](const Inputs& v, bool fsdp_axis) {
+    const auto t = layer_time(layer_cost(MlpLayer{in(v, "B"), in(v, "D"), in(v, "F")}, Strategy::fsdp_tp, in(v, "X"),
+                                         in(v, "Y")),
+                              Pass::forward, 4.59e14, in(v, "W"), in(v, "M_X"), in(v, "M_Y"));
+    return fsdp_axis ? t.t_x_s : t.t_y_s;
+  };
+  const Inputs at16{{"B", 48000}, {"D", 8192}, {"F", 32768}, {"X", 16}, {"Y", 4}, {"W", 1.8e11}, {"M_X", 2}, {"M_Y", 1}};
+  const Inputs other{{"B", 1e6}, {"D", 4096}, {"F", 14336}, {"X", 256}, {"Y", 16}, {"W", 9e10}, {"M_X", 1}, {"M_Y", 2}};
+  ex.formula("t_fsdp_comms", "T_FSDP comms = 2·2·D·F / (Y·W_ici·M_X)",
+             [](const Inputs& v) { return 4 * in(v, "D") * in(v, "F") / (in(v, "Y") * in(v, "W") * in(v, "M_X")); },
+             [axis_time](const Inputs& v) { return axis_time(v, true); })
+      .at(at16).at(other);
+  ex.formula("t_mp_comms", "T_MP comms = 2·2·B·D / (X·W_ici·M_Y)",
+             [](const Inputs& v) { return 4 * in(v, "B") * in(v, "D") / (in(v, "X") * in(v, "W") * in(v, "M_Y")); },
+             [axis_time](const Inputs& v) { return axis_time(v, false); })
+      .at(at16).at(other);
   ex.answer("y_chosen", N / X, "").book(4, exact());
   // X_opt against a search over continuous X of the library's summed comms time.
   ex.formula("x_opt_formula", "X_opt = sqrt(B·M_X·N / (F·M_Y))",
