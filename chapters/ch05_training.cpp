@@ -385,6 +385,35 @@ EXERCISE("ch5.mixed-bcrit", "Mixed FSDP + TP: the smallest compute-bound batch")
       .explain("X_opt = 16 at both points; summed comms, as the book assumes (concurrent: twice the ratio)");
   ex.answer("takeaway_2a2_over_f", 2 * alpha * alpha / F, "tokens").book(400, sig(1))
       .explain("the takeaway's 2·2550²/F at F = 32,768");
+  // Figure 15, computed: T_math / T_comms of the forward pass against the batch per chip on a 4x4x4 with
+  // F = 30k: FSDP over all three axes, TP over all three, and the best power-of-two FSDP × TP split of
+  // the 64 chips (two axes for FSDP, one for TP), with the two axes' comms summed and concurrent.
+  {
+    const double N = 64, D = 8192, F30 = 30000, C = v5p().bf16_flops_per_s, W = v5p_W_bidi();
+    auto ratio = [&](double B, Strategy s, double X, double Y, double M_X, double M_Y, CommsModel m) {
+      const auto t = layer_time(layer_cost(MlpLayer{B, D, F30}, s, X, Y), Pass::forward, C, W, M_X, M_Y, m);
+      return t.t_math_s / t.t_comms_s;
+    };
+    auto best = [&](double B, CommsModel m) {
+      double r = 0;
+      for (double X = 2; X < N; X *= 2) r = std::max(r, ratio(B, Strategy::fsdp_tp, X, N / X, 2, 1, m));
+      return r;
+    };
+    std::vector<double> per_chip, fsdp, tp, mixed_sum, mixed_con;
+    for (int i = 0; i <= 300; ++i) {
+      const double b = std::pow(10.0, 1 + 3.0 * i / 300), B = b * N;
+      per_chip.push_back(b);
+      fsdp.push_back(ratio(B, Strategy::fsdp, N, 1, 3, 1, CommsModel::concurrent));
+      tp.push_back(ratio(B, Strategy::tp, 1, N, 1, 3, CommsModel::concurrent));
+      mixed_sum.push_back(best(B, CommsModel::summed));
+      mixed_con.push_back(best(B, CommsModel::concurrent));
+    }
+    ex.series("ratio_4x4x4", "batch per chip (tokens)", "T_math / T_comms (forward)")
+        .line("FSDP (3 axes)", per_chip, fsdp)
+        .line("TP (3 axes)", per_chip, tp)
+        .line("best FSDP × TP, axes summed", per_chip, mixed_sum)
+        .line("best FSDP × TP, axes concurrent", per_chip, mixed_con);
+  }
   ex.claim("near_hbm_bound", "§5.2: about 400 tokens per chip is not far above the ~200 where the v5p's HBM bandwidth "
            "becomes the limit (C over HBM bandwidth)", v5p().bf16_flops_per_s / v5p().hbm_bytes_per_s, "")
       .about(200, sig(1));
