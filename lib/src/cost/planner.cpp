@@ -170,7 +170,7 @@ struct Assignment {
   std::array<double, kMaxMicro> bubble{};  // t_bubble / t_chip for each microbatch count: f / (1 − f)
 };
 
-Assignment assign(const Fixed& f, const AxisSplit* axes, AxisSplit slow) {
+Assignment assign(const Fixed& f, const AxisRoles* axes, AxisRoles slow) {
   Assignment a{};
   a.X_fast = a.Y = a.S_fast = 1;
   double pipe_bw = 0;
@@ -270,8 +270,8 @@ double state_bytes(const Assignment& a, int zero, bool zero_all) {
 }
 
 // All (d, t, p) with d·t·p = n; the slow axis takes t = 1.
-std::vector<AxisSplit> splits(int n, bool tensor) {
-  std::vector<AxisSplit> out;
+std::vector<AxisRoles> splits(int n, bool tensor) {
+  std::vector<AxisRoles> out;
   for (int d = 1; d <= n; ++d) {
     if (n % d) continue;
     for (int t = 1; t <= n / d; ++t) {
@@ -313,7 +313,7 @@ struct TopK {
   }
 };
 
-PlanLayout make_layout(const Fixed& f, const Assignment& a, const Terms& t, const AxisSplit* axes, AxisSplit slow,
+PlanLayout make_layout(const Fixed& f, const Assignment& a, const Terms& t, const AxisRoles* axes, AxisRoles slow,
                        int m, int rule, int zero, bool zero_all) {
   PlanLayout l;
   l.fsdp = static_cast<int>(a.X);
@@ -409,14 +409,14 @@ PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
 PlanResult plan(const PlanRequest& r) {
   const Fixed f = fix(r);
   if (r.cost_model == CostModel::book) return plan_book(r, f);
-  std::array<std::vector<AxisSplit>, kMaxAxes> options;
+  std::array<std::vector<AxisRoles>, kMaxAxes> options;
   for (int i = 0; i < f.n_fast; ++i) options[static_cast<size_t>(i)] = splits(f.axis[static_cast<size_t>(i)], true);
   const auto slow_options = splits(r.hw.slow_groups, false);
 
   PlanResult out;
   TopK top{r.top_k, {}};
   std::array<size_t, kMaxAxes> idx{};
-  std::array<AxisSplit, kMaxAxes> axes{};
+  std::array<AxisRoles, kMaxAxes> axes{};
   for (;;) {
     for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
     for (const auto& slow : slow_options) {
@@ -454,7 +454,7 @@ PlanResult plan(const PlanRequest& r) {
   return out;
 }
 
-PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, AxisSplit slow, int microbatches,
+PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisRoles>& axes, AxisRoles slow, int microbatches,
                     int saved, int zero, bool zero_all) {
   const Fixed f = fix(r);
   if (static_cast<int>(axes.size()) != f.n_fast)

@@ -100,7 +100,7 @@ struct PlanRequest {
   int top_k = 1;
 };
 
-struct AxisSplit {
+struct AxisRoles {
   int data = 1, tensor = 1, pipeline = 1;
 };
 
@@ -109,7 +109,7 @@ struct PlanLayout {
   int fsdp_slow = 1, pipeline_slow = 1;  // the slow axis' share of fsdp and pipeline
   bool zero_all = false;                 // ZeRO shards over every data replica, across the slow network too
   double m_x = 0, m_y = 0;               // the book model's axis counts M_X, M_Y (0 in the exact model)
-  std::vector<AxisSplit> axes;           // per fast axis
+  std::vector<AxisRoles> axes;           // per fast axis
   int saved = 0;                         // index into PlanRequest::saved_rules
   double step_s = 0, bytes_per_chip = 0;
   double t_math_s = 0, t_hbm_s = 0, t_bubble_s = 0, t_ici_s = 0, t_dcn_s = 0;
@@ -128,7 +128,7 @@ struct PlanResult {
 PlanResult plan(const PlanRequest& r);
 
 // One layout's terms under r.cost_model: the same arithmetic the search runs.
-PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisSplit>& axes, AxisSplit slow, int microbatches,
+PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisRoles>& axes, AxisRoles slow, int microbatches,
                     int saved, int zero, bool zero_all = false);
 
 // "16=4·1·4" per axis: the data, tensor and pipeline factors of each axis, then the slow axis; for the
