@@ -35,6 +35,8 @@
 // Memory per chip: training_memory's weights, gradients, optimizer state and master copy for P_s/Y,
 // sharded by zero_memory_per_device over the ZeRO group (X_fast, or X with zero_all), plus the rule's saved
 // activations of ⌈L/S⌉ layers for min(m, S) microbatches in flight (1 without a pipeline), sharded over Y.
+// Left out: the layer ZeRO-3 gathers for the moment it is used, collective and workspace buffers, and the
+// per-step overheads of real kernels — so the step is a lower bound and the MFU an upper one.
 //
 // The book's model (CostModel::book, §5.1.4) restricts the space to FSDP × TP on one slice: X·Y = N with
 // X ≥ 1, Y dividing the heads, M_X and M_Y the book's axis counts (M_X + M_Y = the slice's axes, M_Y = 1
