@@ -85,7 +85,11 @@ DotGeneral lower_einsum(std::string_view spec, const Shape& first, const Shape& 
   std::vector<int64_t> out_dims;
   for (char c : d.output_letters) out_dims.push_back(size.at(c));
   d.output = row_major(type, out_dims);
-  element_count(d.output);  // throws when the output overflows 64 bits
+  try {
+    element_count(d.output);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument(where + ": the element count of the output " + dims_text(out_dims) + " overflows 64 bits");
+  }
   if (d.output_letters != e.out)
     for (char c : e.out) d.transpose.push_back(position(d.output_letters, c));
 
