@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
+#include <iterator>
 #include <cstdint>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -65,11 +66,11 @@ void print_grid(const std::vector<int64_t>& dims, const std::vector<int64_t>& of
   const int64_t per_slice = rows * cols;
   int64_t widest = 1;
   for (int64_t o : offsets) widest = std::max<int64_t>(widest, static_cast<int64_t>(std::to_string(o).size()));
-  std::string out;
+  fmt::memory_buffer out;
   std::vector<int64_t> lead(dims.size() > 2 ? dims.size() - 2 : 0, 0);
   for (size_t start = 0; start < offsets.size(); start += static_cast<size_t>(per_slice)) {
     if (!lead.empty()) {
-      out += fmt::format("[{},:,:]\n", fmt::join(lead, ","));
+      fmt::format_to(std::back_inserter(out), "[{},:,:]\n", fmt::join(lead, ","));
       for (size_t i = lead.size(); i-- > 0;) {
         if (++lead[i] < dims[i]) break;
         lead[i] = 0;
@@ -77,8 +78,9 @@ void print_grid(const std::vector<int64_t>& dims, const std::vector<int64_t>& of
     }
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t c = 0; c < cols; ++c)
-        out += fmt::format("{}{:>{}}", c ? " " : "", offsets[start + static_cast<size_t>(r * cols + c)], widest);
-      out += '\n';
+        fmt::format_to(std::back_inserter(out), "{}{:>{}}", c ? " " : "", offsets[start + static_cast<size_t>(r * cols + c)],
+                       widest);
+      out.push_back('\n');
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -121,7 +123,7 @@ void run_layout(const LayoutArgs& a) {
                        {"growth", z.growth}};
     if (a.grid) {
       size_t next = 0;
-      out["offsets"] = offsets.empty() ? nlohmann::json::array() : nested(shape.dims, offsets, 0, next);
+      out["offsets"] = nested(shape.dims, offsets, 0, next);
     }
     if (!a.index.empty()) out["offset"] = offset;
     std::cout << out.dump() << "\n";

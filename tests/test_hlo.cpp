@@ -77,6 +77,14 @@ TEST_CASE("HLO shapes: every malformed part rejected in one line that names it")
       {"", "TYPE[dims]"},
       {"f32[3,5", "expected ']'"},
       {"f32[3,5]{1,0:T(2,2", "expected ')'"},
+      {"f32[3]{0:T(1)(1)(1)(1)(1)(1)(1)(1)(1)}", "more than 8 tiles"},
+      {"f32[3]{0:T(1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)}", "at most 16"},
+      {[] {  // 65 dimensions of 1
+         std::string s = "f32[1";
+         for (int i = 0; i < 64; ++i) s += ",1";
+         return s + "]";
+       }(),
+       "more than 64 dimensions"},
   };
   for (const auto& [text, named] : cases) {
     INFO(text);
@@ -90,6 +98,35 @@ TEST_CASE("HLO shapes: every malformed part rejected in one line that names it")
       CHECK(m.rfind("HLO shape '", 0) == 0);
     }
   }
+  // Mutated and truncated shape strings: parsed or rejected with std::invalid_argument, nothing else.
+  std::mt19937 rng(99);
+  const std::string seeds[] = {"bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}", "f32[3,5]{1,0:T(2,2)}", "s4[7]{0:E(4)}", "f32[]"};
+  const std::string alphabet = "0123456789[]{}(),:TSE*-?<=fbsu ";
+  int rejected = 0, accepted = 0;
+  for (int trial = 0; trial < 5000; ++trial) {
+    std::string t = seeds[trial % 4];
+    const int edits = 1 + trial % 3;
+    for (int e = 0; e < edits && !t.empty(); ++e) {
+      const size_t at = std::uniform_int_distribution<size_t>(0, t.size() - 1)(rng);
+      switch (trial % 3) {
+        case 0: t[at] = alphabet[at * 7 % alphabet.size()]; break;
+        case 1: t.erase(at, 1); break;
+        default: t.insert(at, 1, alphabet[(at + static_cast<size_t>(trial)) % alphabet.size()]);
+      }
+    }
+    try {
+      const auto s = hlo::parse_shape(t);
+      hlo::layout_sizes(s);
+      const hlo::OffsetMap m(s);
+      if (hlo::element_count(s) <= 4096) m.all();
+      ++accepted;
+    } catch (const std::invalid_argument& e) {
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+      ++rejected;
+    }
+  }
+  CHECK(rejected > 1000);
+  CHECK(accepted > 100);
   // Control characters in the text come back escaped, never raw.
   CHECK_THROWS_WITH_AS(hlo::parse_shape("f32[3]\n"), doctest::Contains("\\n"), std::invalid_argument);
 }

@@ -16,6 +16,8 @@ namespace scaling::hlo {
 namespace {
 
 using K = ElementKind;
+// Bounds that keep every offset computation small (XLA's own layouts stay far inside them).
+constexpr size_t kMaxRank = 64, kMaxTiles = 8, kMaxTileRank = 16;
 // XLA's primitive types that are arrays (xla_data.proto), with the width of one value.
 constexpr std::array<ElementType, 30> kTypes{{
     {"pred", 8, 1, K::boolean},
@@ -150,7 +152,12 @@ void parse_layout(Parser& p, Shape& s) {
             tile.push_back(t);
           } while (p.accept(','));
           p.expect(')', "to close a tile");
+          if (tile.size() > kMaxTileRank)
+            p.fail("a tile of " + std::to_string(tile.size()) + " dimensions; at most " + std::to_string(kMaxTileRank) +
+                   " are accepted");
           s.layout.tiles.push_back(tile);
+          if (s.layout.tiles.size() > kMaxTiles)
+            p.fail("more than " + std::to_string(kMaxTiles) + " tiles in sequence; XLA's layouts use two or three");
         }
       } else if (c == 'S' && !space && p.rest().substr(0, 2) != "SC") {
         space = true;
@@ -213,6 +220,7 @@ Shape parse_shape(std::string_view text) {
         p.fail("dimension " + std::to_string(index) + " '" + escape_for_message(p.token()) +
                "' is dynamic; only static shapes have a layout");
       s.dims.push_back(p.number("dimension " + std::to_string(index)));
+      if (s.dims.size() > kMaxRank) p.fail("more than " + std::to_string(kMaxRank) + " dimensions");
       ++index;
     } while (p.accept(','));
   }

@@ -44,7 +44,7 @@ struct Shape {
 // Parses one shape. Throws std::invalid_argument with a one-line message naming the shape and the part
 // at fault: an unknown type, a dynamic dimension (`<=8`, `?`), a minor_to_major that is not a
 // permutation of the dimensions, a tile that is not positive, an unsupported layout attribute, trailing
-// text, or an element count beyond 64 bits.
+// text, or an element count beyond 64 bits. Bounds: at most 64 dimensions, 8 tiles, 16 dimensions a tile.
 Shape parse_shape(std::string_view text);
 
 // Prints the shape the way HLO does: `f32[3,5]{1,0:T(2,2)}`.
