@@ -117,6 +117,10 @@ EXERCISE("ch9.tiling-padding", "Tile padding: f32[3,5]{1,0:T(2,2)} and the book'
   const auto s = hlo::parse_shape("f32[3,5]{1,0:T(2,2)}");
   const auto z = hlo::layout_sizes(s);
   const hlo::OffsetMap map(s);
+  // minor_to_major {1, 0} read from the right: dimension 0 most major, then dimension 1.
+  ex.answer("physical_major", double(z.tiled_shapes.at(0).at(0)), "").book(3, exact())
+      .explain("the physical shape before tiling, most major first: [3, 5], the logical shape");
+  ex.answer("physical_minor", double(z.tiled_shapes.at(0).at(1)), "").book(5, exact());
   ex.answer("padded_rows", double(z.padded_shape.at(0)), "").book(4, exact()).explain("3 rows rounded up to 2-row tiles");
   ex.answer("padded_cols", double(z.padded_shape.at(1)), "").book(6, exact()).explain("5 columns rounded up to 2-column tiles");
   ex.answer("growth", z.growth, "").book(1.6, sig(2)).explain("padded over unpadded bytes, 24/15: 'about 1.6x'");
