@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -412,4 +413,163 @@ TEST_CASE("einsum to dot: rejections") {
   CHECK_THROWS_WITH_AS(hlo::lower_einsum("ij,jk->k", a, b), doctest::Contains("letter i is in one input only"),
                        std::invalid_argument);
   CHECK_THROWS_AS(hlo::lower_einsum("ij->j", a, b), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The lowered dot executed: evaluate the dot_general exactly as its fields describe it (operand order,
+// batch and contracting dimensions, output order, the transpose after it) and compare with the einsum
+// evaluated from its definition, on random specs and whole-number data.
+
+namespace {
+
+struct Tensor {
+  std::vector<int64_t> dims;
+  std::vector<double> data;
+  double at(const std::vector<int64_t>& index) const {
+    int64_t flat = 0;
+    for (size_t i = 0; i < dims.size(); ++i) flat = flat * dims[i] + index[i];
+    return data[static_cast<size_t>(flat)];
+  }
+};
+
+// Calls f on every index of `dims`, row-major (once, with an empty index, for a scalar).
+template <class F>
+void for_each_index(const std::vector<int64_t>& dims, F f) {
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t d : dims)
+    if (d == 0) return;
+  while (true) {
+    f(index);
+    size_t i = dims.size();
+    while (i > 0 && ++index[i - 1] == dims[i - 1]) index[--i] = 0;
+    if (i == 0) return;
+  }
+}
+
+Tensor einsum_by_definition(const std::string& a, const std::string& b, const std::string& out, const Tensor& x,
+                            const Tensor& y, const std::map<char, int64_t>& size) {
+  std::string letters;
+  for (char c : a + b)
+    if (letters.find(c) == std::string::npos) letters += c;
+  Tensor r;
+  for (char c : out) r.dims.push_back(size.at(c));
+  r.data.assign(static_cast<size_t>(product(r.dims)), 0);
+  std::vector<int64_t> all_dims;
+  for (char c : letters) all_dims.push_back(size.at(c));
+  for_each_index(all_dims, [&](const std::vector<int64_t>& v) {
+    auto pick = [&](const std::string& s) {
+      std::vector<int64_t> idx;
+      for (char c : s) idx.push_back(v[letters.find(c)]);
+      return idx;
+    };
+    int64_t flat = 0;
+    const auto o = pick(out);
+    for (size_t i = 0; i < o.size(); ++i) flat = flat * r.dims[i] + o[i];
+    r.data[static_cast<size_t>(flat)] += x.at(pick(a)) * y.at(pick(b));
+  });
+  return r;
+}
+
+Tensor run_dot(const hlo::DotGeneral& d, const Tensor& first, const Tensor& second) {
+  const Tensor& lhs = d.lhs.einsum_input == 0 ? first : second;
+  const Tensor& rhs = d.rhs.einsum_input == 0 ? first : second;
+  auto free_dims = [](const Tensor& t, const std::vector<int64_t>& batch, const std::vector<int64_t>& contract) {
+    std::vector<int64_t> f;
+    for (int64_t i = 0; i < static_cast<int64_t>(t.dims.size()); ++i)
+      if (std::find(batch.begin(), batch.end(), i) == batch.end() && std::find(contract.begin(), contract.end(), i) == contract.end())
+        f.push_back(i);
+    return f;
+  };
+  const auto lf = free_dims(lhs, d.lhs_batch, d.lhs_contracting), rf = free_dims(rhs, d.rhs_batch, d.rhs_contracting);
+  Tensor out;
+  for (int64_t i : d.lhs_batch) out.dims.push_back(lhs.dims[static_cast<size_t>(i)]);
+  for (int64_t i : lf) out.dims.push_back(lhs.dims[static_cast<size_t>(i)]);
+  for (int64_t i : rf) out.dims.push_back(rhs.dims[static_cast<size_t>(i)]);
+  std::vector<int64_t> k_dims;
+  for (int64_t i : d.lhs_contracting) k_dims.push_back(lhs.dims[static_cast<size_t>(i)]);
+  out.data.assign(static_cast<size_t>(product(out.dims)), 0);
+  size_t flat = 0;
+  for_each_index(out.dims, [&](const std::vector<int64_t>& o) {
+    std::vector<int64_t> li(lhs.dims.size()), ri(rhs.dims.size());
+    size_t p = 0;
+    for (size_t j = 0; j < d.lhs_batch.size(); ++j, ++p) {
+      li[static_cast<size_t>(d.lhs_batch[j])] = o[p];
+      ri[static_cast<size_t>(d.rhs_batch[j])] = o[p];
+    }
+    for (int64_t i : lf) li[static_cast<size_t>(i)] = o[p++];
+    for (int64_t i : rf) ri[static_cast<size_t>(i)] = o[p++];
+    double sum = 0;
+    for_each_index(k_dims, [&](const std::vector<int64_t>& k) {
+      for (size_t j = 0; j < k.size(); ++j) {
+        li[static_cast<size_t>(d.lhs_contracting[j])] = k[j];
+        ri[static_cast<size_t>(d.rhs_contracting[j])] = k[j];
+      }
+      sum += lhs.at(li) * rhs.at(ri);
+    });
+    out.data[flat++] = sum;
+  });
+  if (d.transpose.empty()) return out;
+  Tensor t;
+  for (int64_t k : d.transpose) t.dims.push_back(out.dims[static_cast<size_t>(k)]);
+  for_each_index(t.dims, [&](const std::vector<int64_t>& i) {
+    std::vector<int64_t> j(i.size());
+    for (size_t k = 0; k < i.size(); ++k) j[static_cast<size_t>(d.transpose[k])] = i[k];
+    t.data.push_back(out.at(j));
+  });
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("einsum to dot: the lowered dot, executed, equals the einsum on random specs") {
+  std::mt19937 rng(10);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int swapped = 0, transposed = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    // Letters: batch (both inputs and the output), contracting (both inputs), free (one input and the output).
+    std::string pool = "abcdefgh";
+    std::shuffle(pool.begin(), pool.end(), rng);
+    const int nb = pick(0, 2), nk = pick(0, 2), nl = pick(0, 2), nr = pick(0, 2);
+    if (nb + nk + nl == 0 || nb + nk + nr == 0) continue;
+    size_t at = 0;
+    auto take = [&](int n) { std::string s = pool.substr(at, static_cast<size_t>(n)); at += static_cast<size_t>(n); return s; };
+    const std::string batch = take(nb), contract = take(nk), lfree = take(nl), rfree = take(nr);
+    std::string a = batch + contract + lfree, b = batch + contract + rfree, out = batch + lfree + rfree;
+    std::shuffle(a.begin(), a.end(), rng);
+    std::shuffle(b.begin(), b.end(), rng);
+    std::shuffle(out.begin(), out.end(), rng);
+    std::map<char, int64_t> size;
+    for (char c : a + b) size[c] = pick(1, 3);
+    auto tensor = [&](const std::string& s) {
+      Tensor t;
+      for (char c : s) t.dims.push_back(size[c]);
+      for (int64_t k = 0; k < product(t.dims); ++k) t.data.push_back(pick(-3, 3));
+      return t;
+    };
+    const Tensor x = tensor(a), y = tensor(b);
+    auto shape = [](const std::string& type, const std::vector<int64_t>& dims) {
+      std::string s = type + "[";
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (i) s += ",";
+        s += std::to_string(dims[i]);
+      }
+      return hlo::parse_shape(s + "]");
+    };
+    const std::string spec = a + "," + b + "->" + out;
+    INFO(spec);
+    const auto d = hlo::lower_einsum(spec, shape("f32", x.dims), shape("bf16", y.dims));
+    const Tensor want = einsum_by_definition(a, b, out, x, y, size);
+    const Tensor got = run_dot(d, x, y);
+    CHECK(got.dims == want.dims);
+    CHECK(got.data == want.data);
+    CHECK(hlo::to_string(d.output).rfind("f32[", 0) == 0);
+    CHECK(d.lhs.converted == (d.lhs.einsum_input == 1));
+    double mults = 2;
+    for (const auto& [c, n] : size) mults *= static_cast<double>(n);
+    CHECK(d.flops == mults);
+    swapped += d.lhs.einsum_input == 1;
+    transposed += !d.transpose.empty();
+  }
+  CHECK(swapped > 10);
+  CHECK(transposed > 10);
 }
