@@ -155,6 +155,8 @@ EXERCISE("ch9.tiling-padding", "Tile padding: f32[3,5]{1,0:T(2,2)} and the book'
   const auto f3 = hlo::parse_shape("bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}");
   ex.answer("fusion3_bytes_per_element", f3.type->byte_width, "B").book(2, exact()).explain("'bf16 (2 bytes per parameter)'");
   ex.answer("fusion3_memory_space", double(f3.layout.memory_space), "").book(1, exact()).explain("S(1): VMEM");
+  ex.answer("default_memory_space", double(s.layout.memory_space), "").book(0, exact())
+      .explain("no S(n) printed: HBM, S(0), which the book says is often omitted");
   ex.answer("fusion3_growth", hlo::layout_sizes(f3).growth, "").explain("8 divides 32 and 128 divides 4096: no padding");
   // The (2, 1) sub-tile of bf16: two 2-byte values, one 4-byte word per load.
   const auto& sub = f3.layout.tiles.at(1);
