@@ -112,6 +112,24 @@ class Parser {
 
 std::string list_text(const std::vector<int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); }
 
+// One tile "(8,128": positive sizes up to the closing parenthesis.
+std::vector<int64_t> parse_tile(Parser& p) {
+  std::vector<int64_t> tile;
+  do {
+    p.skip_space();
+    if (p.peek() == '*') p.fail("tile dimension '*' (combined dimensions) is not supported");
+    if (p.peek() == '-') p.fail("tile dimension '" + escape_for_message(p.token()) + "' is not positive");
+    const int64_t t = p.number("tile dimension");
+    if (t <= 0) p.fail("tile dimension " + std::to_string(t) + " is not positive");
+    tile.push_back(t);
+  } while (p.accept(','));
+  p.expect(')', "to close a tile");
+  if (tile.size() > kMaxTileRank)
+    p.fail("a tile of " + std::to_string(tile.size()) + " dimensions; at most " + std::to_string(kMaxTileRank) +
+           " are accepted");
+  return tile;
+}
+
 void parse_layout(Parser& p, Shape& s) {
   const auto rank = static_cast<int64_t>(s.dims.size());
   // minor_to_major: numbers up to ':' or '}'.
@@ -132,48 +150,36 @@ void parse_layout(Parser& p, Shape& s) {
            " dimension numbers 0.." + std::to_string(rank - 1));
   if (p.accept(':')) {
     bool tiles = false, space = false, bits = false;
+    // One attribute X(n): its number, once.
+    auto attribute = [&](bool& given, char name, const std::string& what) {
+      if (given) p.fail("layout attribute " + std::string(1, name) + "(…) given twice");
+      given = true;
+      p.advance(1);
+      p.expect('(', std::string("after ") + name);
+      const int64_t v = p.number(what);
+      p.expect(')', "to close " + what);
+      return v;
+    };
     while (true) {
       p.skip_space();
-      const char c = p.peek();
+      const char c = p.rest().substr(0, 2) == "SC" ? '?' : p.peek();  // SC(…), split configs: not supported
       if (c == '}' || p.at_end()) break;
-      if (c == 'T' && !tiles) {
+      if (c == 'T') {
+        if (tiles) p.fail("layout attribute T(…) given twice");
         tiles = true;
         p.advance(1);
         p.skip_space();
         if (p.peek() != '(') p.fail("expected '(' after T");
         while (p.accept('(')) {
-          std::vector<int64_t> tile;
-          do {
-            p.skip_space();
-            if (p.peek() == '*') p.fail("tile dimension '*' (combined dimensions) is not supported");
-            if (p.peek() == '-') p.fail("tile dimension '" + escape_for_message(p.token()) + "' is not positive");
-            const int64_t t = p.number("tile dimension");
-            if (t <= 0) p.fail("tile dimension " + std::to_string(t) + " is not positive");
-            tile.push_back(t);
-          } while (p.accept(','));
-          p.expect(')', "to close a tile");
-          if (tile.size() > kMaxTileRank)
-            p.fail("a tile of " + std::to_string(tile.size()) + " dimensions; at most " + std::to_string(kMaxTileRank) +
-                   " are accepted");
-          s.layout.tiles.push_back(tile);
+          s.layout.tiles.push_back(parse_tile(p));
           if (s.layout.tiles.size() > kMaxTiles)
             p.fail("more than " + std::to_string(kMaxTiles) + " tiles in sequence; XLA's layouts use two or three");
         }
-      } else if (c == 'S' && !space && p.rest().substr(0, 2) != "SC") {
-        space = true;
-        p.advance(1);
-        p.expect('(', "after S");
-        s.layout.memory_space = p.number("memory space S(n)");
-        p.expect(')', "to close S(n)");
-      } else if (c == 'E' && !bits) {
-        bits = true;
-        p.advance(1);
-        p.expect('(', "after E");
-        s.layout.element_size_bits = p.number("element size E(bits)");
+      } else if (c == 'S') {
+        s.layout.memory_space = attribute(space, 'S', "memory space S(n)");
+      } else if (c == 'E') {
+        s.layout.element_size_bits = attribute(bits, 'E', "element size E(bits)");
         if (s.layout.element_size_bits == 0) p.fail("element size E(0) is not positive");
-        p.expect(')', "to close E(bits)");
-      } else if ((c == 'T' && tiles) || (c == 'S' && space && p.rest().substr(0, 2) != "SC") || (c == 'E' && bits)) {
-        p.fail("layout attribute " + std::string(1, c) + "(…) given twice");
       } else {
         p.fail("layout attribute '" + escape_for_message(p.token()) +
                "' is not supported (only tiles T(…), element size E(n) and memory space S(n))");
