@@ -118,6 +118,7 @@ void run_layout(const LayoutArgs& a) {
                        {"elements", z.elements},
                        {"buffer_elements", z.buffer_elements},
                        {"span_elements", z.span_elements},
+                       {"tiled_shapes", z.tiled_shapes},
                        {"bytes", z.bytes},
                        {"padded_bytes", z.padded_bytes},
                        {"growth", z.growth}};
@@ -139,6 +140,9 @@ void run_layout(const LayoutArgs& a) {
   for (const auto& t : shape.layout.tiles) tiles += fmt::format("({})", fmt::join(t, ","));
   fmt::print("  {:<18} {}\n", "tiles", tiles.empty() ? "none" : tiles);
   fmt::print("  {:<18} S({}) {}\n", "memory space", shape.layout.memory_space, memory_space_name(shape.layout.memory_space));
+  std::string steps;
+  for (const auto& t : z.tiled_shapes) steps += (steps.empty() ? "" : " → ") + hlo::dims_text(t);
+  fmt::print("  {:<18} {}\n", "physical, tiled", steps);
   fmt::print("  {:<18} {}\n", "padded shape", hlo::dims_text(z.padded_shape));
   fmt::print("  {:<18} {}\n", "elements", format_number(double(z.elements)));
   fmt::print("  {:<18} {}{}\n", "buffer elements", format_number(double(z.buffer_elements)),

@@ -30,6 +30,7 @@ TEST_CASE("scaling layout: §9.2.2's bf16[4,8] grid and f32[3,5] padding") {
   CHECK(j["offsets"] == nlohmann::json(book));
   CHECK(j["dtype"] == "bf16");
   CHECK(j["tiles"] == nlohmann::json::parse("[[2,4],[2,1]]"));
+  CHECK(j["tiled_shapes"] == nlohmann::json::parse("[[4,8],[2,2,2,4],[2,2,1,4,2,1]]"));
   CHECK(j["bytes"] == 64);
   CHECK(j["growth"] == 1.0);
   CHECK(!j.contains("offset"));
