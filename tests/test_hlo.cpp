@@ -384,6 +384,9 @@ TEST_CASE("einsum to dot: §9.1's 'bf,fd->db' swaps the operands and converts th
   const auto kept = hlo::lower_einsum("bf,fd->bd", hlo::parse_shape("bf16[8,4]"), hlo::parse_shape("bf16[4,2]"));
   CHECK(kept.lhs.einsum_input == 0);
   CHECK(hlo::to_string(kept.output) == "bf16[8,2]{1,0}");
+  // A matrix-vector product fits either order ("i" both ways): the operands keep theirs.
+  CHECK(hlo::lower_einsum("ij,j->i", hlo::parse_shape("f32[2,3]"), hlo::parse_shape("f32[3]")).lhs.einsum_input == 0);
+  CHECK(hlo::lower_einsum("j,ij->i", hlo::parse_shape("f32[3]"), hlo::parse_shape("f32[2,3]")).lhs.einsum_input == 0);
   const auto batched = hlo::lower_einsum("bij,bjk->bik", hlo::parse_shape("f32[3,4,5]"), hlo::parse_shape("f32[3,5,6]"));
   CHECK(batched.lhs_batch == std::vector<int64_t>{0});
   CHECK(batched.rhs_batch == std::vector<int64_t>{0});
