@@ -62,6 +62,15 @@ struct TrainArgs {
       optimizer = "adam", master = "none", fsdp, tp;
   bool json = false;
 };
+struct LayoutArgs {
+  std::string shape, index;
+  bool grid = false, json = false;
+};
+struct DotArgs {
+  std::string spec;
+  std::vector<std::string> shapes, dtypes;
+  bool json = false;
+};
 
 void run_chips(bool json);
 void run_matmul(const MatmulArgs& a);
@@ -73,6 +82,8 @@ void run_params(const ParamsArgs& a);
 void run_collective_matmul(const CollectiveMatmulArgs& a);
 void run_train(const TrainArgs& a);
 void run_plan(const PlanArgs& a);
+void run_layout(const LayoutArgs& a);
+void run_dot(const DotArgs& a);
 
 // The chip a subcommand runs on: a preset or a chip file, with any overrides applied. Throws UsageError
 // when neither or both of --chip and --chip-file are given, std::invalid_argument for a bad value.

@@ -151,6 +151,25 @@ int main(int argc, char** argv) {
   planner->add_option("--cost-model", pl.cost_model, "exact (default) or book (§5.1.4's FSDP × TP on one slice)");
   planner->add_flag("--json", pl.json, "print one JSON object, SI units");
   on(planner, [&] { cli::run_plan(pl); });
+  cli::LayoutArgs la;
+  auto* layout = app.add_subcommand("layout", "an HLO shape's tiled layout: where each element lands in memory (§9.2.2)");
+  layout->add_option("shape", la.shape, "an HLO shape, e.g. 'bf16[4,8]{1,0:T(2,4)(2,1)}'")->required();
+  auto* index_opt = layout->add_option("--index", la.index, "one element i,j,…: its offset");
+  auto* grid_opt = layout->add_flag("--grid", la.grid, "every element's offset, laid out like the shape");
+  index_opt->excludes(grid_opt);
+  grid_opt->excludes(index_opt);
+  layout->add_flag("--json", la.json, "print one JSON object");
+  on(layout, [&] { cli::run_layout(la); });
+
+  cli::DotArgs da;
+  auto* dot = app.add_subcommand("dot", "the dot_general XLA gets from a two-operand einsum (§9.1)");
+  dot->add_option("spec", da.spec, "the einsum, e.g. 'bf,fd->db'")->required();
+  dot->add_option("--shapes", da.shapes, "the two operands: HLO shapes (f32[128,256]) or sizes (128,256)")
+      ->expected(2)
+      ->required();
+  dot->add_option("--dtypes", da.dtypes, "their element types, XLA's names (default f32, JAX's default)")->expected(2);
+  dot->add_flag("--json", da.json, "print one JSON object");
+  on(dot, [&] { cli::run_dot(da); });
 
   try {
     app.parse(argc, argv);

@@ -15,6 +15,8 @@ Placeholders in solutions/*.md:
   {{plot:ID.KEY|opt…}}  a series as a plot; options: logx, logy, vlines=ID.KEY,…, hline=ID.KEY
   {{code:ID}}           the exercise's C++ source, from chapters/*.cpp
   {{bars:ID.KEY}}       stacked bars the exercise recorded (one bar per category)
+  {{grid:ID.KEY}}       a grid of numbers as coloured cells (colour = the cell's group, e.g. its tile)
+  {{timeline:ID.KEY}}   a Gantt chart: one lane per device, compute and communication bars
 
 It fails, naming the culprit, on an unresolved placeholder, on a registered answer that no solution
 mentions, and on a chapter program that exits non-zero.
@@ -124,6 +126,13 @@ class Index:
                 self.bars = getattr(self, "bars", {})
                 for b in ex.get("bars", []):
                     self.bars[f"{ex['id']}.{b['key']}"] = b
+        self.grids, self.timelines = {}, {}
+        for ch in chapters:
+            for ex in ch["exercises"]:
+                for g in ex.get("grids", []):
+                    self.grids[f"{ex['id']}.{g['key']}"] = g
+                for t in ex.get("timelines", []):
+                    self.timelines[f"{ex['id']}.{t['key']}"] = t
 
     def answer(self, name):
         if name not in self.answers:
@@ -235,6 +244,69 @@ def draw_bars(index, name, plot_dir):
     return path
 
 
+def draw_grid(index, name, plot_dir):
+    """A grid of numbers: each cell coloured by its group and, when small enough to read, labelled."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if name not in index.grids:
+        raise ReportError(f"unknown grid '{name}'")
+    g = index.grids[name]
+    values, groups = g["values"], g["groups"]
+    rows, cols = len(values), len(values[0]) if values else 0
+    fig, ax = plt.subplots(figsize=(min(1.0 + 0.75 * cols, 9), min(0.8 + 0.75 * rows, 7)))
+    ax.imshow(groups, cmap="Pastel1" if max((max(r) for r in groups), default=0) < 9 else "tab20",
+              aspect="equal", interpolation="nearest")
+    if rows * cols <= 400:
+        for r in range(rows):
+            for c in range(cols):
+                ax.text(c, r, fmt_number(values[r][c]), ha="center", va="center", fontsize=11)
+    ax.set_xticks(range(cols))
+    ax.set_yticks(range(rows))
+    ax.set_xlabel(g["x_label"])
+    ax.set_ylabel(g["y_label"])
+    fig.tight_layout()
+    path = os.path.join(plot_dir, name.replace(".", "-") + ".svg")
+    fig.savefig(path, format="svg")
+    plt.close(fig)
+    return path
+
+
+def draw_timeline(index, name, plot_dir):
+    """A Gantt chart: one lane per device, its bars coloured by kind (compute, comm)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    if name not in index.timelines:
+        raise ReportError(f"unknown timeline '{name}'")
+    t = index.timelines[name]
+    lanes = t["lanes"]
+    colors = {"compute": "C0", "comm": "C1"}
+    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.45 * len(lanes)))
+    for i, lane in enumerate(lanes):
+        y = len(lanes) - 1 - i
+        for b in lane["bars"]:
+            # Compute and communication of one step overlap in time: compute fills the lower half of the
+            # lane, communication the upper half.
+            low = y - 0.4 if b["kind"] == "compute" else y
+            ax.broken_barh([(b["start"], b["duration"])], (low, 0.4), facecolors=colors.get(b["kind"], "C2"),
+                           edgecolors="white", linewidth=0.6)
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels([lane["label"] for lane in reversed(lanes)], fontsize=8)
+    ax.set_xlabel(t["x_label"])
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in colors.items()], loc="lower right",
+              bbox_to_anchor=(1.0, 1.0), ncol=2, frameon=False, fontsize=8)
+    fig.tight_layout()
+    path = os.path.join(plot_dir, name.replace(".", "-") + ".svg")
+    fig.savefig(path, format="svg")
+    plt.close(fig)
+    return path
+
+
 def fill(text, where, index, source_dir, plot_dir, mentioned):
     def replace(match):
         body = match.group(1)
@@ -253,6 +325,12 @@ def fill(text, where, index, source_dir, plot_dir, mentioned):
             b = getattr(index, "bars", {}).get(rest)
             path = draw_bars(index, rest, plot_dir)
             return f"![{b['y_label']} by {b['x_label']}]({path})"
+        if sep and kind == "grid":
+            path = draw_grid(index, rest, plot_dir)
+            return f"![{index.grids[rest]['y_label']} by {index.grids[rest]['x_label']}]({path})"
+        if sep and kind == "timeline":
+            path = draw_timeline(index, rest, plot_dir)
+            return f"![timeline: {index.timelines[rest]['x_label']}]({path})"
         if sep and kind == "code":
             exercise_source(source_dir, rest)  # fail now if the exercise is missing
             return f"@@CODE {rest}@@"  # spliced in after the placeholder check: C++ has its own braces
