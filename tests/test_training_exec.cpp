@@ -388,7 +388,7 @@ TEST_CASE("training pipeline: the bubble is (S − 1)/(M + S − 1)") {
     }
 }
 
-TEST_CASE("training pipeline: Gaussian data with microbatches within the reduction-order bound; one microbatch exact") {
+TEST_CASE("training pipeline: Gaussian data with microbatches within the reduction-order bound, one microbatch exact") {
   const MlpShape shape{4, 32, 16, 64};
   const auto p = example_problem(shape, InitKind::gaussian, 13);
   const auto ref = reference_step(p, Optimizer{OptimizerKind::sgd, kLr});
