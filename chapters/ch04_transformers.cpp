@@ -15,6 +15,7 @@
 #include "scaling/model/presets.hpp"
 #include "scaling/cost/roofline.hpp"
 #include "scaling/model/transformer.hpp"
+#include "scaling/cost/training.hpp"
 
 using namespace scaling;
 using workbook::rel;

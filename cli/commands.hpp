@@ -49,6 +49,14 @@ struct ParamsArgs {
   bool json = false;
 };
 
+struct TrainArgs {
+  std::string model, config;
+  ChipArgs chip;
+  std::string slice, pods, chips, batch_tokens, tokens, mfu = "0.5", saved = "D+2F", weights = "bf16", grads = "bf16",
+      optimizer = "adam", master = "none", fsdp, tp;
+  bool json = false;
+};
+
 void run_chips(bool json);
 void run_matmul(const MatmulArgs& a);
 void run_collective(const CollectiveArgs& a);
@@ -57,6 +65,7 @@ void run_shard(const ShardArgs& a);
 void run_models(bool json);
 void run_params(const ParamsArgs& a);
 void run_collective_matmul(const CollectiveMatmulArgs& a);
+void run_train(const TrainArgs& a);
 
 // The chip a subcommand runs on: a preset or a chip file, with any overrides applied. Throws UsageError
 // when neither or both of --chip and --chip-file are given, std::invalid_argument for a bad value.

@@ -109,6 +109,28 @@ int main(int argc, char** argv) {
   cmatmul->add_flag("--json", cm.json, "print one JSON object, SI units");
   on(cmatmul, [&] { cli::run_collective_matmul(cm); });
 
+  cli::TrainArgs tr;
+  auto* train = app.add_subcommand("train", "training memory, time and the §5 parallelism bounds on a slice");
+  train->add_option("--model", tr.model, "a preset (see `scaling models`)");
+  train->add_option("--config", tr.config, "a HuggingFace config.json");
+  add_chip_options(train, tr.chip);
+  train->add_option("--slice", tr.slice, "slice shape, e.g. 16x16x16");
+  train->add_option("--pods", tr.pods, "pods of that slice, data-parallel over DCN");
+  train->add_option("--chips", tr.chips, "a chip count instead of a slice (counted as one ICI axis)");
+  train->add_option("--batch-tokens", tr.batch_tokens, "global batch in tokens")->required();
+  train->add_option("--tokens", tr.tokens, "training tokens: gives total_flops and time_s");
+  train->add_option("--mfu", tr.mfu, "model FLOPs utilisation in (0, 1]")->capture_default_str();
+  train->add_option("--saved", tr.saved, "activations saved per layer per token, a sum of terms in D, F, NH, KH "
+                                         "(e.g. 4D, D+2F, 2D+2F+NH+2KH)")->capture_default_str();
+  train->add_option("--weights", tr.weights, "dtype of the weights (and of the saved activations)")->capture_default_str();
+  train->add_option("--grads", tr.grads, "dtype of the gradient buffer, or none")->capture_default_str();
+  train->add_option("--optimizer", tr.optimizer, "adam (two fp32 moments) or sgd (no state)")->capture_default_str();
+  train->add_option("--master", tr.master, "an fp32 master copy of the weights: none or fp32")->capture_default_str();
+  train->add_option("--fsdp", tr.fsdp, "FSDP degree X (with --tp; X·Y = chips of a pod)");
+  train->add_option("--tp", tr.tp, "tensor-parallel degree Y (with --fsdp)");
+  train->add_flag("--json", tr.json, "print one JSON object, SI units");
+  on(train, [&] { cli::run_train(tr); });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
