@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "exact_mlp_step.hpp"
 #include "scaling/sim/pipeline.hpp"
 #include "scaling/sim/training_step.hpp"
 
@@ -32,12 +33,10 @@ using namespace scaling::sim;
 
 namespace {
 
-// ---- The exact step in integers, from the definitions ----
-__extension__ typedef __int128 I;  // products of two values below 2^53 fit
-using IMat = std::vector<std::vector<I>>;
-
-I max_seen = 0;
-void note(I v) { max_seen = std::max(max_seen, v < 0 ? -v : v); }
+// ---- The exact step in integers (exact_mlp_step.hpp), on the library's example data ----
+using I = exact_mlp::Int;
+using IMat = exact_mlp::Mat;
+using IntStep = exact_mlp::Step;
 
 IMat to_int(const Block& b) {
   IMat m(static_cast<size_t>(b.rows), std::vector<I>(static_cast<size_t>(b.cols)));
@@ -50,62 +49,22 @@ IMat to_int(const Block& b) {
   return m;
 }
 
-// c[i][j] = Σ_k a[i][k]·b[k][j], with a and/or b read transposed.
-IMat product(const IMat& a, bool ta, const IMat& b, bool tb) {
-  const size_t m = ta ? a[0].size() : a.size(), k = ta ? a.size() : a[0].size(), n = tb ? b.size() : b[0].size();
-  IMat c(m, std::vector<I>(n));
-  for (size_t i = 0; i < m; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      I s = 0;
-      for (size_t q = 0; q < k; ++q) s += (ta ? a[q][i] : a[i][q]) * (tb ? b[j][q] : b[q][j]);
-      note(s);
-      c[i][j] = s;
-    }
-  return c;
+exact_mlp::Problem to_int(const MlpProblem& p) {
+  exact_mlp::Problem q{p.shape.layers, p.shape.batch, p.shape.d_model, p.shape.d_ff, to_int(p.x), to_int(p.target), {}, {}};
+  for (size_t l = 0; l < p.weights.w_in.size(); ++l) {
+    q.w_in.push_back(to_int(p.weights.w_in[l]));
+    q.w_out.push_back(to_int(p.weights.w_out[l]));
+  }
+  return q;
 }
 
-struct IntStep {
-  std::vector<IMat> grad_in, grad_out;  // per layer
-  I loss_times_2 = 0;
-};
-
 IntStep integer_step(const MlpProblem& p) {
-  const size_t L = static_cast<size_t>(p.shape.layers);
-  std::vector<IMat> ins{to_int(p.x)}, tmps, hs, w_in, w_out;
-  for (size_t l = 0; l < L; ++l) {
-    w_in.push_back(to_int(p.weights.w_in[l]));
-    w_out.push_back(to_int(p.weights.w_out[l]));
-    tmps.push_back(product(ins.back(), false, w_in[l], false));
-    IMat h = tmps.back();
-    for (auto& r : h)
-      for (auto& v : r) v = v > 0 ? v : 0;
-    hs.push_back(h);
-    ins.push_back(product(h, false, w_out[l], false));
-  }
-  IntStep s;
-  IMat d = ins.back();
-  const IMat t = to_int(p.target);
-  for (size_t i = 0; i < d.size(); ++i)
-    for (size_t j = 0; j < d[i].size(); ++j) {
-      d[i][j] -= t[i][j];
-      s.loss_times_2 += d[i][j] * d[i][j];
-    }
-  s.grad_in.resize(L);
-  s.grad_out.resize(L);
-  for (size_t l = L; l-- > 0;) {
-    s.grad_out[l] = product(hs[l], true, d, false);     // Hᵀ·dOut
-    IMat dt = product(d, false, w_out[l], true);        // dOut·W_outᵀ
-    for (size_t i = 0; i < dt.size(); ++i)
-      for (size_t j = 0; j < dt[i].size(); ++j)
-        if (tmps[l][i][j] <= 0) dt[i][j] = 0;
-    s.grad_in[l] = product(ins[l], true, dt, false);    // Inᵀ·dTmp
-    d = product(dt, false, w_in[l], true);              // dTmp·W_inᵀ
-  }
+  auto s = exact_mlp::step(to_int(p));
+  REQUIRE(static_cast<double>(s.largest) < exact_mlp::two_to_53());
   return s;
 }
 
 constexpr double kLr = 1.0 / 64;
-constexpr double kTwo53 = 9007199254740992.0;
 
 // Every updated weight equals W − g/64 exactly: 64·W' = 64·W − g in integers.
 void check_exact_sgd(const MlpWeights& updated, const MlpProblem& p, const IntStep& s) {
@@ -247,12 +206,21 @@ double worst_against_bound(const MlpWeights& a, const MlpWeights& b, const Magni
 }  // namespace
 
 TEST_CASE("training step: the integer example keeps every intermediate exact in double precision") {
-  for (auto shape : {small_shape(), MlpShape{4, 16, 8, 16}}) {
-    max_seen = 0;
-    integer_step(example_problem(shape, InitKind::integers, 7));
-    CHECK(static_cast<double>(max_seen) < kTwo53);
-    CHECK(static_cast<double>(max_seen) > 1);  // the data is not trivial
+  for (auto shape : {small_shape(), MlpShape{4, 16, 8, 16}, MlpShape{3, 32, 8, 16}}) {
+    const auto step = exact_mlp::step(to_int(example_problem(shape, InitKind::integers, 7)));
+    CHECK(static_cast<double>(step.largest) < exact_mlp::two_to_53());
+    CHECK(static_cast<double>(step.largest) > 1);  // the data is not trivial
   }
+}
+
+TEST_CASE("training step: the example data follows its documented recipe") {
+  const auto p = example_problem(MlpShape{2, 4, 3, 5}, InitKind::integers, 99);
+  const auto q = exact_mlp::integer_example(2, 4, 3, 5, 99);
+  const auto r = to_int(p);
+  CHECK(r.x == q.x);
+  CHECK(r.target == q.target);
+  CHECK(r.w_in == q.w_in);
+  CHECK(r.w_out == q.w_out);
 }
 
 TEST_CASE("training step: the unsharded reference equals the integer step, SGD and Adam") {
@@ -404,24 +372,20 @@ TEST_CASE("training pipeline: Gaussian data with microbatches within the reducti
 TEST_CASE("training pipeline: the book's code as printed updates nothing, and with its loop fixed gets other weights") {
   const MlpShape shape{4, 16, 8, 16};
   const auto p = example_problem(shape, InitKind::integers, 5);
-  const auto exact = integer_step(p);
   const Topology line{{4}, {false}, Links::bi};
   // range(0, num_layers, -1) is empty: no backward, no update, no gradient sent back.
   PipelineOptions as_printed{1, false, true};
   const auto printed = pipeline_step(line, p, Optimizer{OptimizerKind::sgd, kLr}, as_printed);
   CHECK(max_abs_difference(printed.updated, p.weights) == 0);
   CHECK(printed.transfers == 3);
-  // The loop fixed but the vjp still taken at the layer's output: the weights differ from the exact step.
+  // The loop fixed but the vjp still taken at the layer's output: exactly the integer step linearised at each
+  // layer's output, and far from the exact step.
   PipelineOptions loop_fixed{1, true, true};
   const auto wrong = pipeline_step(line, p, Optimizer{OptimizerKind::sgd, kLr}, loop_fixed);
-  double largest_gap = 0;
-  for (size_t l = 0; l < wrong.updated.w_in.size(); ++l)
-    for (long long i = 0; i < p.weights.w_in[l].rows; ++i)
-      for (long long j = 0; j < p.weights.w_in[l].cols; ++j) {
-        const double right = p.weights.w_in[l].at(i, j) - static_cast<double>(exact.grad_in[l][static_cast<size_t>(i)][static_cast<size_t>(j)]) * kLr;
-        largest_gap = std::max(largest_gap, std::fabs(wrong.updated.w_in[l].at(i, j) - right));
-      }
-  CHECK(largest_gap > 0.1);
+  const auto at_output = exact_mlp::step(to_int(p), true);
+  REQUIRE(static_cast<double>(at_output.largest) < exact_mlp::two_to_53());
+  check_exact_sgd(wrong.updated, p, at_output);
+  CHECK(max_abs_difference(wrong.updated, reference_step(p, Optimizer{OptimizerKind::sgd, kLr}).updated) > 1);
 }
 
 TEST_CASE("training pipeline: bad stage, layer or microbatch counts are rejected") {
