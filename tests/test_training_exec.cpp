@@ -253,6 +253,20 @@ TEST_CASE("training step: DP, FSDP, TP and FSDP+TP give the unsharded step's wei
     }
 }
 
+TEST_CASE("training step: the mesh counts what each device sends, forwarded elements included") {
+  // A line of 3, AllGather of 3 elements (one each): the ends send their own element inward once; the
+  // middle sends its own both ways and forwards each end's element to the other end.
+  std::vector<std::vector<double>> data(3, std::vector<double>(3, 0.0));
+  for (int d = 0; d < 3; ++d) data[static_cast<size_t>(d)][static_cast<size_t>(d)] = 10 + d;
+  const auto r = run_on(Topology{{3}, {false}, Links::bi}, Request{Op::all_gather, {0}, 3}, data);
+  REQUIRE(r.sent_elements.size() == 3);
+  CHECK(r.sent_elements[0] == 1);
+  CHECK(r.sent_elements[1] == 4);
+  CHECK(r.sent_elements[2] == 1);
+  CHECK(r.total_link_elements == 6);
+  for (const auto& v : data) CHECK(v == std::vector<double>{10, 11, 12});
+}
+
 TEST_CASE("training step: bytes each device sends per layer equal §5's table, (n−1)/n exact") {
   const auto shape = small_shape();
   const auto p = example_problem(shape, InitKind::integers, 3);
@@ -274,6 +288,9 @@ TEST_CASE("training step: bytes each device sends per layer equal §5's table, (
         for (size_t d = 0; d < fwd.size(); ++d) {
           CHECK(2 * fwd[d] == want.forward);  // bf16: 2 bytes per element
           CHECK(2 * bwd[d] == want.backward);
+          // The table's compute column: 4BDF/N forward, 8BDF/N backward, N = X·Y devices.
+          CHECK(run.flops_forward[static_cast<size_t>(l)][d] == 4 * B * D * F / (X * Y));
+          CHECK(run.flops_backward[static_cast<size_t>(l)][d] == 8 * B * D * F / (X * Y));
         }
       }
     }

@@ -69,7 +69,8 @@ EXERCISE("ch5.executed-step", "One training step executed under DP, FSDP, TP and
   const double B = static_cast<double>(shape.batch), D = static_cast<double>(shape.d_model),
                F = static_cast<double>(shape.d_ff);
   auto& table = ex.table("bytes", {"strategy", "X", "Y", "forward B/device (executed)", "book's table, forward",
-                                   "backward B/device (executed)", "book's table, backward", "max |ΔW| vs unsharded"});
+                                   "backward B/device (executed)", "book's table, backward", "FLOPs/device fwd + bwd (executed)",
+                                   "book's table, compute", "max |ΔW| vs unsharded"});
   for (sim::Strategy s : {sim::Strategy::dp, sim::Strategy::fsdp, sim::Strategy::tp, sim::Strategy::fsdp_tp}) {
     const auto layout = sim::layout_for(s, mesh);
     const double X = sim::group_size(mesh, layout.x_axes), Y = sim::group_size(mesh, layout.y_axes);
@@ -95,6 +96,8 @@ EXERCISE("ch5.executed-step", "One training step executed under DP, FSDP, TP and
     }
     table.row({label, scaling::format_number(X), scaling::format_number(Y), scaling::format_number(fwd),
                scaling::format_number(book_fwd), scaling::format_number(bwd), scaling::format_number(book_bwd),
+               scaling::format_number(run.flops_forward[0][0]) + " + " + scaling::format_number(run.flops_backward[0][0]),
+               scaling::format_number(4 * B * D * F / (X * Y)) + " + " + scaling::format_number(8 * B * D * F / (X * Y)),
                scaling::format_number(diff)});
   }
   // The mixed layout's backward activation traffic as a multiple of BD/X·(Y − 1)/Y.

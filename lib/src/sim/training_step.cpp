@@ -112,6 +112,11 @@ class Mesh {
   int devices_;
 };
 
+// 2·m·k·n: the FLOPs of an [m, k] by [k, n] product (a multiply and an add per term).
+double matmul_flops(long long m, long long k, long long n) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
+}
+
 void require_multiple(long long value, long long divisor, const std::string& what) {
   if (value % divisor != 0)
     throw std::invalid_argument(what + " = " + std::to_string(value) + ": must be a multiple of " + std::to_string(divisor));
@@ -210,6 +215,8 @@ ShardedStep sharded_step(const Topology& topo, const MeshLayout& layout, const M
 
   // Forward pass (§5.1.4 forward, steps 1–6), keeping In[B_X, D], Tmp and H for the backward pass.
   std::vector<std::vector<Block>> in_full(static_cast<size_t>(L)), tmp(static_cast<size_t>(L)), h(static_cast<size_t>(L));
+  result.flops_forward.assign(static_cast<size_t>(L), std::vector<double>(n));
+  result.flops_backward = result.flops_forward;
   for (int l = 0; l < L; ++l) {
     const auto li = static_cast<size_t>(l);
     in_full[li] = mesh.all_gather(Y, act, Split::cols, l, Pass::forward, "In");
@@ -218,6 +225,7 @@ ShardedStep sharded_step(const Topology& topo, const MeshLayout& layout, const M
     std::vector<Block> partial(n);
     for (size_t d = 0; d < n; ++d) {
       auto f = layer_forward(in_full[li][d], wi[d], wo[d]);
+      result.flops_forward[li][d] = matmul_flops(f.tmp.rows, wi[d].rows, wi[d].cols) + matmul_flops(f.h.rows, wo[d].rows, wo[d].cols);
       tmp[li].push_back(std::move(f.tmp));
       h[li].push_back(std::move(f.h));
       partial[d] = std::move(f.out);
@@ -251,7 +259,12 @@ ShardedStep sharded_step(const Topology& topo, const MeshLayout& layout, const M
                      : mesh.all_reduce(X, std::move(dw_in), l, Pass::backward, "dW_in");
     const auto wi = gather_weights(w_in[li], Split::rows, l, Pass::backward, "W_in");
     std::vector<Block> d_in(n);
-    for (size_t d = 0; d < n; ++d) d_in[d] = matmul_nt(d_tmp[d], wi[d]);
+    for (size_t d = 0; d < n; ++d) {
+      d_in[d] = matmul_nt(d_tmp[d], wi[d]);
+      const long long rows = d_tmp[d].rows;  // dW_out = Hᵀ·dOut, dH = dOut·W_outᵀ, dW_in = Inᵀ·dTmp, dIn = dTmp·W_inᵀ
+      result.flops_backward[li][d] = matmul_flops(h[li][d].cols, rows, d_out[d].cols) + matmul_flops(rows, d_out[d].cols, wo[d].rows) +
+                                     matmul_flops(in_full[li][d].cols, rows, d_tmp[d].cols) + matmul_flops(rows, d_tmp[d].cols, wi[d].rows);
+    }
     d_act = mesh.reduce_scatter(Y, d_in, Split::cols, l, Pass::backward, "dIn");
   }
 

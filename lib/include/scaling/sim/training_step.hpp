@@ -61,6 +61,8 @@ struct ShardedStep {
   int devices = 0;
   bool replicas_agree = true;  // every copy of a replicated weight ended equal
   std::vector<CollectiveRecord> collectives;
+  // FLOPs each device's matmuls did, per layer: [layer][device], 2·m·k·n per m×k by k×n product.
+  std::vector<std::vector<double>> flops_forward, flops_backward;
 };
 
 // Throws std::invalid_argument when the axes do not split the mesh into X and Y, or a dimension is not a
