@@ -411,4 +411,5 @@ TEST_CASE("training pipeline: bad stage, layer or microbatch counts are rejected
   CHECK_THROWS_AS(pipeline_step(Topology{{2}, {false}, Links::bi}, p, Optimizer{}, PipelineOptions{3}), std::invalid_argument);
   CHECK_THROWS_AS(pipeline_step(Topology{{2}, {false}, Links::bi}, p, Optimizer{}, PipelineOptions{0}), std::invalid_argument);
   CHECK_THROWS_AS(pipeline_step(Topology{{2, 2}, {false, false}, Links::bi}, p, Optimizer{}, PipelineOptions{1}), std::invalid_argument);
+  CHECK_THROWS_AS(pipeline_step(Topology{{4}, {true}, Links::uni}, p, Optimizer{}, PipelineOptions{1}), std::invalid_argument);
 }

@@ -27,6 +27,8 @@ Block hand_over(const Topology& topo, int from, int offset, Block msg, PipelineR
 void validate(const Topology& stages, const MlpShape& shape, const PipelineOptions& options) {
   validate(shape);
   if (stages.shape.size() != 1) throw std::invalid_argument("pipeline: the stages must form a mesh of one axis");
+  if (stages.links == Links::uni)
+    throw std::invalid_argument("pipeline: links must run both ways (gradients go back one hop to the previous stage)");
   const int S = device_count(stages);
   if (shape.layers % S != 0)
     throw std::invalid_argument("layers = " + std::to_string(shape.layers) + ": must be a multiple of the " +

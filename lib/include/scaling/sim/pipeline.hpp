@@ -49,7 +49,8 @@ struct PipelineRun {
   int transfers = 0;
 };
 
-// Throws std::invalid_argument for a mesh that is not one axis of at least one device, layers that the
+// Throws std::invalid_argument for a mesh that is not one axis of at least one device, unidirectional links
+// (each message must go one hop, so each stage's sent count is its own), layers that the
 // stages do not divide, or a batch that the microbatches do not divide.
 void validate(const Topology& stages, const MlpShape& shape, const PipelineOptions& options);
 PipelineRun pipeline_step(const Topology& stages, const MlpProblem& p, const Optimizer& opt, const PipelineOptions& options);
