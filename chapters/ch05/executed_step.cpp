@@ -49,14 +49,13 @@ double max_sent_bytes(const sim::ShardedStep& run, int layer, sim::Pass pass) {
   return kBytesPerElement * *std::max_element(sent.begin(), sent.end());
 }
 
+// The same finding as ch5.summary-table's in chapters/ch05_training.cpp (same id, so the chapter lists it
+// once, with this answer among the values it explains); the text must stay identical to that one.
 const Finding kFsdpTpBackward{
-    "fsdp-mp-backward-8bd", Severity::wrong, "FSDP + MP backward activation comms printed as 8BD/X",
-    "§5.2's table gives the mixed FSDP + model-parallel layer (4BD/X + 4DF/Y) forward and (8BD/X + 8DF/Y) "
-    "backward, doubling both forward terms. The DF term does double (FSDP gathers W_in and W_out again and "
-    "reduce-scatters both gradients), but the activation term does not: the §5.1.4 backward listing moves "
-    "AllGather_Y(dOut) and ReduceScatter_Y(dIn), each 2BD/X bytes, and shares In's gather with the forward "
-    "pass (its step 7), so 4BD/X; even regathering In gives 6BD/X. The table's own MP row, the X = 1 case, "
-    "prints 4BD backward. On a ring each device sends (Y − 1)/Y of that."};
+    "mixed-bwd-8bd", Severity::wrong, "FSDP + TP backward activation comms printed as 8BD/X",
+    "§5.2's table gives FSDP + MP backward comms (8BD/X + 8DF/Y). The §5.1.4 backward pass gathers dOut and "
+    "reduce-scatters dIn over Y (2·2BD/X bytes) and may gather In again (2BD/X more): 4BD/X, or 6BD/X without reusing "
+    "the forward gather. 8BD/X follows from neither, and at X = 1 it does not reduce to the table's own MP row (4BD)."};
 
 }  // namespace
 
@@ -111,7 +110,8 @@ EXERCISE("ch5.executed-step", "One training step executed under DP, FSDP, TP and
         activation += c.sent_elements[0] * kBytesPerElement;
     ex.answer("fsdp_tp_backward_activation_coefficient", activation / (B * D / X * (Y - 1) / Y), "")
         .book(8, exact())
-        .erratum(kFsdpTpBackward, "Executed on X = 2, Y = 4: the coefficient is 4.")
+        .erratum(kFsdpTpBackward, "Executed on X = 2, Y = 4 (In's gather reused), each device sends 4 × BD/X·(Y − 1)/Y "
+                                  "in the backward activation collectives.")
         .explain("the bytes each device sends in the backward pass's activation collectives (AllGather_Y of dOut, "
                  "ReduceScatter_Y of dIn), divided by BD/X·(Y − 1)/Y: the coefficient the table writes as 8");
   }
