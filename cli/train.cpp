@@ -13,38 +13,6 @@
 
 namespace cli {
 
-namespace {
-
-// Which slice axes the tensor-parallel group spans and which the FSDP group spans: Y fills the axes in
-// order (whole axes while Y is a multiple of them, then a sub-ring of one axis); X takes every axis with
-// chips left over. Throws when Y does not map onto whole axes and one sub-ring.
-struct AxisCounts {
-  double m_x = 0, m_y = 0;
-};
-AxisCounts axes_of(const std::vector<int>& shape, double Y) {
-  AxisCounts a;
-  double left = Y;
-  for (int n : shape) {
-    double for_x = n;
-    if (left > 1) {
-      if (std::fmod(left, n) == 0) {
-        a.m_y += 1, left /= n, for_x = 1;
-      } else if (std::fmod(n, left) == 0) {
-        a.m_y += 1, for_x = n / left, left = 1;
-      } else {
-        break;
-      }
-    }
-    if (for_x > 1) a.m_x += 1;
-  }
-  if (left > 1)
-    throw std::invalid_argument("--tp " + scaling::format_number(Y) + ": does not map onto the slice " +
-                                scaling::shape_text(shape) + " (whole axes and at most one sub-ring of an axis)");
-  return a;
-}
-
-}  // namespace
-
 void run_train(const TrainArgs& a) {
   using namespace scaling;
   if (a.model.empty() == a.config.empty())
@@ -141,7 +109,8 @@ void run_train(const TrainArgs& a) {
                                   ": must equal the " + format_number(per_pod) + " chips" +
                                   (pods > 1 ? " of one pod" : ""));
     if (!has_ici) throw std::invalid_argument("--fsdp/--tp: chip " + chip.name + " has no ICI bandwidth (give --ici-bw)");
-    const AxisCounts ax = slice ? axes_of(shape, Y) : AxisCounts{X > 1 ? 1.0 : 0.0, Y > 1 ? 1.0 : 0.0};
+    const AxisSplit ax = slice ? for_option("--tp " + a.tp, [&] { return split_axes(shape, Y); })
+                               : AxisSplit{X > 1 ? 1.0 : 0.0, Y > 1 ? 1.0 : 0.0};
     const double W = chip.ici_bidi_bytes_per_s, b = bytes_per_element(s.weights);
     // One step at peak: every matmul FLOP of 6·active·B over the chips.
     const double t_math = flops_per_token * B / (chips * peak);

@@ -14,6 +14,7 @@ Placeholders in solutions/*.md:
   {{table:ID.KEY}}      a table the exercise recorded
   {{plot:ID.KEY|opt…}}  a series as a plot; options: logx, logy, vlines=ID.KEY,…, hline=ID.KEY
   {{code:ID}}           the exercise's C++ source, from chapters/*.cpp
+  {{bars:ID.KEY}}       stacked bars the exercise recorded (one bar per category)
 
 It fails, naming the culprit, on an unresolved placeholder, on a registered answer that no solution
 mentions, and on a chapter program that exits non-zero.
@@ -120,6 +121,9 @@ class Index:
                     self.tables[f"{ex['id']}.{t['key']}"] = t
                 for s in ex["series"]:
                     self.series[f"{ex['id']}.{s['key']}"] = s
+                self.bars = getattr(self, "bars", {})
+                for b in ex.get("bars", []):
+                    self.bars[f"{ex['id']}.{b['key']}"] = b
 
     def answer(self, name):
         if name not in self.answers:
@@ -206,6 +210,31 @@ def draw_plot(index, name, options, plot_dir):
     return path
 
 
+def draw_bars(index, name, plot_dir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bars = getattr(index, "bars", {})
+    if name not in bars:
+        raise ReportError(f"unknown bars '{name}'")
+    b = bars[name]
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    bottom = [0.0] * len(b["categories"])
+    for stack in b["stacks"]:
+        ax.bar(b["categories"], stack["values"], bottom=bottom, label=stack["label"])
+        bottom = [x + y for x, y in zip(bottom, stack["values"])]
+    ax.set_xlabel(b["x_label"])
+    ax.set_ylabel(b["y_label"])
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path = os.path.join(plot_dir, name.replace(".", "-") + ".svg")
+    fig.savefig(path, format="svg")
+    plt.close(fig)
+    return path
+
+
 def fill(text, where, index, source_dir, plot_dir, mentioned):
     def replace(match):
         body = match.group(1)
@@ -220,6 +249,10 @@ def fill(text, where, index, source_dir, plot_dir, mentioned):
             name, *options = rest.split("|")
             path = draw_plot(index, name, options, plot_dir)
             return f"![{index.series[name]['y_label']} against {index.series[name]['x_label']}]({path})"
+        if sep and kind == "bars":
+            b = getattr(index, "bars", {}).get(rest)
+            path = draw_bars(index, rest, plot_dir)
+            return f"![{b['y_label']} by {b['x_label']}]({path})"
         if sep and kind == "code":
             exercise_source(source_dir, rest)  # fail now if the exercise is missing
             return f"@@CODE {rest}@@"  # spliced in after the placeholder check: C++ has its own braces

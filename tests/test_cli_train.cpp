@@ -150,3 +150,13 @@ TEST_CASE("scaling train: an H100 cluster gets memory and time, no ICI bounds") 
   CHECK_FALSE(j.contains("alpha"));
   CHECK(j["time_s"].get<double>() == Approx(6 * j["active_params"].get<double>() * 1e12 / (64 * 9.89e14 * 0.5)));
 }
+
+TEST_CASE("scaling train: a config.json counts as its preset does") {
+  const auto file = train_json("--config '" + std::string(TEST_DATA_DIR) +
+                               "/llama-3-8b.json' --chip tpu-v5e --slice 16x16 --batch-tokens 1e6");
+  const auto preset = train_json("--model llama3-8b --chip tpu-v5e --slice 16x16 --batch-tokens 1e6");
+  CHECK(file["total_bytes"] == preset["total_bytes"]);
+  CHECK(file["n_axes"].get<double>() == 2);
+  CHECK(file["alpha"].get<double>() == Approx(1.97e14 / 9e10));
+  expect_rejected({{"train --config /nonexistent.json --chip tpu-v5e --chips 4 --batch-tokens 1", "/nonexistent.json"}});
+}

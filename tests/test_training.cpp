@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "scaling/cost/training.hpp"
 #include "scaling/hardware/chip.hpp"
@@ -191,4 +192,29 @@ TEST_CASE("training time at an MFU, and its rejections") {
   for (double bad : {0.0, -0.1, 1.01, std::nan("")}) CHECK_THROWS_AS(training_time_s(1, 1, 1, bad), std::invalid_argument);
   CHECK(parse_optimizer("sgd") == Optimizer::sgd);
   CHECK_THROWS_AS(parse_optimizer("lion"), std::invalid_argument);
+}
+
+TEST_CASE("split_axes: which axes the TP and FSDP groups span") {
+  const std::vector<int> cube{16, 16, 16};
+  auto check = [&](double Y, double m_x, double m_y) {
+    const auto a = split_axes(cube, Y);
+    CAPTURE(Y);
+    CHECK(a.m_x == m_x);
+    CHECK(a.m_y == m_y);
+  };
+  check(1, 3, 0);      // FSDP alone
+  check(4, 3, 1);      // a 4-chip sub-ring of the first axis; FSDP keeps its other 4 and both other axes
+  check(16, 2, 1);     // the whole first axis
+  check(64, 2, 2);     // the first axis and a quarter of the second
+  check(4096, 0, 3);   // TP alone
+  CHECK(split_axes({8, 4}, 2).m_x == 2);
+  const auto m = [&] {
+    try {
+      split_axes({12, 4, 4}, 8);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  CHECK(m.find("12x4x4") != std::string::npos);
 }

@@ -177,6 +177,29 @@ LayerTime layer_time(const LayerCost& c, Pass pass, double C, double W, double M
   return t;
 }
 
+AxisSplit split_axes(const std::vector<int>& shape, double Y) {
+  require_whole(Y, "Y");
+  AxisSplit a;
+  double left = Y;
+  for (int n : shape) {
+    double for_x = n;
+    if (left > 1) {
+      if (std::fmod(left, n) == 0) {
+        a.m_y += 1, left /= n, for_x = 1;
+      } else if (std::fmod(n, left) == 0) {
+        a.m_y += 1, for_x = n / left, left = 1;
+      } else {
+        break;
+      }
+    }
+    if (for_x > 1) a.m_x += 1;
+  }
+  if (left > 1)
+    throw std::invalid_argument("Y = " + format_number(Y) + " does not map onto the slice " + shape_text(shape) +
+                                " (whole axes and at most one sub-ring of an axis)");
+  return a;
+}
+
 // ----- bounds -----
 
 double ici_alpha(const Chip& c) {

@@ -12,6 +12,7 @@
 // stored parameter (all experts of an MoE), FLOPs only the active ones.
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "scaling/hardware/chip.hpp"
 #include "scaling/hardware/dtype.hpp"
@@ -121,6 +122,15 @@ struct LayerTime {
 enum class Pass { forward, backward, both };
 LayerTime layer_time(const LayerCost& cost, Pass pass, double C, double W, double M_X, double M_Y,
                      CommsModel model = CommsModel::concurrent, bool exact = false);
+
+// How many slice axes the tensor-parallel group (Y chips) and the FSDP group (the rest) span: Y fills the
+// axes in order, whole axes while Y is a multiple of them, then a sub-ring of one axis; FSDP takes every
+// axis with chips left over (e.g. 16x16x16 with Y = 4: M_Y = 1, M_X = 3). Throws std::invalid_argument
+// when Y does not map that way (Y = 8 on 12x4x4).
+struct AxisSplit {
+  double m_x = 0, m_y = 0;
+};
+AxisSplit split_axes(const std::vector<int>& shape, double Y);
 
 // ---------------------------------------------------------------------------------------------------
 // Bounds (§5.1.1–5.1.6)
