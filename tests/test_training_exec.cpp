@@ -296,6 +296,21 @@ TEST_CASE("training step: bytes each device sends per layer equal §5's table, (
     }
 }
 
+TEST_CASE("training step: DP with TP (weights replicated over X) exact, and its bytes") {
+  // Not a row of the table: DP's AllReduce of the Y-sharded gradients (2·2DF/Y each) plus TP's activations.
+  const auto shape = small_shape();
+  const auto p = example_problem(shape, InitKind::integers, 7);
+  const auto exact = integer_step(p);
+  const auto mesh = torus({2, 4});
+  const auto run = sharded_step(mesh, MeshLayout{{0}, {1}, false}, p, Optimizer{OptimizerKind::sgd, kLr});
+  CHECK(run.replicas_agree);
+  check_exact_sgd(run.updated, p, exact);
+  const double B = 16, D = 8, F = 16, X = 2, Y = 4;
+  for (double sent : sent_elements(run, 1, Pass::forward)) CHECK(2 * sent == 4 * B * D / X * (Y - 1) / Y);
+  for (double sent : sent_elements(run, 1, Pass::backward))
+    CHECK(2 * sent == 4 * B * D / X * (Y - 1) / Y + 2 * 2 * (2 * D * F / Y) * (X - 1) / X);
+}
+
 TEST_CASE("training step: the table's FSDP+MP backward 8BD/X is twice what the algorithm moves") {
   // X = 2 batch devices, Y = 4 model devices; the DF terms are isolated by the TP run's activation bytes.
   const auto shape = small_shape();
