@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Loads the rendered report in headless Chromium and fails on what a reader would trip over.
+
+  browser_test.py REPORT_DIR
+
+Checks, each failure named: a console error or failed resource; a link to an anchor that does not exist;
+an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; horizontal overflow at
+390 px (a phone); a code listing that would not print (folded blocks closed on paper); a PDF without
+pages, outline or code. Saves screenshots of the first page, of one exercise and of the phone layout
+in REPORT_DIR/browser/ for a person to look at.
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+CHECK_PAGE = r"""(() => {
+  const problems = [];
+  const ids = new Set();
+  for (const el of document.querySelectorAll('[id]')) {
+    if (ids.has(el.id)) problems.push('duplicate id #' + el.id);
+    ids.add(el.id);
+  }
+  for (const a of document.querySelectorAll('a[href^="#"]')) {
+    const target = decodeURIComponent(a.getAttribute('href').slice(1));
+    if (target && !document.getElementById(target)) problems.push('broken anchor ' + a.getAttribute('href'));
+  }
+  for (const img of document.images) {
+    if (!img.complete || img.naturalWidth === 0) problems.push('image not loaded: ' + (img.alt || img.src.slice(0, 60)));
+  }
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.parentElement.closest('pre, code, script')) continue;
+    const m = n.textContent.match(/\{\{[^}]*\}\}|@@CODE[^@]*@@/);
+    if (m) problems.push('unresolved placeholder ' + m[0]);
+  }
+  const counts = {
+    exercises: document.querySelectorAll('h2[id^="ex"], h3[id^="ex"]').length,
+    code: document.querySelectorAll('details.code pre').length,
+    cards: document.querySelectorAll('.card').length,
+    figures: document.querySelectorAll('figure img').length,
+  };
+  if (!document.getElementById('status')) problems.push('no status table (#status)');
+  if (!document.getElementById('errata')) problems.push('no errata section (#errata)');
+  if (counts.code === 0) problems.push('no code listings');
+  return {problems, counts};
+})()"""
+
+CHECK_OVERFLOW = r"""(() => {
+  const width = document.documentElement.clientWidth;
+  const over = [];
+  if (document.documentElement.scrollWidth > width + 1) {
+    for (const el of document.body.querySelectorAll('*')) {
+      const r = el.getBoundingClientRect();
+      if (r.right > width + 1 && !el.closest('.scroll, pre, table, math[display="block"], nav#TOC')) {
+        over.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className ? '.' + el.className : '') +
+                  ' reaches ' + Math.round(r.right) + ' px');
+        if (over.length >= 8) break;
+      }
+    }
+    over.unshift('page is ' + document.documentElement.scrollWidth + ' px wide at ' + width + ' px');
+  }
+  return over;
+})()"""
+
+CHECK_PRINT = r"""(() => {
+  const hidden = [...document.querySelectorAll('details pre')].filter(p => p.getClientRects().length === 0);
+  return {listings: document.querySelectorAll('details pre').length, hidden: hidden.length};
+})()"""
+
+
+def element_clip(browser, selector):
+    box = browser.evaluate(f"""(() => {{ const el = document.querySelector({selector!r});
+        if (!el) return null; el.scrollIntoView();
+        const r = el.getBoundingClientRect();
+        return {{x: 0, y: r.top + window.scrollY - 10, width: document.documentElement.clientWidth, height: 1100}}; }})()""")
+    return box
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    report_dir = os.path.abspath(sys.argv[1])
+    html_path = os.path.join(report_dir, "index.html")
+    shots = os.path.join(report_dir, "browser")
+    os.makedirs(shots, exist_ok=True)
+    if not os.path.exists(html_path):
+        print(f"browser test: {html_path} does not exist (render the report first)", file=sys.stderr)
+        return 1
+    if not cdp.find_chromium():
+        print("browser test: no chromium on PATH; scripts/setup-deps.sh installs Debian's chromium", file=sys.stderr)
+        return 1
+    failures = []
+    url = "file://" + html_path
+    with cdp.Browser() as browser:
+        browser.open(url, width=1280, height=900)
+        result = browser.evaluate(CHECK_PAGE)
+        failures += result["problems"]
+        browser.screenshot(os.path.join(shots, "first-page.png"))
+        exercise = browser.evaluate("(document.getElementById('ex1.1') || document.querySelector('h2[id^=ex], "
+                                    "h3[id^=ex]') || {}).id || ''")
+        if exercise:
+            browser.evaluate(f"location.hash = {('#' + exercise)!r}; true")
+            browser.evaluate("new Promise(r => setTimeout(r, 100))")
+            clip = element_clip(browser, f"[id='{exercise}']")
+            browser.screenshot(os.path.join(shots, "exercise.png"), clip=clip)
+
+        # A phone: 390 px wide, the mobile viewport honoured.
+        browser.open(url, width=390, height=844, mobile=True)
+        failures += [f"at 390 px: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
+        browser.screenshot(os.path.join(shots, "phone.png"))
+        browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true); true")
+        failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
+
+        # Paper: Ctrl+P with the page as it is (CSS alone must print the folded code), then the PDF.
+        browser.open(url, width=1000, height=900)
+        browser.call("Emulation.setEmulatedMedia", {"media": "print"})
+        printed = browser.evaluate(CHECK_PRINT)
+        if printed["listings"] == 0 or printed["hidden"]:
+            failures.append(f"print: {printed['hidden']} of {printed['listings']} code listings would not print")
+        browser.call("Emulation.setEmulatedMedia", {"media": ""})
+        pdf_path = os.path.join(shots, "report.pdf")
+        browser.print_pdf(pdf_path, "browser test")
+        failures += [f"console: {e}" for e in browser.console_errors()]
+    pdf = open(pdf_path, "rb").read()
+    pages = len(re.findall(rb"/Type\s*/Page\b", pdf))
+    if not pdf.startswith(b"%PDF") or pages < 2:
+        failures.append(f"PDF: {pages} page(s)")
+    if b"/Outlines" not in pdf:
+        failures.append("PDF: no outline")
+    for failure in failures:
+        print(f"browser test: FAIL {failure}", file=sys.stderr)
+    print(f"browser test: {result['counts']}, PDF {pages} pages; screenshots in {shots}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
