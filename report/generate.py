@@ -2,18 +2,32 @@
 """Render the workbook report.
 
 Runs every chapter program with --json (kept as OUT/json/<slug>.json), fills the placeholders of
-solutions/<slug>.md from that JSON, draws the plots (matplotlib, SVG), adds the Errata and
-Reader-notes sections built from the answer statuses, and renders one self-contained HTML file
-with Pandoc (MathML, table of contents): OUT/index.html. A PDF is printed next to it when headless
-Chromium is available (skip with --no-pdf).
+solutions/<slug>.md from that JSON, draws the plots (matplotlib, SVG) and renders one self-contained
+HTML file with Pandoc (MathML, a contents sidebar): OUT/index.html. Around the write-ups it builds:
+a status table at the top (per chapter: answers, agreements, errata by severity, independently
+checked values, reader notes, formulas, claims); status badges on every heading that holds an
+exercise (and so in the contents); under each exercise an answer card (ours, the book's value with
+its tolerance, status, reader notes, links to the C++ and to the independent check; each row is the
+anchor #ID.KEY) and the exercise's C++ source and independent checks, folded; the Errata grouped by
+finding, serious first; the Reader-notes cross-check; the glossary (solutions/glossary.md).
+
+A section that states its question (a paragraph starting "**Question.**", or a "::: question" block)
+gets the rest of its text folded under "Answer — try it first"; the PDF prints every fold open.
+A heading that holds {{code:ID}} gets the anchor #ID unless it names one; "§5.1" in prose links to the
+book's chapter; a line starting "Reproduce:" is set as a command box. A PDF is printed next to the
+page by headless Chromium over the DevTools protocol (cdp.py) when present (skip with --no-pdf).
 
 Placeholders in solutions/*.md:
   {{ID.KEY}}            value with its unit, e.g. {{ex1.1.hw_intensity}} -> "486.4 FLOPs/byte"
   {{ID.KEY:num}}        the number alone (for use inside math)
   {{ID.KEY:book}}       the book's printed value with the unit
+  {{ID.KEY:yesno}}      a 1/0 answer as "yes"/"no"
   {{table:ID.KEY}}      a table the exercise recorded
-  {{plot:ID.KEY|opt…}}  a series as a plot; options: logx, logy, vlines=ID.KEY,…, hline=ID.KEY
-  {{code:ID}}           the exercise's C++ source, from chapters/*.cpp
+  {{plot:ID.KEY|opt…}}  a series, bars, grid or timeline as a numbered figure; options: logx, logy,
+                        vlines=ID.KEY,… (answers or numbers), hline=ID.KEY or a number,
+                        hline_label=text, caption=text
+  {{fig:ID.KEY}}        "Figure N", linked to that plot
+  {{code:ID}}           the exercise's C++ source, from chapters/*.cpp (and its answer card)
 
 It fails, naming the culprit, on an unresolved placeholder, on a registered answer that no solution
 mentions, and on a chapter program that exits non-zero.
@@ -361,6 +375,10 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             return fmt_quantity(a["value"], a["unit"])
         if form == "num":
             return fmt_number(a["value"])
+        if form == "yesno":  # a recorded condition (1 or 0) read as a word, never as a number in prose
+            if a["value"] not in (0, 1):
+                raise ReportError(f"{where}: {name} is {a['value']}, not a yes/no (1/0) answer")
+            return "yes" if a["value"] == 1 else "no"
         if form == "book":
             if "book" not in a:
                 raise ReportError(f"{where}: {name} has no book value")
