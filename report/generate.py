@@ -34,6 +34,7 @@ mentions, and on a chapter program that exits non-zero.
 """
 import argparse
 import concurrent.futures
+import hashlib
 import html
 import json
 import math
@@ -237,15 +238,39 @@ def _plot_value(index, ref):
         return a["value"], a["unit"]
 
 
+def _fingerprint(*parts):
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(json.dumps(part, sort_keys=True).encode() if not isinstance(part, bytes) else part)
+    with open(os.path.abspath(__file__), "rb") as f:  # a change to the generator redraws everything
+        h.update(f.read())
+    return h.hexdigest()
+
+
 def draw_plot(index, name, options, plot_dir):
+    """Draws a figure as SVG, or reuses the one drawn from the same data and options last time."""
+    figure = index.figures.get(name)
+    if figure is None:
+        raise ReportError(f"unknown series '{name}'")
+    refs = [r for o in options if o.startswith(("vlines=", "hline=")) for r in o.partition("=")[2].split(",")]
+    marked = {r: index.answers.get(r, {}).get("value") for r in refs}
+    path = os.path.join(plot_dir, name.replace(".", "-") + ".svg")
+    key = _fingerprint(figure, options, marked)
+    stamp = path + ".key"
+    if os.path.exists(path) and os.path.exists(stamp) and open(stamp).read() == key:
+        return path
+    _draw_plot(index, name, options, path)
+    with open(stamp, "w") as f:
+        f.write(key)
+    return path
+
+
+def _draw_plot(index, name, options, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure = index.figures.get(name)
-    if figure is None:
-        raise ReportError(f"unknown series '{name}'")
-    kind, data = figure
+    kind, data = index.figures[name]
     fig, ax = plt.subplots(figsize=(7.5, 4.4))
     opts = {}
     for opt in options:
@@ -314,10 +339,8 @@ def draw_plot(index, name, options, plot_dir):
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2 if len(handles) > 2 else
                   len(handles), frameon=False, fontsize=9)
     fig.tight_layout()
-    path = os.path.join(plot_dir, name.replace(".", "-") + ".svg")
     fig.savefig(path, format="svg", bbox_inches="tight")
     plt.close(fig)
-    return path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -867,9 +890,17 @@ def render(args):
            "--metadata", "title=How to Scale Your Model — the verified workbook",
            "--metadata", "pagetitle=How to Scale Your Model — the verified workbook",
            "--resource-path", out_dir, "-o", html_path]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ReportError(f"pandoc failed: {proc.stderr.strip()}")
+    # Pandoc is the slow step: skip it when its inputs are those of the page already there.
+    plots = sorted(os.path.join(plot_dir, n) for n in os.listdir(plot_dir) if n.endswith(".svg"))
+    key = _fingerprint(cmd, *[open(p, "rb").read() for p in [markdown_path, before, after, cmd[cmd.index("--css") + 1]]
+                                + plots])
+    stamp = html_path + ".key"
+    if not (os.path.exists(html_path) and os.path.exists(stamp) and open(stamp).read() == key):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ReportError(f"pandoc failed: {proc.stderr.strip()}")
+        with open(stamp, "w") as f:
+            f.write(key)
 
     html_text = open(html_path).read()
     for needle, what in (("<math", "MathML"), ('id="errata"', "the Errata section"), ('id="status"', "the status table"),
@@ -891,12 +922,18 @@ def print_pdf(html_path):
     if not cdp.find_chromium():
         return "; no PDF (install chromium for one: scripts/setup-deps.sh)"
     pdf_path = os.path.splitext(html_path)[0] + ".pdf"
+    key = _fingerprint(open(html_path, "rb").read())
+    stamp = pdf_path + ".key"
+    if os.path.exists(pdf_path) and os.path.exists(stamp) and open(stamp).read() == key:
+        return f"; PDF {pdf_path} (unchanged)"
     try:
         with cdp.Browser() as browser:
             browser.open("file://" + html_path, width=1000)
             browser.print_pdf(pdf_path, "How to Scale Your Model — the verified workbook")
     except (cdp.BrowserError, OSError) as e:
         return f"; PDF failed: {e}"
+    with open(stamp, "w") as f:
+        f.write(key)
     return f"; PDF {pdf_path}"
 
 
