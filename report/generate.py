@@ -128,6 +128,7 @@ class Index:
     def __init__(self, chapters):
         self.answers, self.tables, self.series, self.exercises = {}, {}, {}, {}
         self.figures = {}  # every drawable thing by name: (kind, data)
+        self.claims, self.formulas = {}, {}
         for ch in chapters:
             for ex in ch["exercises"]:
                 self.exercises[ex["id"]] = ex
@@ -137,6 +138,10 @@ class Index:
                     self.tables[f"{ex['id']}.{t['key']}"] = t
                 for s in ex["series"]:
                     self.series[f"{ex['id']}.{s['key']}"] = s
+                for c in ex.get("claims", []):
+                    self.claims[f"{ex['id']}.{c['key']}"] = c
+                for f in ex.get("formulas", []):
+                    self.formulas[f"{ex['id']}.{f['key']}"] = f
                 for kind, field in (("series", "series"), ("bars", "bars"), ("grid", "grids"),
                                     ("timeline", "timelines")):
                     for item in ex.get(field, []):
@@ -449,6 +454,10 @@ def count_chapter(ch):
         for cl in ex.get("claims", []):
             c["claims"] += 1
             c["claims_erratum" if cl["status"] == "erratum" else "claims_ok"] += 1
+        for item in ex.get("formulas", []) + ex.get("claims", []):  # errata of printed formulas and prose too
+            if item["status"] == "erratum":
+                sev = item.get("severity", "unclassified")
+                c["severity"][sev] = c["severity"].get(sev, 0) + 1
     return c
 
 
@@ -645,7 +654,8 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
                 anchor = exercises[0]["id"]
             if anchor:
                 used_ids.add(anchor)
-            badges = badges_for(exercises)
+            # A chapter's own heading sums up the whole chapter.
+            badges = badges_for(ch["exercises"] if hashes == "#" and not out else exercises)
             attr = "{" + " ".join(x for x in ((f"#{anchor}" if anchor else ""), classes) if x) + "}"
             out.append(f"{hashes} {title}{' ' + badges if badges else ''} {attr if attr != '{}' else ''}".rstrip())
 
@@ -688,7 +698,7 @@ def dashboard(chapters):
         c = count_chapter(ch)
         rows.append((ch, c))
     head = ("<table class=\"dashboard\"><thead><tr><th>chapter</th><th>answers</th><th>agree</th>"
-            "<th>errata by severity</th><th>no book value, checked</th><th>reader notes agree / differ</th>"
+            "<th>errata by severity (answers, formulas, claims)</th><th>no book value, checked</th><th>reader notes agree / differ</th>"
             "<th>formulas agree / errata</th><th>claims hold / errata</th></tr></thead><tbody>")
     body = []
     sums = {k: 0 for k in ("answers", "agrees", "erratum", "checked", "notes_agree", "notes_differ", "formulas",
@@ -746,13 +756,24 @@ def errata_section(chapters, index):
             a = index.answers.get(name)
             if a is not None and "book" in a:
                 book, ours = a["book"]["value"], a["value"]
-                off = f"{(book - ours) / ours * 100:+.2g} %" if ours else "—"
+                pct = (book - ours) / ours * 100 if ours else None
+                off = (("+" if pct > 0 else "−") + _significant(abs(pct), 2) + " %") if pct else "—"
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
                             f'<td class="num">{esc(fmt_quantity(book, a["unit"]))}</td>'
                             f'<td class="num">{esc(fmt_quantity(ours, a["unit"]))}</td><td class="num">{off}</td></tr>')
+            elif name in index.claims:
+                c = index.claims[name]
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                            f'<td colspan="3">claim: {esc(c["text"])} — ours {esc(fmt_quantity(c["value"], c["unit"]))}'
+                            f'</td></tr>')
+            elif name in index.formulas:
+                f_ = index.formulas[name]
+                pts = "; ".join(f"book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f_["points"])
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                            f'<td colspan="3">formula <code>{esc(f_["book_text"])}</code>: {esc(pts)}</td></tr>')
             else:
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
-                            '<td colspan="3">a printed formula or claim (see its row)</td></tr>')
+                            '<td colspan="3">see its row</td></tr>')
         out.append(
             f'<div class="finding sev-{esc(f["severity"])}" id="{esc(anchor)}"><p class="finding-title">'
             f'{badge("erratum sev-" + f["severity"], SEVERITY_TEXT.get(f["severity"], f["severity"]), "severity")} '
