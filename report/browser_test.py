@@ -3,12 +3,14 @@
 
   browser_test.py REPORT_DIR
 
-Checks, each failure named: a console error or failed resource; a link to an anchor that does not exist;
+Checks, each failure named: an exercise or answer of the chapter JSON without its anchor (#ID,
+#ID.KEY); a console error or failed resource; a link to an anchor that does not exist;
 an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; horizontal overflow at
 390 px (a phone); a code listing that would not print (folded blocks closed on paper); a PDF without
 pages, outline or code. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
+import json
 import os
 import re
 import sys
@@ -93,12 +95,26 @@ def main():
     if not cdp.find_chromium():
         print("browser test: no chromium on PATH; scripts/setup-deps.sh installs Debian's chromium", file=sys.stderr)
         return 1
+    # Every exercise and every recorded value must have its stable anchor: #ID and #ID.KEY.
+    anchors = []
+    json_dir = os.path.join(report_dir, "json")
+    for name in sorted(os.listdir(json_dir)) if os.path.isdir(json_dir) else []:
+        with open(os.path.join(json_dir, name)) as f:
+            chapter = json.load(f)
+        for ex in chapter["exercises"]:
+            anchors.append(ex["id"])
+            anchors += [f"{ex['id']}.{item['key']}" for kind in ("answers", "formulas", "claims")
+                        for item in ex.get(kind, [])]
     failures = []
     url = "file://" + html_path
     with cdp.Browser() as browser:
         browser.open(url, width=1280, height=900)
         result = browser.evaluate(CHECK_PAGE)
         failures += result["problems"]
+        missing = browser.evaluate(f"{json.dumps(anchors)}.filter(id => !document.getElementById(id))")
+        failures += [f"no anchor #{m}" for m in missing]
+        if not anchors:
+            failures.append(f"no chapter JSON in {json_dir}")
         browser.screenshot(os.path.join(shots, "first-page.png"))
         exercise = browser.evaluate("(document.getElementById('ex1.1') || document.querySelector('h2[id^=ex], "
                                     "h3[id^=ex]') || {}).id || ''")

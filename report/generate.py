@@ -647,7 +647,7 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
         if sec["heading"] is not None:
             hashes, title, attrs = sec["heading"].group(1), sec["heading"].group(2), sec["heading"].group(3) or ""
             anchor = re.search(r"#([^\s}]+)", attrs)
-            classes = " ".join(re.findall(r"\.\S+", attrs.strip("{}")))
+            classes = " ".join(t for t in attrs.strip("{}").split() if t.startswith("."))
             if anchor:
                 anchor = anchor.group(1)
             elif exercises and exercises[0]["id"] not in used_ids:
