@@ -830,6 +830,31 @@ window.addEventListener('DOMContentLoaded', function () {
     toggle.textContent = open ? 'Fold all answers' : 'Open all answers';
   });
 });
+// The contents follow the reading: the section in view is marked in the sidebar and kept visible there.
+window.addEventListener('DOMContentLoaded', function () {
+  var toc = document.getElementById('TOC');
+  if (!toc) return;
+  var links = {};
+  toc.querySelectorAll('a[href^="#"]').forEach(function (a) { links[decodeURIComponent(a.getAttribute('href').slice(1))] = a; });
+  var heads = Array.prototype.filter.call(document.querySelectorAll('h1[id], h2[id], h3[id]'),
+                                         function (h) { return links[h.id]; });
+  var current = null, pending = false;
+  function mark() {
+    pending = false;
+    var last = null;  // the last heading that has reached the top fifth of the window
+    for (var i = 0; i < heads.length && heads[i].getBoundingClientRect().top < window.innerHeight / 5; ++i) last = heads[i];
+    var link = last ? links[last.id] : null;
+    if (link === current) return;
+    if (current) current.classList.remove('current');
+    current = link;
+    if (!current) return;
+    current.classList.add('current');
+    var box = toc.getBoundingClientRect(), r = current.getBoundingClientRect();
+    if (r.top < box.top || r.bottom > box.bottom) toc.scrollTop += r.top - box.top - box.height / 3;
+  }
+  window.addEventListener('scroll', function () { if (!pending) { pending = true; requestAnimationFrame(mark); } });
+  mark();
+});
 window.addEventListener('beforeprint', function () {
   document.querySelectorAll('details').forEach(function (d) { d.open = true; });
 });
