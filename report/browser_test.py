@@ -6,8 +6,8 @@
 Checks, each failure named: an exercise or answer of the chapter JSON without its anchor (#ID,
 #ID.KEY); a console error or failed resource; a link to an anchor that does not exist;
 an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; horizontal overflow at
-390 px (a phone); a code listing that would not print (folded blocks closed on paper); a PDF without
-pages, outline or code. Saves screenshots of the first page, of one exercise and of the phone layout
+390 px (a phone); a code listing that would not print (folded blocks closed on paper); the
+generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
 import json
@@ -137,11 +137,12 @@ def main():
         printed = browser.evaluate(CHECK_PRINT)
         if printed["listings"] == 0 or printed["hidden"]:
             failures.append(f"print: {printed['hidden']} of {printed['listings']} code listings would not print")
-        browser.call("Emulation.setEmulatedMedia", {"media": ""})
-        pdf_path = os.path.join(shots, "report.pdf")
-        browser.print_pdf(pdf_path, "browser test")
         failures += [f"console: {e}" for e in browser.console_errors()]
-    pdf = open(pdf_path, "rb").read()
+    # The PDF the generator printed next to the page (generate.py, through the same driver).
+    pdf_path = os.path.join(report_dir, "index.pdf")
+    if not os.path.exists(pdf_path):
+        failures.append(f"no PDF at {pdf_path}")
+    pdf = open(pdf_path, "rb").read() if os.path.exists(pdf_path) else b""
     pages = len(re.findall(rb"/Type\s*/Page\b", pdf))
     if not pdf.startswith(b"%PDF") or pages < 2:
         failures.append(f"PDF: {pages} page(s)")

@@ -34,7 +34,7 @@ def find_chromium():
 
 
 class Browser:
-    def __init__(self, chromium=None, timeout_s=60):
+    def __init__(self, chromium=None, timeout_s=300):
         self.chromium = chromium or find_chromium()
         if not self.chromium:
             raise BrowserError("no chromium on PATH (scripts/setup-deps.sh installs it)")
@@ -78,13 +78,13 @@ class Browser:
         message, _, self._buffer = self._buffer.partition(b"\0")
         return json.loads(message)
 
-    def call(self, method, params=None, session=True):
+    def call(self, method, params=None, session=True, timeout_s=None):
         self._next_id += 1
         message = {"id": self._next_id, "method": method, "params": params or {}}
         if session and hasattr(self, "session"):
             message["sessionId"] = self.session
         os.write(self._to_child, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + self.timeout_s
+        deadline = time.monotonic() + (timeout_s or self.timeout_s)
         while True:
             reply = self._read_message(deadline)
             if reply.get("id") == self._next_id:
@@ -158,12 +158,15 @@ class Browser:
                   "footerTemplate": footer, "marginTop": 0.5, "marginBottom": 0.6, "marginLeft": 0.5,
                   "marginRight": 0.5, "paperWidth": 8.27, "paperHeight": 11.69,
                   "generateDocumentOutline": True, "generateTaggedPDF": True}
+        # A hundred pages take a while on a busy machine: a generous deadline for this one call.
         try:
-            data = self.call("Page.printToPDF", params)["data"]
-        except BrowserError:  # an older Chromium without the outline options
-            for key in ("generateDocumentOutline", "generateTaggedPDF"):
+            data = self.call("Page.printToPDF", params, timeout_s=600)["data"]
+        except BrowserError as e:
+            if "did not answer" in str(e) or "closed" in str(e):
+                raise
+            for key in ("generateDocumentOutline", "generateTaggedPDF"):  # an older Chromium without them
                 params.pop(key)
-            data = self.call("Page.printToPDF", params)["data"]
+            data = self.call("Page.printToPDF", params, timeout_s=600)["data"]
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 

@@ -977,6 +977,9 @@ def print_pdf(html_path):
             browser.open("file://" + html_path, width=1000)
             browser.print_pdf(pdf_path, "How to Scale Your Model — the verified workbook")
     except (cdp.BrowserError, OSError) as e:
+        for stale in (pdf_path, stamp):  # never leave an old PDF beside a new page
+            if os.path.exists(stale):
+                os.remove(stale)
         return f"; PDF failed: {e}"
     with open(stamp, "w") as f:
         f.write(key)
