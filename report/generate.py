@@ -660,15 +660,21 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
             out.append(f"{hashes} {title}{' ' + badges if badges else ''} {attr if attr != '{}' else ''}".rstrip())
 
         # Prose: link the book's sections; style the Reproduce line.
-        shaped, fence = [], False
+        shaped, fence, reproduce = [], False, False
         for line in body.split("\n"):
             if line.startswith("```"):
                 fence = not fence
+            if reproduce and not line.strip():  # the Reproduce paragraph ends at a blank line
+                shaped.append(":::")
+                reproduce = False
             if not fence and line.startswith("Reproduce:"):
-                line = "::: reproduce\n" + link_sections(line) + "\n:::"
-            elif not fence and not line.startswith("|"):
+                shaped.append("::: reproduce")
+                reproduce = True
+            if not fence and not line.startswith("|"):
                 line = link_sections(line)
             shaped.append(line)
+        if reproduce:
+            shaped.append(":::")
         body = "\n".join(shaped)
 
         def splice(m):
