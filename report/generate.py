@@ -547,10 +547,11 @@ def answer_card(ex, checks, chapter_number):
         rows.append(
             f'<tr id="{esc(name)}" class="row-{s}"><td><a class="key" href="#{esc(name)}">{esc(a["key"])}</a>'
             f'{"<br><small>" + explanation + "</small>" if explanation else ""}</td>'
-            f'<td class="num">{esc(fmt_quantity(a["value"], a["unit"]))}'
+            f'<td class="num" data-label="ours">{esc(fmt_quantity(a["value"], a["unit"]))}'
             f'{"<br><small>" + "<br>".join(extra) + "</small>" if extra else ""}</td>'
-            f'<td class="num">{book}</td><td>{status}</td><td>{"<br>".join(notes) or "—"}</td>'
-            f'<td>{" · ".join(links)}</td></tr>')
+            f'<td class="num" data-label="book">{book}</td><td data-label="status">{status}</td>'
+            f'<td data-label="reader notes">{"<br>".join(notes) or "—"}</td>'
+            f'<td data-label="see">{" · ".join(links)}</td></tr>')
     for f in ex.get("formulas", []):
         name = f"{ex['id']}.{f['key']}"
         pts = "; ".join(
