@@ -343,8 +343,7 @@ def _draw_plot(index, name, options, path):
     if handles:
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2 if len(handles) > 2 else
                   len(handles), frameon=False, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, format="svg", bbox_inches="tight")
+    fig.savefig(path, format="svg", bbox_inches="tight")  # one layout pass, legend included
     plt.close(fig)
 
 
