@@ -640,6 +640,7 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
     sections.append(current)
 
     out = []
+    first_heading = next((sec for sec in sections if sec["heading"] is not None), None)
     for sec in sections:
         body = "\n".join(sec["body"])
         ids = re.findall(r"@@CODE (\S+)@@", body)
@@ -655,7 +656,7 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
             if anchor:
                 used_ids.add(anchor)
             # A chapter's own heading sums up the whole chapter.
-            badges = badges_for(ch["exercises"] if hashes == "#" and not out else exercises)
+            badges = badges_for(ch["exercises"] if hashes == "#" and sec is first_heading else exercises)
             attr = "{" + " ".join(x for x in ((f"#{anchor}" if anchor else ""), classes) if x) + "}"
             out.append(f"{hashes} {title}{' ' + badges if badges else ''} {attr if attr != '{}' else ''}".rstrip())
 
