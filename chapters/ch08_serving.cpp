@@ -47,6 +47,8 @@ constexpr double kDecodeLen = 512;          // §8.1's median decode length
 constexpr double kBookParams = 70e9, kBookKvInt8 = 162e3, kBookStep_s = 0.019;
 
 const TransformerConfig& llama70() { return model("llama3-70b"); }
+double llama70_params() { return param_counts(llama70()).total; }
+double llama70_matmul_params() { return decode_inputs(llama70(), chip("tpu-v5e"), 1, {}).matmul_flops_per_token / 2; }
 Chip v5e(double hbm_bytes_per_s) {
   ChipOverrides o;
   o.hbm_bytes_per_s = hbm_bytes_per_s;
@@ -57,14 +59,15 @@ InferenceDtypes same(Dtype d, Dtype compute = Dtype::bf16) { return {d, d, compu
 DecodeInputs exact70(double chips, Dtype weights_and_kv, double W, Dtype compute = Dtype::bf16) {
   return decode_inputs(llama70(), v5e(W), chips, same(weights_and_kv, compute));
 }
-// The same model fed with the book's round numbers (decode_inputs' fields filled by hand).
-DecodeInputs book70(double chips, Dtype weights_and_kv, double W) {
+// The same model fed with the book's round numbers (decode_inputs' fields filled by hand); the KV size per
+// token in int8 is 162e3 B in most of §8.1 and 160e3 B in its batch-32 questions.
+DecodeInputs book70(double chips, Dtype weights_and_kv, double W, double kv_int8_per_token = kBookKvInt8) {
   const auto exact = exact70(chips, weights_and_kv, W);
   DecodeInputs in = exact;
   const double b = bytes_per_element(weights_and_kv);
   in.param_bytes = kBookParams * b;
   in.matmul_flops_per_token = 2 * kBookParams;
-  in.kv_bytes_per_token = kBookKvInt8 * b;
+  in.kv_bytes_per_token = kv_int8_per_token * b;
   return in;
 }
 
@@ -111,9 +114,7 @@ static const workbook::Finding kRoundedSizes{
     "in the next (324 kB / 162 kB / 81 kB in its table). These reproduce its cells: 162e3·32,768 = 5.31e9 B "
     "('5.3 GB' per 32k sequence); 160e3·8192·32 = 41.9e9 B and 41.9e9 + 70e9 = 112 GB, so 112e9/(8·8.1e11) = "
     "17.3 ms ('17 ms'); 140e9/16e9 = 8.75 and 70e9/16e9 = 4.38 chips; 16·16e9 − 140e9 = 116 GB free and "
-    "⌊116e9/(324e3·8192)⌋ = 43 caches; (70e9 + 1.3e12)/16e9 = 85.6, so 86 chips for batch 240 at 32k. "
-    "The exact sizes give 5.37e9 B, 42.9e9 B, 113.5 GB, 17.5 ms, 8.82 and 4.41 chips, 114.9 GB free, 42 caches "
-    "and 85 chips."};
+    "⌊116e9/(324e3·8192)⌋ = 43 caches; (70e9 + 1.3e12)/16e9 = 85.6, so 86 chips for batch 240 at 32k."};
 
 static const workbook::Finding kStepRounded{
     "step-rounded-17ms", workbook::Severity::rounding, "throughput computed from the step time rounded to 17 ms",
@@ -124,18 +125,18 @@ static const workbook::Finding kInt4Params{
     "int4-45gb", workbook::Severity::wrong, "int4 weights of LLaMA-3 70B written as 45 GB",
     "Half a byte per parameter makes 70e9 parameters 35 GB, not 45 GB. The int4 row of the §8.1 table is "
     "computed from 45 GB: 45e9/16e9 = 2.81 chips and 4·16 − 45 = 19 GB left for KV. From 35 GB the same "
-    "arithmetic gives 2.19 chips and 29 GB (exactly: 35.3 GB, 2.20 chips, 28.7 GB)."};
+    "arithmetic gives 2.19 chips and 29 GB."};
 
 static const workbook::Finding kInt8Free{
     "int8-free-68gb", workbook::Severity::wrong, "HBM left on a v5e 4x2 after int8 weights printed as 68 GB",
-    "8 chips hold 8·16 = 128 GB; minus 70 GB of int8 weights that leaves 58 GB, not 68 GB (exactly 57.4 GB)."};
+    "8 chips hold 8·16 = 128 GB; minus 70 GB of int8 weights that leaves 58 GB, not 68 GB."};
 
 static const workbook::Finding kCachesFromParams{
     "kv-count-from-param-size", workbook::Severity::wrong,
     "number of 8k KV caches divided from the weights' size, not from the free HBM, in the int8 and int4 rows",
     "The bf16 row divides the free HBM by one 8k cache: ⌊116e9/(324e3·8192)⌋ = 43. The int8 and int4 rows divide "
     "the weights instead: ⌊70e9/(162e3·8192)⌋ = ⌊52.7⌋ = 52 and ⌊45e9/(81e3·8192)⌋ = ⌊67.8⌋ = 67. The free HBM "
-    "gives 43 for each row with the book's constants (the three rows scale together) and exactly 42. The QPS "
+    "gives 43 for each row with the book's constants (the three rows scale together). The QPS "
     "table reuses 52 and 67: 52/(0.019·512·8) = 0.668 and 67/(0.019·512·4) = 1.72."};
 
 static const workbook::Finding kDoubledSlice{
@@ -145,7 +146,7 @@ static const workbook::Finding kDoubledSlice{
     "16·16 − 70). The three rows then share one batch of 161: 161/(0.019·512) = 16.55 is the '16.54' of the "
     "text, and 16.55/32 = 0.517, 16.55/16 = 1.03, 16.55/8 = 2.07 are printed (cut to two decimals) as 0.51, "
     "1.03 and 2.06. Doubling each slice leaves room for ⌊372e9/(324e3·8192)⌋ = 140 caches with the book's "
-    "constants in every row (exactly 138), i.e. 140/(0.019·512·N) = 0.45, 0.90 and 1.80 QPS per chip."};
+    "constants in every row, i.e. 140/(0.019·512·N) = 0.45, 0.90 and 1.80 QPS per chip."};
 
 static const workbook::Finding kV5pIci{
     "v5p-ici-intensity-on-v5e", workbook::Severity::wrong,
@@ -168,16 +169,16 @@ static const workbook::Finding kTruncated{
 static const workbook::Finding kPrefillAttention{
     "prefill-without-attention", workbook::Severity::wrong,
     "the 8k prefill counts 2·params FLOPs per token and leaves out attention",
-    "§8.1 times the prefill as 2·70e9·8192/(16·1.97e14·0.4) = 0.91 s. A causal 8192-token prompt also costs "
-    "4·L·N·H FLOPs per (query, earlier key) pair: 4·80·64·128·8192·8193/2 = 8.8e13 FLOPs, 7.7% on top of the "
-    "1.14e15 FLOPs of the matmuls (2 × 69.5e9 matmul weights × 8192), so 0.97 s at 40% MFU."};
+    "§8.1 times the prefill as 2·70e9·8192/(16·1.97e14·0.4) = 0.91 s. A causal prompt of P tokens also costs "
+    "4·L·N·H FLOPs for every (query, earlier key) pair, 4·L·N·H·P(P+1)/2 in all; at P = 8192 that is "
+    "4·80·64·128·8192·8193/2 = 8.8e13 FLOPs, which the estimate leaves out (while only the matmul weights, not "
+    "the embedding table, cost FLOPs)."};
 
 static const workbook::Finding kDisaggBatch{
     "disagg-batch-32-with-batch-43-step", workbook::Severity::wrong,
     "the server ratio pairs the step time of batch 43 with a batch of 32",
     "§8.1 takes the 19 ms step computed for a full v5e 4x4 (batch 43) and then uses batch 32: 0.91·32/(0.019·512) "
-    "= 2.99, 'P = 3G'. With the batch that step belongs to, 0.91·43/(0.019·512) = 4.02; exactly (prefill 0.97 s "
-    "with attention, batch 42, step 19.3 ms) a decode server needs 4.1 prefill servers."};
+    "= 2.99, 'P = 3G'. With the batch that step belongs to, its own figures give 0.91·43/(0.019·512) = 4.02."};
 
 static const workbook::Finding kV5eFlopsPerDollar{
     "v5e-flops-per-dollar", workbook::Severity::wrong, "v5e FLOPs per dollar printed as 5.8e17",
@@ -217,7 +218,7 @@ EXERCISE("ch8.kv-per-token", "LLaMA-3 70B's int8 KV cache: per token, per 32k se
   ex.answer("seq_32k_bytes", kv_bytes(in, 1, seq), "B").book(5.3e9, sig(2)).erratum(kRoundedSizes, "(5.3 GB)");
   ex.answer("batch240_bytes", kv_bytes(in, batch, seq), "B").book(1.3e12, sig(2));
   ex.answer("param_bytes_int8", in.param_bytes, "B").book(70e9, sig(1))
-      .explain("70.55e9 parameters, one byte each: the book's '70 GB'");
+      .explain("every parameter of the inventory, one byte each: the book's '70 GB'");
   ex.answer("chips_batch240", min_chips(in, batch, seq), "chips").book(86, sig(2)).erratum(kRoundedSizes, "(86 chips)")
       .explain("⌈(weights + 240 sequences of 32k) / 16e9⌉");
 }
@@ -233,7 +234,7 @@ EXERCISE("ch8.bs32-memory", "Batch 32 at 8k context in int8: memory and the smal
       .explain("total bytes over 16e9 B per chip, before rounding up");
   const auto slice = smallest_slice(chip("tpu-v5e"), min_chips(in, B, kContext));
   ex.answer("slice_chips", slice ? chips_in(*slice) : 0, "chips").book(8, exact())
-      .explain("the smallest v5e slice with ⌈7.09⌉ = 8 chips: " + slice_text(slice));
+      .explain("the smallest v5e slice with ⌈total / 16e9⌉ chips: " + slice_text(slice));
 }
 
 EXERCISE("ch8.bs32-latency", "Batch 32, int8, on a v5e 4x2 and 4x4: step time and throughput") {
@@ -242,7 +243,7 @@ EXERCISE("ch8.bs32-latency", "Batch 32, int8, on a v5e 4x2 and 4x4: step time an
   const double B = 32;
   const auto s8 = decode_step(exact70(8, Dtype::int8, kW81), B, kContext);
   const auto s16 = decode_step(exact70(16, Dtype::int8, kW81), B, kContext);
-  const auto book8 = decode_step(book70(8, Dtype::int8, kW81), B, kContext);
+  const auto book8 = decode_step(book70(8, Dtype::int8, kW81, 160e3), B, kContext);
   ex.answer("step_4x2_s", s8.step_s, "s").book(17e-3, sig(2)).erratum(kRoundedSizes, "(17 ms)")
       .explain("t_kv + max(t_flops, t_params) on 8 chips; the MLP is memory-bound (t_flops " + secs(s8.t_flops_s) +
                " < t_params " + secs(s8.t_params_s) + ")");
@@ -261,6 +262,36 @@ EXERCISE("ch8.bs32-latency", "Batch 32, int8, on a v5e 4x2 and 4x4: step time an
       .about(22, sig(2))
       .erratum(kV5pIci)
       .explain("Y = n_axes·F/(C/W_ici) with the v5e's C/W_ici = 1.97e14/9e10");
+  // §8.1's general step time counts FLOPs from every parameter; the embedding lookup does none. The exact
+  // side is the library's step on the same raw figures, with 2 FLOPs per matmul weight.
+  auto raw = [](const workbook::Inputs& v) {
+    DecodeInputs in;
+    in.chips = workbook::in(v, "N");
+    in.hbm_bytes_per_s = workbook::in(v, "W");
+    in.flops_per_s = workbook::in(v, "C");
+    in.hbm_bytes_per_chip = 1e15;  // capacity plays no part in the step
+    in.param_bytes = workbook::in(v, "params") * workbook::in(v, "bytes");
+    in.matmul_flops_per_token = 2 * workbook::in(v, "matmul_params");
+    in.kv_bytes_per_token = workbook::in(v, "kv");
+    in.attention_flops_per_key = 1;
+    return in;
+  };
+  ex.formula("step_time", "B·T·KV per token/(N·W) + max(2·B·params/(N·C), param bytes/(N·W))",
+             [](const workbook::Inputs& v) {
+               const double B = workbook::in(v, "B"), N = workbook::in(v, "N"), W = workbook::in(v, "W");
+               const double params = workbook::in(v, "params");
+               return B * workbook::in(v, "T") * workbook::in(v, "kv") / (N * W) +
+                      std::max(2 * B * params / (N * workbook::in(v, "C")), params * workbook::in(v, "bytes") / (N * W));
+             },
+             [raw](const workbook::Inputs& v) { return decode_step(raw(v), workbook::in(v, "B"), workbook::in(v, "T")).step_s; })
+      .exact_text("t_kv + max(t_flops, t_params), t_flops from 2 FLOPs per matmul weight (lib/cost/inference)")
+      .at({{"B", B}, {"N", 8}, {"W", kW81}, {"C", 1.97e14}, {"T", kContext}, {"kv", s8.kv_bytes / (B * kContext)},
+           {"params", llama70_params()}, {"matmul_params", llama70_matmul_params()}, {"bytes", 1}})
+      .at({{"B", 400}, {"N", 16}, {"W", kW82}, {"C", 1.9e14}, {"T", 2048}, {"kv", 131072},
+           {"params", 8.03e9}, {"matmul_params", 7.5e9}, {"bytes", 2}})
+      .approximation(rel(0.02).because("FLOPs from all parameters: embedding tables cost bytes but no FLOPs; the "
+                                       "step differs only when the MLP is compute-bound, and then by less than the "
+                                       "embedding's share of the weights (1.4% at the second point, an 8B model)"));
   auto& t = ex.table("step", {"quantity", "printed", "book's constants", "exact", "status"});
   side_by_side(t, "step on a 4x2", answer(ex, "step_4x2_s"), book8.step_s);
   side_by_side(t, "tokens/s on a 4x2", answer(ex, "tokens_per_s"), book8.tokens_per_s);
@@ -281,9 +312,13 @@ EXERCISE("ch8.bcrit-quant", "The batch that makes the MLP compute-bound, by weig
                         {"int8_flops", Dtype::int8, Dtype::int8, 240}};
   for (const auto& c : cases) {
     const auto in = decode_inputs(llama70(), v5e(kW82), 1, {c.weights, c.weights, c.compute});
-    ex.answer(std::string("critical_batch_") + c.key, critical_batch(in), "").book(c.printed, sig(2))
+    const double lift = in.param_bytes / (bytes_per_element(c.weights) * in.matmul_flops_per_token / 2) - 1;
+    std::string key = "critical_batch_";
+    key += c.key;
+    ex.answer(key, critical_batch(in), "").book(c.printed, sig(2))
         .explain("t_flops = t_params for the whole model: param bytes·C/(matmul FLOPs per token·W); the "
-                 "embedding table is read-free in FLOPs, which lifts it 1.5% above C/W·bytes/2");
+                 "embedding table costs bytes but no FLOPs, which lifts it " + num(100 * lift) +
+                 "% above C/W·bytes/2");
   }
 }
 
@@ -427,7 +462,8 @@ EXERCISE("ch8.double-topology", "Throughput per chip after doubling each slice")
   ex.claim("bigger_slice_more_per_chip", "§8.1.1: the smallest slice is not the most efficient one — doubling it "
            "raises the throughput per chip", q_big / q_small, "")
       .above(1)
-      .explain("bf16: QPS per chip on the 4x8 over the 4x4; the extra HBM holds 3.3× the caches while the step stays ~19 ms");
+      .explain("bf16: QPS per chip on the 4x8 over the 4x4; the extra HBM holds " + num(max_batch(bf16, kContext)) +
+               " caches instead of " + num(max_batch(small, kContext)) + " while the step hardly grows");
 }
 
 EXERCISE("ch8.sharding-4x8", "Model parallelism for bf16 on a v5e 4x8: the ICI and memory bounds") {
@@ -473,6 +509,23 @@ EXERCISE("ch8.prefill-time", "An 8k prefill on 16 v5e at 40% MFU") {
   ex.answer("prefill_s", p.t_s, "s").book(0.91, sig(2)).erratum(kPrefillAttention)
       .explain("matmuls " + format_quantity(p.matmul_flops, "FLOPs") + " + causal attention " +
                format_quantity(p.attention_flops, "FLOPs") + ", at 40% of 16 × 1.97e14 FLOPs/s");
+  // The book's formula, 2·params·P/(N·C·U), against the library's prefill of the same model and chips.
+  const auto long_prompt = prefill(exact70(64, Dtype::bf16, kW81), 32768, 0.5);
+  ex.formula("prefill", "t = 2 · params · P / (N · C · MFU)",
+             [](const workbook::Inputs& v) {
+               return 2 * llama70_params() * workbook::in(v, "P") /
+                      (workbook::in(v, "N") * workbook::in(v, "C") * workbook::in(v, "U"));
+             },
+             [](const workbook::Inputs& v) {
+               auto in = exact70(workbook::in(v, "N"), Dtype::bf16, kW81);
+               in.flops_per_s = workbook::in(v, "C");
+               return prefill(in, workbook::in(v, "P"), workbook::in(v, "U")).t_s;
+             })
+      .exact_text("(P · 2 · matmul weights + 4LNH · P(P+1)/2) / (N · C · MFU): causal attention included")
+      .at({{"P", kContext}, {"N", 16}, {"C", 1.97e14}, {"U", 0.4}})
+      .at({{"P", 32768}, {"N", 64}, {"C", 1.9e14}, {"U", 0.5}})
+      .erratum(kPrefillAttention, "At the second point (32k tokens) attention is " +
+                                      num(100 * long_prompt.attention_flops / long_prompt.flops) + "% of the FLOPs.");
   ex.answer("prefill_matmul_only_s", p.t_matmul_only_s, "s")
       .explain("the matmuls alone (2 FLOPs per matmul weight per token), the book's kind of estimate");
 }

@@ -143,6 +143,9 @@ double prefill_s(double P, double chips, double mfu) {
 INDEPENDENT("ch8.prefill-time.prefill_s", "matmuls + attention summed over the 8192 positions", 1e-9) {
   return prefill_s(8192, 16, 0.4);
 }
+INDEPENDENT("ch8.prefill-time.prefill", "the prefill summed position by position, at the book's 8k point", 1e-9) {
+  return prefill_s(8192, 16, 0.4);
+}
 INDEPENDENT("ch8.prefill-time.prefill_matmul_only_s", "8192 · 2·(matmul weights) / (16·1.97e14·0.4)", 1e-12) {
   return 8192 * matmul_flops(k70) / (16 * kC * 0.4);
 }
