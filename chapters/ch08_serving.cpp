@@ -235,6 +235,21 @@ EXERCISE("ch8.bs32-memory", "Batch 32 at 8k context in int8: memory and the smal
   const auto slice = smallest_slice(chip("tpu-v5e"), min_chips(in, B, kContext));
   ex.answer("slice_chips", slice ? chips_in(*slice) : 0, "chips").book(8, exact())
       .explain("the smallest v5e slice with ⌈total / 16e9⌉ chips: " + slice_text(slice));
+  // Memory against batch on that slice: the weights are fixed, the KV grows by one 8k cache per sequence.
+  const auto on_slice = exact70(slice ? chips_in(*slice) : 1, Dtype::int8, kW81);
+  std::vector<double> batch, weights, kv, sum, hbm;
+  for (double b = 0; b <= 1.25 * max_batch(on_slice, kContext); ++b) {
+    batch.push_back(b);
+    weights.push_back(on_slice.param_bytes / 1e9);
+    kv.push_back(kv_bytes(on_slice, b, kContext) / 1e9);
+    sum.push_back((on_slice.param_bytes + kv_bytes(on_slice, b, kContext)) / 1e9);
+    hbm.push_back(hbm_bytes(on_slice) / 1e9);
+  }
+  ex.series("memory_vs_batch", "batch (sequences of 8192 tokens)", "GB")
+      .line("weights + KV", batch, sum)
+      .line("weights (int8)", batch, weights)
+      .line("KV (int8)", batch, kv)
+      .line("HBM of the " + slice_text(slice), batch, hbm);
 }
 
 EXERCISE("ch8.bs32-latency", "Batch 32, int8, on a v5e 4x2 and 4x4: step time and throughput") {
@@ -248,6 +263,10 @@ EXERCISE("ch8.bs32-latency", "Batch 32, int8, on a v5e 4x2 and 4x4: step time an
       .explain("t_kv + max(t_flops, t_params) on 8 chips; the MLP is memory-bound (t_flops " + secs(s8.t_flops_s) +
                " < t_params " + secs(s8.t_params_s) + ")");
   ex.answer("t_flops_4x2_s", s8.t_flops_s, "s").explain("2·B·(matmul weights)/(8·1.97e14): well under t_params");
+  ex.claim("memory_bound", "§8.1: at batch 32 both the matmuls and the attention are well into the memory-bound regime",
+           s8.t_params_s / s8.t_flops_s, "")
+      .above(1)
+      .explain("t_params over t_flops on the 4x2 (attention reads the KV cache and is always memory-bound)");
   ex.answer("tokens_per_s", s8.tokens_per_s, "tokens/s").book(1882, sig(4)).erratum(kStepRounded);
   ex.answer("tokens_per_s_per_chip", s8.tokens_per_s_per_chip, "tokens/s").book(235, sig(3)).erratum(kStepRounded);
   ex.answer("step_4x4_s", s16.step_s, "s").book(8.5e-3, sig(2)).erratum(kStepRounded, "(8.5 ms)");
@@ -526,6 +545,11 @@ EXERCISE("ch8.prefill-time", "An 8k prefill on 16 v5e at 40% MFU") {
       .at({{"P", 32768}, {"N", 64}, {"C", 1.9e14}, {"U", 0.5}})
       .erratum(kPrefillAttention, "At the second point (32k tokens) attention is " +
                                       num(100 * long_prompt.attention_flops / long_prompt.flops) + "% of the FLOPs.");
+  const auto per_chip = exact70(1, Dtype::bf16, kW81);
+  ex.claim("prefill_compute_bound", "§8.1.2: at 8k tokens a prefill is solidly compute-bound",
+           kContext / critical_batch(per_chip), "")
+      .above(1)
+      .explain("the prompt's tokens over the batch at which the MLP turns compute-bound (bf16)");
   ex.answer("prefill_matmul_only_s", p.t_matmul_only_s, "s")
       .explain("the matmuls alone (2 FLOPs per matmul weight per token), the book's kind of estimate");
 }
