@@ -65,4 +65,10 @@ TEST_CASE("shortest_step: the largest slice that holds the model, batch 1") {
   CHECK(s->chips == 256);
   CHECK(s->step.batch == 1);
   CHECK_THROWS_AS(shortest_step(model("llama3-70b"), c, d, -5), std::invalid_argument);
+  // A chip whose whole pod cannot hold the weights: no slice, not a slice that does not fit.
+  ChipOverrides tiny;
+  tiny.hbm_bytes = 1e8;
+  const Chip small = with_overrides(c, tiny);
+  CHECK_FALSE(shortest_step(model("llama3-70b"), small, d, 8192));
+  CHECK_FALSE(best_throughput_within(model("llama3-70b"), small, d, 8192, 1.0));
 }
