@@ -72,3 +72,14 @@ TEST_CASE("shortest_step: the largest slice that holds the model, batch 1") {
   CHECK_FALSE(shortest_step(model("llama3-70b"), small, d, 8192));
   CHECK_FALSE(best_throughput_within(model("llama3-70b"), small, d, 8192, 1.0));
 }
+
+TEST_CASE("best_batch_within: the fastest batch on the compute-bound plateau") {
+  const auto in = toy();
+  // Compute-bound from batch 20: tokens/s per chip is B/(0.1·B + 0.05·B) ms = 1/0.15 per ms from there on, so
+  // under a cap of 12 ms (batch 80 at most) the best batch is 20, the first on the plateau.
+  CHECK(largest_batch_within(in, 1000, 12e-3 * (1 + 1e-12)) == 80);
+  CHECK(best_batch_within(in, 1000, 12e-3 * (1 + 1e-12)) == 20);
+  // Below the plateau throughput still grows with the batch: the best is the largest within the cap.
+  CHECK(best_batch_within(in, 1000, 2e-3) == 10);
+  CHECK(best_batch_within(in, 1000, 1e-3) == 0);
+}

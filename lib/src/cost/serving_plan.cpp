@@ -14,9 +14,6 @@ void require_positive(double v, const char* what) {
   if (!(v > 0) || !std::isfinite(v))
     throw std::invalid_argument(std::string(what) + " must be positive and finite, got " + format_number(v));
 }
-// Tokens/s per chip never falls as the batch grows; once the MLP is compute-bound it is flat (equal up to
-// rounding). The smallest batch in 1..b_cap within kTie of b_cap's throughput: the same throughput at the
-// lowest latency.
 double fastest_batch_at_best_throughput(const DecodeInputs& in, double context, double b_cap) {
   const double target = decode_step(in, b_cap, context).tokens_per_s_per_chip * (1 - kTie);
   double lo = 1, hi = b_cap;
@@ -44,6 +41,11 @@ double largest_batch_within(const DecodeInputs& in, double context, double step_
   return lo;
 }
 
+double best_batch_within(const DecodeInputs& in, double context, double step_cap_s) {
+  const double b_cap = largest_batch_within(in, context, step_cap_s);
+  return b_cap < 1 ? 0 : fastest_batch_at_best_throughput(in, context, b_cap);
+}
+
 std::optional<ServingChoice> best_throughput_within(const TransformerConfig& model, const Chip& chip,
                                                     const InferenceDtypes& dtypes, double context,
                                                     double step_cap_s) {
@@ -51,9 +53,9 @@ std::optional<ServingChoice> best_throughput_within(const TransformerConfig& mod
   for (const auto& shape : allowed_slices(chip)) {
     const double n = chips_in(shape);
     const auto in = decode_inputs(model, chip, n, dtypes);
-    const double b_cap = largest_batch_within(in, context, step_cap_s);
-    if (b_cap < 1) continue;
-    const auto s = decode_step(in, fastest_batch_at_best_throughput(in, context, b_cap), context);
+    const double b = best_batch_within(in, context, step_cap_s);
+    if (b < 1) continue;
+    const auto s = decode_step(in, b, context);
     // A tie (equal to rounding: the compute-bound plateau is the same on every slice) keeps the fewer chips.
     if (!best || s.tokens_per_s_per_chip > best->step.tokens_per_s_per_chip * (1 + kTie)) best = ServingChoice{shape, n, s};
   }

@@ -22,11 +22,13 @@ struct ServingChoice {
 // answer is found by bisection over 1..max_batch.
 double largest_batch_within(const DecodeInputs& in, double context, double step_cap_s);
 
+// Tokens/s per chip never falls as the batch grows, and once the MLP is compute-bound it is flat (equal
+// up to rounding). The smallest batch whose throughput is within 1e-9 of that of the largest batch within
+// the cap: the same throughput at the lowest latency. 0 when no batch meets the cap.
+double best_batch_within(const DecodeInputs& in, double context, double step_cap_s);
+
 // The most tokens/s per chip over every allowed slice of `chip` within the cap (ties within 1e-9: fewer chips).
-// Per slice, B/step grows with B up to the compute-bound plateau and is flat on it, so the best batch is
-// the smallest that reaches the throughput of the largest batch within the cap (within 1e-9): the same
-// throughput at the lowest latency. Empty when no slice
-// meets the cap. Throws std::invalid_argument for a non-positive context or cap.
+// Per slice the batch is best_batch_within's. Empty when no slice meets the cap. Throws std::invalid_argument for a non-positive context or cap.
 std::optional<ServingChoice> best_throughput_within(const TransformerConfig& model, const Chip& chip,
                                                     const InferenceDtypes& dtypes, double context,
                                                     double step_cap_s);
