@@ -496,6 +496,11 @@ EXERCISE("ch8.sharding-4x8", "Model parallelism for bf16 on a v5e 4x8: the ICI a
     if (chips_in(shape) <= y_ici) largest = std::max(largest, chips_in(shape));
   ex.answer("largest_slice_ici", largest, "chips").book(16, exact())
       .explain("the largest v5e slice under the ICI bound Y = 2F·W_ici/C = " + num(y_ici) + " (2 axes)");
+  // The doubled int8 and int4 slices of §8.1.1 (a 4x4 and a 2x4) against the same bound.
+  ex.claim("quantized_within_ici", "§8.1.1: the int8 and int4 configurations can be served with pure model "
+           "parallelism", chips_in(std::vector<int>{4, 4}) / y_ici, "")
+      .below(1)
+      .explain("the larger of their slices (int8 on a 4x4, 16 chips) over the ICI bound of two axes");
   ex.formula("y_ici", "Y_max = n_axes · F / 2550",
              [](const workbook::Inputs& v) { return workbook::in(v, "n") * workbook::in(v, "F") / 2550; },
              [&](const workbook::Inputs& v) { return workbook::in(v, "n") * workbook::in(v, "F") * W_ici / C; })
