@@ -2,6 +2,7 @@
 // the largest batch, the smallest slice, and with --frontier every batch's latency and throughput.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -41,7 +42,10 @@ void run_serve(const ServeArgs& a) {
   InferenceDtypes d{storage_dtype("--weights", a.weights), storage_dtype("--kv", a.kv), storage_dtype("--compute", a.compute)};
   if (d.compute != Dtype::bf16 && d.compute != Dtype::int8)
     throw std::invalid_argument("--compute '" + a.compute + "': must be bf16 or int8");
-  const DecodeInputs in = for_option("--compute", [&] { return decode_inputs(cfg, c, n, d); });
+  for_option("--compute", [&] { return peak_flops_per_s(c, d.compute); });
+  const DecodeInputs in = for_option(a.slice.empty() ? "--chips" : "--slice", [&] { return decode_inputs(cfg, c, n, d); });
+  if (!std::isfinite(B * T * in.kv_bytes_per_token))
+    throw std::invalid_argument("--batch " + a.batch + " × --context " + a.context + ": the KV cache's bytes overflow");
   const DecodeStep s = decode_step(in, B, T);
   const double chips_needed = min_chips(in, B, T);
   const auto slice = smallest_slice(c, chips_needed);
@@ -77,7 +81,8 @@ void run_serve(const ServeArgs& a) {
   if (!a.prefill_len.empty()) {
     const double mfu = parse_positive("--mfu", a.mfu);
     if (mfu > 1) throw std::invalid_argument("--mfu '" + a.mfu + "': must be at most 1");
-    const auto p = prefill(in, parse_size("--prefill-len", a.prefill_len), mfu);
+    const double P = parse_size("--prefill-len", a.prefill_len);
+    const auto p = for_option("--prefill-len/--mfu", [&] { return prefill(in, P, mfu); });
     out["prefill_s"] = p.t_s;
     out["prefill_flops"] = p.flops;
   }

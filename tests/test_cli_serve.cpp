@@ -97,6 +97,18 @@ TEST_CASE("scaling serve: dtypes, --slice, chip overrides and a chip file") {
   std::filesystem::remove(path);
 }
 
+TEST_CASE("scaling serve: an MoE config pays bytes for every expert, FLOPs for the two it uses") {
+  // Mixtral 8x7B: 46,702,792,704 parameters (its published count); a token multiplies by the attention,
+  // 2 of the 8 experts (3·4096·14336 each), the router (4096·8) and the unembedding, in each of 32 layers.
+  const auto j = serve_json("--config '" + std::string(TEST_DATA_DIR) + "/mixtral-8x7b-v0.1.json' --chip tpu-v5e "
+                            "--slice 4x4 --batch 8 --context 4096");
+  const double L = 32, D = 4096, Fe = 14336, attention = D * 4096 * 2 + 2 * D * 1024, V = 32000;
+  const double matmul = L * (attention + 2 * 3 * D * Fe + D * 8) + V * D;
+  CHECK(j["param_bytes"].get<double>() == 2 * 46702792704.0);
+  CHECK(j["t_flops_s"].get<double>() == Approx(8 * 2 * matmul / (16 * 1.97e14)));
+  CHECK(j["kv_bytes_per_token"].get<double>() == 2 * L * 8 * 128 * 2);
+}
+
 TEST_CASE("scaling serve: a model that does not fit is an answer, not an error") {
   const auto j = serve_json("--model llama3-405b --chip tpu-v5e --slice 2x2 --batch 1 --context 1024 --frontier");
   CHECK(j["fits"] == false);
@@ -153,6 +165,10 @@ TEST_CASE("scaling serve rejects bad values with one line naming them, exit 1") 
       {"serve --model llama3-70b --chip h100 --chips 8 --batch 1 --context 8 --compute int8", "int8"},
       {"serve --model llama3-70b --chip tpu-v5e --hbm-bw 0 --chips 8 --batch 1 --context 8", "--hbm-bw"},
       {"serve --model llama3-8b --chip tpu-v5e --slice 16x16 --batch 1 --context 1 --frontier", "--frontier"},
+      {m + "--batch 1e300 --context 1e300", "--batch 1e300 × --context 1e300"},
+      {"serve --model llama3-70b --chip tpu-v5e --chips 1e300 --batch 1 --context 8", "--chips"},
+      {m + "--batch 1 --context 8 --prefill-len 1e200 --mfu 0.5", "--prefill-len/--mfu"},
+      {m + "--batch 1 --context 8 --prefill-len 8192 --mfu 1e-320", "--prefill-len/--mfu"},
   });
 }
 

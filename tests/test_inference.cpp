@@ -218,4 +218,8 @@ TEST_CASE("inference library rejects bad sizes with the field named") {
   CHECK_THROWS_WITH_AS(prefix_cache_matmul_fraction(3, 4), doctest::Contains("cached"), std::invalid_argument);
   CHECK_THROWS_AS(frontier(in, 1, 10), std::invalid_argument);  // more batches than the cap
   CHECK_THROWS_AS(qps_per_chip(decode_step(in, 1, 1), 0), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(decode_step(in, 1e300, 1e300), doctest::Contains("overflow"), std::invalid_argument);
+  auto many = in;
+  many.chips = 1e300;
+  CHECK_THROWS_WITH_AS(decode_step(many, 1, 1), doctest::Contains("chips"), std::invalid_argument);
 }

@@ -31,7 +31,22 @@ void validate(const DecodeInputs& in) {
   require_positive(in.hbm_bytes_per_chip, "hbm_bytes_per_chip");
   require_positive(in.hbm_bytes_per_s, "hbm_bytes_per_s");
   require_positive(in.flops_per_s, "flops_per_s");
+  // The slice's totals must be numbers too (1e300 chips of 16 GB is not).
+  if (!std::isfinite(in.chips * in.hbm_bytes_per_chip) || !std::isfinite(in.chips * in.hbm_bytes_per_s) ||
+      !std::isfinite(in.chips * in.flops_per_s))
+    throw std::invalid_argument("chips = " + format_number(in.chips) + ": the slice's HBM, bandwidth or FLOPs overflow");
 }
+
+namespace {
+// B·T·kv_bytes_per_token, which must stay finite.
+double checked_kv_bytes(const DecodeInputs& in, double batch, double context) {
+  const double bytes = batch * context * in.kv_bytes_per_token;
+  if (!std::isfinite(bytes))
+    throw std::invalid_argument("batch × context = " + format_number(batch) + " × " + format_number(context) +
+                                ": the KV cache's bytes overflow");
+  return bytes;
+}
+}  // namespace
 
 DecodeInputs decode_inputs(const TransformerConfig& c, const Chip& chip, double chips, const InferenceDtypes& d) {
   require_positive(chips, "chips");
@@ -56,7 +71,7 @@ DecodeStep decode_step(const DecodeInputs& in, double batch, double context) {
   DecodeStep s{};
   s.batch = batch;
   s.context = context;
-  s.kv_bytes = batch * context * in.kv_bytes_per_token;
+  s.kv_bytes = checked_kv_bytes(in, batch, context);
   s.param_bytes = in.param_bytes;
   s.flops = batch * in.matmul_flops_per_token;
   const double bandwidth = in.chips * in.hbm_bytes_per_s, compute = in.chips * in.flops_per_s;
@@ -93,7 +108,7 @@ double critical_batch(const DecodeInputs& in) {
 double kv_bytes(const DecodeInputs& in, double batch, double context) {
   require_non_negative(batch, "batch");
   require_positive(context, "context");
-  return batch * context * in.kv_bytes_per_token;
+  return checked_kv_bytes(in, batch, context);
 }
 
 double hbm_bytes(const DecodeInputs& in) { return in.chips * in.hbm_bytes_per_chip; }
@@ -168,6 +183,9 @@ Prefill prefill(const DecodeInputs& in, double prompt_len, double mfu) {
   const double rate = in.chips * in.flops_per_s * mfu;
   p.t_s = p.flops / rate;
   p.t_matmul_only_s = p.matmul_flops / rate;
+  if (!std::isfinite(p.t_s))
+    throw std::invalid_argument("prompt_len = " + format_number(prompt_len) + " at mfu = " + format_number(mfu) +
+                                ": the prefill's FLOPs or time overflow");
   return p;
 }
 
