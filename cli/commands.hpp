@@ -71,6 +71,13 @@ struct DotArgs {
   std::vector<std::string> shapes, dtypes;
   bool json = false;
 };
+// `scaling serve` (§7.1.5, §8): the decode-step model on a slice.
+struct ServeArgs {
+  ChipArgs chip;
+  std::string model, config, slice, chips, batch, context, weights = "bf16", kv = "bf16", compute = "bf16";
+  std::string decode_len, prefill_len, mfu;
+  bool frontier = false, json = false;
+};
 
 void run_chips(bool json);
 void run_matmul(const MatmulArgs& a);
@@ -84,6 +91,7 @@ void run_train(const TrainArgs& a);
 void run_plan(const PlanArgs& a);
 void run_layout(const LayoutArgs& a);
 void run_dot(const DotArgs& a);
+void run_serve(const ServeArgs& a);
 
 // The chip a subcommand runs on: a preset or a chip file, with any overrides applied. Throws UsageError
 // when neither or both of --chip and --chip-file are given, std::invalid_argument for a bad value.

@@ -170,6 +170,25 @@ int main(int argc, char** argv) {
   dot->add_option("--dtypes", da.dtypes, "their element types, XLA's names (default f32, JAX's default)")->expected(2);
   dot->add_flag("--json", da.json, "print one JSON object");
   on(dot, [&] { cli::run_dot(da); });
+  cli::ServeArgs sv;
+  auto* serve = app.add_subcommand("serve", "decode step time, memory and throughput of a model on a slice (§7, §8)");
+  serve->add_option("--model", sv.model, "a preset (see `scaling models`)");
+  serve->add_option("--config", sv.config, "a HuggingFace config.json (llama, mistral, mixtral, gemma)");
+  add_chip_options(serve, sv.chip);
+  serve->add_option("--slice", sv.slice, "slice shape, e.g. 4x4 (or give --chips)");
+  serve->add_option("--chips", sv.chips, "number of chips (or give --slice)");
+  serve->add_option("--batch", sv.batch, "B: sequences decoded together")->required();
+  serve->add_option("--context", sv.context, "T: KV entries each sequence reads per step")->required();
+  serve->add_option("--weights", sv.weights, "dtype of the stored weights (bf16, int8, int4, …)")->capture_default_str();
+  serve->add_option("--kv", sv.kv, "dtype of the KV cache (bf16, int8, int4, …)")->capture_default_str();
+  serve->add_option("--compute", sv.compute, "dtype of the FLOPs: bf16 or int8 (picks the chip's peak)")
+      ->capture_default_str();
+  serve->add_option("--decode-len", sv.decode_len, "G: tokens decoded per request (adds qps_per_chip)");
+  serve->add_option("--prefill-len", sv.prefill_len, "P: prompt tokens of one prefill (with --mfu: adds prefill_s)");
+  serve->add_option("--mfu", sv.mfu, "model FLOPs utilisation of the prefill, in (0, 1]");
+  serve->add_flag("--frontier", sv.frontier, "latency and throughput per chip for every batch that fits, Pareto set marked");
+  serve->add_flag("--json", sv.json, "print one JSON object, SI units");
+  on(serve, [&] { cli::run_serve(sv); });
 
   try {
     app.parse(argc, argv);
