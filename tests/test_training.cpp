@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -217,4 +218,36 @@ TEST_CASE("split_axes: which axes the TP and FSDP groups span") {
     return std::string();
   }();
   CHECK(m.find("12x4x4") != std::string::npos);
+}
+
+TEST_CASE("saved rules: printing and parsing round-trip; random text parses or is rejected, nothing else") {
+  std::mt19937 rng(5);
+  const char* letters[] = {"D", "F", "NH", "KH"};
+  for (int i = 0; i < 2000; ++i) {
+    std::string text;
+    const int terms = 1 + static_cast<int>(rng() % 4);
+    for (int t = 0; t < terms; ++t) {
+      if (t) text += "+";
+      if (rng() % 2) text += std::to_string(1 + rng() % 9);
+      text += letters[rng() % 4];
+    }
+    const auto r = parse_saved_rule(text);
+    const auto again = parse_saved_rule(to_string(r));
+    CAPTURE(text);
+    CHECK(again.d == r.d);
+    CHECK(again.f == r.f);
+    CHECK(again.nh == r.nh);
+    CHECK(again.kh == r.kh);
+  }
+  const std::string alphabet = "DFNHK+-.0129 Qx";
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    for (size_t n = rng() % 8; n > 0; --n) text += alphabet[rng() % alphabet.size()];
+    try {
+      const auto r = parse_saved_rule(text);
+      CHECK(r.d + r.f + r.nh + r.kh > 0);
+    } catch (const std::invalid_argument& e) {
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    }
+  }
 }
