@@ -220,7 +220,7 @@ TEST_CASE("split_axes: which axes the TP and FSDP groups span") {
   CHECK(m.find("12x4x4") != std::string::npos);
 }
 
-TEST_CASE("saved rules: printing and parsing round-trip; random text parses or is rejected, nothing else") {
+TEST_CASE("saved rules: printing and parsing round-trip, and random text parses or is rejected, nothing else") {
   std::mt19937 rng(5);
   const char* letters[] = {"D", "F", "NH", "KH"};
   for (int i = 0; i < 2000; ++i) {
