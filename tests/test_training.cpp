@@ -251,3 +251,17 @@ TEST_CASE("saved rules: printing and parsing round-trip, and random text parses 
     }
   }
 }
+
+TEST_CASE("details the other tests leave open: names, one-pass times, messages") {
+  CHECK(std::string(to_string(Optimizer::adam)) == "adam");
+  CHECK(std::string(to_string(Optimizer::sgd)) == "sgd");
+  const auto c = layer_cost(MlpLayer{1e6, 8192, 32768}, Strategy::fsdp_tp, 16, 4);
+  const auto bwd = layer_time(c, Pass::backward, 4.59e14, 1.8e11, 2, 1);
+  CHECK(bwd.t_y_s == c.comm_y_bwd / 1.8e11);
+  CHECK(bwd.t_x_s == c.comm_x_bwd / (1.8e11 * 2));
+  const auto fwd_exact = layer_time(c, Pass::forward, 4.59e14, 1.8e11, 2, 1, CommsModel::concurrent, true);
+  CHECK(fwd_exact.t_y_s == c.comm_y_fwd_exact / 1.8e11);
+  CHECK(pipeline_cost(MlpLayer{32, 128, 512}, 8, 1, 1).bytes_sent_per_stage_fwd == 0);
+  CHECK(message_of([] { parse_saved_rule("4Q"); }).find("unknown term at 'Q'") != std::string::npos);
+  CHECK(message_of([] { parse_saved_rule("D+1..2F"); }).find("'1..2' is not a number") != std::string::npos);
+}
