@@ -81,7 +81,8 @@ EXERCISE("ch5.dp-comms-bound", "Data-parallel comms bound") {
   ex.section("§5.1.1");
   const double alpha = v5p_alpha();
   ex.answer("alpha", alpha, "tokens").book(2550, sig(3))
-      .explain("C/W_ici = 4.59e14 / 1.8e11 with the §2.3 table's C; §5.1.1's own 4.6e14 would give 2,556");
+      .explain("C/W_ici = 4.59e14 / 1.8e11 with the §2.3 table's C; §5.1.1's own 4.6e14 would give " +
+               format_number(4.6e14 / v5p_W_bidi()));
   ex.answer("per_chip_batch_1_axis", dp_min_batch_per_chip(alpha, 1), "tokens").book(2550, sig(3));
   ex.answer("per_chip_batch_3_axes", dp_min_batch_per_chip(alpha, 3), "tokens").book(850, sig(2));
   ex.answer("pod_batch_3_axes", dp_min_batch_per_chip(alpha, 3) * kV5pPodChips, "tokens").book(7.6e6, sig(2))

@@ -59,7 +59,7 @@ void run_train(const TrainArgs& a) {
   s.saved = for_option("--saved", [&] { return parse_saved_rule(a.saved); });
 
   const auto p = param_counts(cfg);
-  const auto m = training_memory(cfg, B, s);
+  const auto m = for_option("--batch-tokens", [&] { return training_memory(cfg, B, s); });
   const double peak = chip.bf16_flops_per_s;
   const double flops_per_token = six_active_flops_per_token(cfg);
   const bool has_ici = chip.ici_bidi_bytes_per_s > 0;
@@ -80,6 +80,8 @@ void run_train(const TrainArgs& a) {
                    {"saved", to_string(s.saved)}};
   if (!a.tokens.empty()) {
     const double total_flops = flops_per_token * parse_size("--tokens", a.tokens);
+    if (!std::isfinite(total_flops))
+      throw std::invalid_argument("--tokens '" + escape_for_message(a.tokens) + "': the total FLOPs overflow a double");
     j["total_flops"] = total_flops;
     j["time_s"] = training_time_s(total_flops, chips, peak, mfu);
   }

@@ -160,3 +160,14 @@ TEST_CASE("scaling train: a config.json counts as its preset does") {
   CHECK(file["alpha"].get<double>() == Approx(1.97e14 / 9e10));
   expect_rejected({{"train --config /nonexistent.json --chip tpu-v5e --chips 4 --batch-tokens 1", "/nonexistent.json"}});
 }
+
+TEST_CASE("scaling train: sizes that overflow are errors, never inf in the output") {
+  const std::string base = "train --model llama2-13b --chip tpu-v5p --chips 4 ";
+  expect_rejected({
+      {base + "--batch-tokens 1e306", "--batch-tokens"},
+      {base + "--batch-tokens 1e6 --tokens 1e300", "--tokens '1e300'"},
+      {base + "--batch-tokens 1e6 --saved " + std::string(400, '9') + "D", "saved-activations rule"},
+  });
+  const auto r = run(base + "--batch-tokens 1e6 --saved " + std::string(400, '9') + "D");
+  CHECK(r.err.size() < 400);  // the rule is shortened in the message
+}

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -217,4 +218,50 @@ TEST_CASE("split_axes: which axes the TP and FSDP groups span") {
     return std::string();
   }();
   CHECK(m.find("12x4x4") != std::string::npos);
+}
+
+TEST_CASE("saved rules: printing and parsing round-trip, and random text parses or is rejected, nothing else") {
+  std::mt19937 rng(5);
+  const char* letters[] = {"D", "F", "NH", "KH"};
+  for (int i = 0; i < 2000; ++i) {
+    std::string text;
+    const int terms = 1 + static_cast<int>(rng() % 4);
+    for (int t = 0; t < terms; ++t) {
+      if (t) text += "+";
+      if (rng() % 2) text += std::to_string(1 + rng() % 9);
+      text += letters[rng() % 4];
+    }
+    const auto r = parse_saved_rule(text);
+    const auto again = parse_saved_rule(to_string(r));
+    CAPTURE(text);
+    CHECK(again.d == r.d);
+    CHECK(again.f == r.f);
+    CHECK(again.nh == r.nh);
+    CHECK(again.kh == r.kh);
+  }
+  const std::string alphabet = "DFNHK+-.0129 Qx";
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    for (size_t n = rng() % 8; n > 0; --n) text += alphabet[rng() % alphabet.size()];
+    try {
+      const auto r = parse_saved_rule(text);
+      CHECK(r.d + r.f + r.nh + r.kh > 0);
+    } catch (const std::invalid_argument& e) {
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("details the other tests leave open: names, one-pass times, messages") {
+  CHECK(std::string(to_string(Optimizer::adam)) == "adam");
+  CHECK(std::string(to_string(Optimizer::sgd)) == "sgd");
+  const auto c = layer_cost(MlpLayer{1e6, 8192, 32768}, Strategy::fsdp_tp, 16, 4);
+  const auto bwd = layer_time(c, Pass::backward, 4.59e14, 1.8e11, 2, 1);
+  CHECK(bwd.t_y_s == c.comm_y_bwd / 1.8e11);
+  CHECK(bwd.t_x_s == c.comm_x_bwd / (1.8e11 * 2));
+  const auto fwd_exact = layer_time(c, Pass::forward, 4.59e14, 1.8e11, 2, 1, CommsModel::concurrent, true);
+  CHECK(fwd_exact.t_y_s == c.comm_y_fwd_exact / 1.8e11);
+  CHECK(pipeline_cost(MlpLayer{32, 128, 512}, 8, 1, 1).bytes_sent_per_stage_fwd == 0);
+  CHECK(message_of([] { parse_saved_rule("4Q"); }).find("unknown term at 'Q'") != std::string::npos);
+  CHECK(message_of([] { parse_saved_rule("D+1..2F"); }).find("'1..2' is not a number") != std::string::npos);
 }

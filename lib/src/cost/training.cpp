@@ -50,6 +50,9 @@ TrainingMemory training_memory(const TransformerConfig& c, double batch_tokens, 
   // §5.3 (exercise 5.2): bytes per element × layers × tokens × elements saved per layer per token.
   m.activations = bytes_per_element(s.activations) * c.layers * batch_tokens * saved_elements_per_layer_token(s.saved, c);
   m.total = m.params + m.grads + m.optimizer + m.master + m.activations;
+  if (!std::isfinite(m.total))
+    throw std::invalid_argument("batch tokens = " + format_number(batch_tokens) + " with rule " + to_string(s.saved) +
+                                ": the training memory overflows a double");
   return m;
 }
 

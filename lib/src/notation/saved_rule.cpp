@@ -11,14 +11,15 @@ namespace scaling {
 
 namespace {
 [[noreturn]] void reject(std::string_view text, const std::string& why) {
-  throw std::invalid_argument("saved-activations rule '" + std::string(text) + "': " + why +
+  throw std::invalid_argument("saved-activations rule '" + escape_for_message(text) + "': " + why +
                               " (a sum of terms in D, F, NH, KH with optional positive coefficients, e.g. 4D, D+2F, "
                               "2D+2F+NH+2KH)");
 }
-// 'text', built by appending (GCC 12 warns falsely on a chain of operator+ here).
+// 'text', shortened and escaped for a one-line message (built by appending: GCC 12 warns falsely on a
+// chain of operator+ here).
 std::string quoted(std::string_view text) {
   std::string out(1, '\'');
-  out.append(text);
+  out.append(escape_for_message(text, 24));
   out.push_back('\'');
   return out;
 }
