@@ -583,7 +583,8 @@ EXERCISE("ch8.disagg-ratio", "Prefill servers per decode server in disaggregated
       .book(3, sig(1))
       .explain("decode batch 32 at " + secs(s.step_s) + " per step, 512 steps per request; prefill " + secs(t_2n) +
                " (2·params rule). The book divides by the 19 ms step of a full batch (43) while using batch 32: "
-               "0.91·32/(0.019·512) = 2.99; a consistent batch 43 at 19 ms gives 4.0");
+               "0.91·32/(0.019·512) = " + num(0.91 * 32 / (kBookStep_s * kDecodeLen)) +
+               "; a consistent batch 43 at 19 ms gives " + num(0.91 * 43 / (kBookStep_s * kDecodeLen)));
   // The full-HBM decode server (batch as large as fits) with the exact prefill, attention included.
   const double B_full = max_batch(in, kContext);
   const auto full = decode_step(in, B_full, kContext);
