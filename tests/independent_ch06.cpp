@@ -145,8 +145,8 @@ INDEPENDENT("ch6.mixed-fsdp-tp.x_opt", "scan of the comms over X for its minimum
 INDEPENDENT("ch6.mixed-fsdp-tp.pod_best_comms_over_math", "every whole X·Y = 8960, Y | 64, by §5.1.4", 1e-12) {
   return best_book_ratio(kBatch, 28672, kPod, 64);
 }
-INDEPENDENT("ch6.mixed-fsdp-tp.pod_compute_bound", "the same least ratio", 1e-12) {
-  return best_book_ratio(kBatch, 28672, kPod, 64);
+INDEPENDENT("ch6.mixed-fsdp-tp.pod_y5_comms_over_math", "§5.1.4 for X = 1792, Y = 5, N = 8960", 1e-12) {
+  return book_ratio(kBatch, 28672, 1792, 5, kC / kW);
 }
 INDEPENDENT("ch6.mixed-fsdp-tp.takeaway_comms_over_math", "§5.1.4 for X = 2048, Y = 4, N = 8192", 1e-12) {
   return (28672 / (4 * 2.0) + kBatch / 2048.0) / (kBatch * 28672 / (8192 * kC / kW));

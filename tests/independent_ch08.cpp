@@ -126,7 +126,9 @@ INDEPENDENT("ch8.double-topology.batch_bf16", "count 8k bf16 caches into a 4x8",
 
 // Sharding on a 4x8.
 INDEPENDENT("ch8.sharding-4x8.y_ici", "2 · 28672 · 9e10 / 1.97e14", 1e-12) { return 2 * 28672 * kIci / kC; }
-INDEPENDENT("ch8.sharding-4x8.y_memory", "28672 / (64 · 8.1e11/9e10)", 1e-12) { return 28672 / (64 * 8.1e11 / kIci); }
+INDEPENDENT("ch8.sharding-4x8.y_memory", "at the second point: 14336 / (16 · 8.1e11/9e10)", 1e-12) {
+  return 14336 / (16 * 8.1e11 / kIci);
+}
 INDEPENDENT("ch8.sharding-4x8.t_ici_s", "2·64·8192 / 9e10", 1e-12) { return 2 * 64 * 8192 / kIci; }
 INDEPENDENT("ch8.sharding-4x8.t_math_s", "2·64·8192·28672 / (32·1.97e14)", 1e-12) {
   return 2 * 64 * 8192.0 * 28672 / (32 * kC);
@@ -134,22 +136,31 @@ INDEPENDENT("ch8.sharding-4x8.t_math_s", "2·64·8192·28672 / (32·1.97e14)", 1
 
 // Prefill and disaggregation: attention summed key by key.
 namespace {
-double prefill_s(double P, double chips, double mfu) {
+double prefill_s(double P, double chips, double mfu, double C = kC) {
   double attention = 0;
   for (double i = 1; i <= P; ++i) attention += 4 * k70.L * k70.N * k70.H * i;  // token i attends to i keys
-  return (P * matmul_flops(k70) + attention) / (chips * kC * mfu);
+  return (P * matmul_flops(k70) + attention) / (chips * C * mfu);
 }
 }  // namespace
 INDEPENDENT("ch8.prefill-time.prefill_s", "matmuls + attention summed over the 8192 positions", 1e-9) {
   return prefill_s(8192, 16, 0.4);
 }
-INDEPENDENT("ch8.prefill-time.prefill", "the prefill summed position by position, at the book's 8k point", 1e-9) {
-  return prefill_s(8192, 16, 0.4);
+INDEPENDENT("ch8.prefill-time.prefill", "the prefill summed position by position, at the second point (2k, 8 chips)",
+            1e-9) {
+  return prefill_s(2048, 8, 0.5, 1.9e14);
 }
 INDEPENDENT("ch8.prefill-time.prefill_matmul_only_s", "8192 · 2·(matmul weights) / (16·1.97e14·0.4)", 1e-12) {
   return 8192 * matmul_flops(k70) / (16 * kC * 0.4);
 }
-INDEPENDENT("ch8.disagg-ratio.prefill_per_decode_server", "prefills per second a decode server needs × prefill time",
+INDEPENDENT("ch8.prefill-time.prefill_2n_s", "2 · hand-counted params · 8192 / (16·1.97e14·0.4)", 1e-12) {
+  return 2 * params(k70) * 8192 / (16 * kC * 0.4);
+}
+INDEPENDENT("ch8.disagg-ratio.prefill_per_decode_server", "batch 32's requests per second × the 2·params prefill",
+            1e-12) {
+  const auto c = v5e70(16, 2, 8.2e11);
+  return 32 / (step(c, 32, 8192) * 512) * (2 * params(k70) * 8192 / (16 * kC * 0.4));
+}
+INDEPENDENT("ch8.disagg-ratio.prefill_per_decode_server_full", "prefills per second a full decode server needs × prefill time",
             1e-9) {
   const auto c = v5e70(16, 2, 8.2e11);
   const double B = biggest_batch(c, 8192);

@@ -17,6 +17,7 @@
 #include "scaling/model/presets.hpp"
 
 using namespace scaling;
+using workbook::rel;
 using workbook::sig;
 
 static auto& chapter = workbook::define_chapter(6, "ch06", "Training LLaMA 3 on TPUs");
@@ -67,23 +68,27 @@ double fewest_devices(double tokens) {
 }
 
 constexpr const char* kGiB = "the notes divide by 1024³ and call the result GB (GiB)";
+constexpr double kGiBBytes = 1024.0 * 1024 * 1024;  // the notes' "GB"
 }  // namespace
 
 EXERCISE("cs336.a", "XXL: memory on one device, and in H100s") {
   ex.section("CS336");
   const auto s = xxl_state();
-  ex.answer("master_bytes", s.master, "B").notes("002", 819e9, sig(3)).differs(kGiB + std::string(": 819 GiB"));
+  ex.answer("master_bytes", s.master, "B").notes("002", 819 * kGiBBytes, rel(0.5 / 819).because("819 printed in GiB: half a GiB"))
+      .explain(std::string("126 · 2 · D · F · 4 bytes; ") + kGiB + ", so their 819 GB is 819 GiB");
   ex.answer("grads_bytes", s.grads, "B").explain("accumulated in fp32");
   ex.answer("optimizer_bytes", s.optimizer, "B").explain("Adam: two fp32 moments");
-  ex.answer("state_bytes", s.total, "B").notes("002", 3276e9, sig(4)).differs(kGiB + std::string(": 4 × 819 GiB"));
+  ex.answer("state_bytes", s.total, "B").notes("002", 3276 * kGiBBytes, rel(0.5 / 3276).because("3276 printed in GiB: half a GiB"))
+      .explain("16 bytes per parameter: 4 × 819 GiB, the notes' '3276 GB'");
   const double a = activation_bytes_per_token();
   ex.answer("activation_bytes_per_token", a, "B")
-      .notes("002", 0.01631399244e9, sig(10))
+      .notes("002", 0.01631399244 * kGiBBytes, sig(10).because("ten digits printed in GiB"))
       .differs("bf16 (D + F) per block: 126 · 69,632 · 2 = 17,547,264 bytes = 0.016342 GiB per token; the notes' "
-               "0.016314 does not follow from their stated count");
+               "0.016314 GiB does not follow from their stated count");
   const double h100 = chip("h100").hbm_bytes;
   ex.answer("h100s_for_state", s.total / h100, "").notes("002", 41, sig(2))
-      .differs("3276 GiB over 80 read as GiB gives 40.95; in bytes 3.52e12 / 80e9 = 44");
+      .differs("a unit convention, not a slip: the notes divide 3276 GiB by 80, i.e. take the H100's 80 GB as "
+               "80 GiB (40.95 → 41); with the workbook's preset of 80e9 bytes, 3.52e12 / 80e9 = 44");
   ex.answer("h100s_per_token", a / h100, "").notes("002", 0.0002039249055, sig(10))
       .differs("the notes' 0.016314 GB per token over 80; ours is 17.55 MB per token over 80e9 bytes");
 }
