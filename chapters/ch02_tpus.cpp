@@ -20,6 +20,13 @@ namespace {
 // §2.1 / §2.5.2: one MXU does bf16[8,128] @ bf16[128,128] every 8 cycles; v4 and v5 have 4 MXUs per core.
 constexpr double kMxuRows = 8, kMxuSide = 128, kCyclesPerMatmul = 8, kClockHz = 1.5e9, kMxusPerCore = 4;
 constexpr double kVmemOverHbm = 22;  // §2.1: VMEM bandwidth is about 22× HBM's (v5e)
+
+// Solution 2.6 sizes the int8[128Ki, 128Ki] array as 16e9 bytes: one cause behind four printed times.
+const workbook::Finding kGibAsGb{
+    "gib-as-gb", workbook::Severity::unit, "16 GiB computed as 16e9 bytes (solution 2.6)",
+    "128Ki × 128Ki int8 is 2^34 = 1.718e10 bytes (16 GiB); the solution calls it 16GB and divides 16e9: "
+    "16e9/2/8/1.5e10 = 66.7 ms (PCIe, printed 66), 15e9/(2·4.5e10) = 166.7 ms (ICI, printed 167), "
+    "16e9/8.1e11 = 19.75 ms (HBM, printed 19: also truncated). Each time is 7.4% short."};
 }  // namespace
 
 EXERCISE("ch2.mxu-flops", "Throughput of one MXU") {
@@ -227,19 +234,20 @@ EXERCISE("ex2.6", "Gathering a host-offloaded int8 matrix to one chip") {
   const double array_bytes = n * n * bytes_per_element(Dtype::int8);
   const double per_host = array_bytes / hosts(s), per_chip = array_bytes / chips(s);
   ex.answer("array_bytes", array_bytes, "B").book(16e9, sig(2))
-      .erratum("128Ki × 128Ki bytes is 16 GiB = 1.72e10 bytes; the solution computes with 16e9.");
+      .erratum(kGibAsGb, "the array itself: 1.72e10 bytes, not 16e9");
   const double t_pcie = pcie_transfer_s(v5e, per_chip);  // each chip's share over its own PCIe link, in parallel
   ex.answer("t_pcie", t_pcie, "s").book(66e-3, sig(2))
-      .erratum("Same GiB/GB slip: 8 GiB per host over 8 links of 1.5e10 B/s takes 71.6 ms, not 66 ms.")
+      .erratum(kGibAsGb, "8 GiB per host over 8 links of 1.5e10 B/s takes 71.6 ms, not 66 ms")
       .notes("000", 71.3e-3, rel(0.005));
   // TPU{0,0} receives everything but its own shard, through its two links (no wraparound on 4x4).
   const double t_ici = (array_bytes - per_chip) / (2 * v5e.ici_oneway_bytes_per_s);
   ex.answer("t_ici", t_ici, "s").book(167e-3, sig(3))
-      .erratum("Same slip: 15 GiB in over two 4.5e10 B/s links takes 179 ms, not 167 ms.")
+      .erratum(kGibAsGb, "15 GiB in over two 4.5e10 B/s links takes 179 ms, not 167 ms")
       .notes("000", 178e-3, rel(0.01));
   const double t_hbm = t_comms_s(array_bytes, v5e.hbm_bytes_per_s);
   ex.answer("t_hbm", t_hbm, "s").book(19e-3, sig(2))
-      .erratum("Same slip: 1.72e10 bytes at 8.1e11 B/s take 21 ms, not 19 ms.")
+      .erratum(kGibAsGb, "1.72e10 bytes at 8.1e11 B/s take 21.2 ms; the printed 19 is 16e9/8.1e11 = 19.75 ms "
+                         "truncated")
       .notes("000", 21.2e-3, rel(0.01));
   const Matmul mv{8, n, n, Dtype::bf16, Dtype::int8, Dtype::bf16};
   const double t_flops = t_math_s(flops(mv), v5e.bf16_flops_per_s);

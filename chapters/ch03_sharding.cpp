@@ -104,6 +104,31 @@ EXERCISE("ch3.allgather-cost", "How long an AllGather takes") {
       .explain("both axes: twice the links, (256 − 1)/256 of V to move");
   ex.answer("hops_one_axis", collective_cost(Collective::all_gather, one, v, link).hops, "").book(8, rel(1e-12))
       .explain("|X|/2 hops on a ring of 16");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto ring_cost = [](Collective op, const Inputs& p) {
+      const Link l{in(p, "W") / 2, in(p, "W"), 0};  // bandwidth term only: the rule's regime
+      return collective_cost(op, {{static_cast<int>(in(p, "n")), true}}, in(p, "V"), l).t_s;
+    };
+    ex.formula("t_all_gather", "T_AllGather = V / W_ici (bidirectional ring, bandwidth-bound)",
+               [](const Inputs& p) { return in(p, "V") / in(p, "W"); },
+               [ring_cost](const Inputs& p) { return ring_cost(Collective::all_gather, p); })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}}).at({{"V", 3e8}, {"n", 64}, {"W", 1.8e11}})
+        .approximation(workbook::rel(0.07).because("drops the (n − 1)/n of the shard each device already holds: "
+                                                   "6.3% at n = 16, 1.6% at n = 64"));
+    ex.formula("t_all_reduce", "T_AllReduce = 2·V / W_ici",
+               [](const Inputs& p) { return 2 * in(p, "V") / in(p, "W"); },
+               [ring_cost](const Inputs& p) { return ring_cost(Collective::all_reduce, p); })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}}).at({{"V", 3e8}, {"n", 64}, {"W", 1.8e11}})
+        .approximation(workbook::rel(0.07).because("the same (n − 1)/n, in both halves"));
+    ex.formula("t_all_to_all", "T_AllToAll = V / (4·W_ici) (bidirectional ring)",
+               [](const Inputs& p) { return in(p, "V") / (4 * in(p, "W")); },
+               [ring_cost](const Inputs& p) { return ring_cost(Collective::all_to_all, p); })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}}).at({{"V", 3e8}, {"n", 64}, {"W", 1.8e11}})
+        .approximation(workbook::rel(0.07).because("exact chunk-hops ⌊n²/4⌋ over n(n − 1) against 1/4: "
+                                                   "6.7% at n = 16, 1.6% at n = 64"));
+  }
   // The book's claim: in the bandwidth-bound regime the time does not depend on |X|.
   auto& t = ex.table("independent-of-n", {"ring size", "exact AllGather of 1 GiB", "book rule"});
   for (int n : {2, 4, 8, 16}) {
@@ -145,6 +170,10 @@ EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
       .notes("000", 5.58e-6, sig(3))
       .differs("The notes' second attempt writes 3 × 1.86 as 5.58e-6 s, a slip of 100: 3 × 1.86e-4 s is 5.58e-4 s.")
       .explain("open axis: every shard crosses the middle links one way, (4 − 1)/4 · V / 4.5e10");
+  ex.claim("no_wrap_doubles", "§2.2 / §3: without wraparound links a collective takes about twice as long "
+           "(AllGather over the open Y axis of 4 against the same axis wrapped)",
+           exact.t_s / collective_cost(Collective::all_gather, y_wrapped, v, link).t_s, "")
+      .about(2, sig(1));
   ex.answer("fraction_of_measured", exact.t_s / 680e-6, "")
       .explain("our model over the authors' measured 680 µs: the profile reaches this fraction of the bandwidth");
   // E = F = 256: tiny shards, latency-bound.
