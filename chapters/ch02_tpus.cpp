@@ -39,8 +39,10 @@ EXERCISE("ch2.mxu-flops", "Throughput of one MXU") {
   const double int8_per_mxu = peak_flops_per_s(chip("tpu-v5e"), Dtype::int8) / kMxusPerCore;
   ex.answer("int8_per_v5e_mxu", int8_per_mxu, "FLOPs/s")
       .book(4e14, sig(1))
-      .erratum("4e14 int8 OPs/s is the whole v5e chip (3.94e14 in the §2.3 table), shared by its four MXUs; "
-               "one MXU does about 1e14.");
+      .erratum(workbook::Finding{"int8-mxu-is-chip", workbook::Severity::wrong,
+                                 "A v5e chip's int8 peak attributed to one MXU",
+                                 "§2.1 gives one MXU 4e14 int8 OPs/s: that is the whole v5e chip (3.94e14 in the "
+                                 "§2.3 table, rounded up), shared by its four MXUs; one MXU does about 1e14."});
 }
 
 EXERCISE("ch2.v5p-pod-flops", "Peak of a v5p core, chip and pod") {
@@ -49,7 +51,10 @@ EXERCISE("ch2.v5p-pod-flops", "Peak of a v5p core, chip and pod") {
   ex.answer("per_chip", v5p.bf16_flops_per_s, "FLOPs/s").book(5e14, sig(1)).explain("§2.3 table: 4.59e14");
   ex.answer("per_core", v5p.bf16_flops_per_s / v5p.tensorcores_per_chip, "FLOPs/s")
       .book(2.5e14, sig(2))
-      .erratum("§2.1 halves the rounded 5e14; the §2.3 table's 4.59e14 over two TensorCores is 2.3e14 per core.");
+      .erratum(workbook::Finding{"v5p-core-from-rounded-chip", workbook::Severity::rounding,
+                                 "v5p per-core peak halved from the rounded 5e14",
+                                 "§2.1 halves the chip's 5e14 (4.59e14 rounded) to 2.5e14 per core; the §2.3 "
+                                 "table's 4.59e14 over two TensorCores is 2.3e14."});
   ex.answer("per_pod", total_flops_per_s(pod), "FLOPs/s").book(4e18, sig(1)).explain("8960 chips");
 }
 
@@ -75,8 +80,10 @@ EXERCISE("ch2.v5p-bandwidths", "The v5p's bandwidth hierarchy") {
   const double chips_per_host = chips_in(v5p.host_shape);
   ex.answer("hbm_bytes_per_s", v5p.hbm_bytes_per_s, "B/s")
       .book(2.5e12, sig(2))
-      .erratum("§2.2 quotes 2.5e12 B/s for the v5p's HBM, the §2.3 table 2.8e12: the book disagrees with itself; "
-               "the preset keeps the table's value.");
+      .erratum(workbook::Finding{"v5p-hbm-two-figures", workbook::Severity::wrong,
+                                 "v5p HBM bandwidth 2.5e12 B/s in §2.2, 2.8e12 in the §2.3 table",
+                                 "§2.2 quotes 2.5e12 B/s; the §2.3 table (and Google's 2,765 GB/s) say 2.8e12: the "
+                                 "book disagrees with itself by 11%. The preset keeps the table's value."});
   ex.answer("ici_bytes_per_s_per_axis", v5p.ici_oneway_bytes_per_s, "B/s").book(9e10, rel(1e-12))
       .notes("000", 9e10, rel(1e-12));
   ex.answer("ici_bytes_per_s_all_axes", 3 * v5p.ici_oneway_bytes_per_s, "B/s")
@@ -85,8 +92,10 @@ EXERCISE("ch2.v5p-bandwidths", "The v5p's bandwidth hierarchy") {
       .explain("the book's route: 2.5e10 B/s per host over 8 TPUs");
   ex.answer("dcn_per_chip", v5p.dcn_bytes_per_s_per_host / chips_per_host, "B/s")
       .book(3.1e9, sig(2))
-      .erratum("A v5p host is 2×2×1 = 4 chips (§2.3 table), so each chip gets 2.5e10/4 = 6.25e9 B/s of DCN; the 8 "
-               "in §2.2 counts TensorCores, not chips.");
+      .erratum(workbook::Finding{"v5p-8-tpus-per-host", workbook::Severity::wrong,
+                                 "DCN per v5p chip computed with 8 TPUs per host",
+                                 "§2.2 divides 2.5e10 B/s per host by 8 TPUs = 3.1e9 B/s per chip; a v5p host is "
+                                 "2×2×1 = 4 chips (§2.3 table), 8 TensorCores, so each chip gets 6.25e9 B/s."});
 }
 
 EXERCISE("ch2.spec-table", "Per-chip specifications (§2.3)") {
@@ -146,8 +155,10 @@ EXERCISE("ex2.2", "Totals of full v5e and v5p pods") {
   ex.answer("v5e_tensorcores", tensorcores(e), "").book(256, rel(1e-12));
   ex.answer("v5e_flops", total_flops_per_s(e), "FLOPs/s")
       .book(5.1e16, sig(2))
-      .erratum("The solution multiplies 256 chips by a rounded 2e14 FLOPs/s; with the table's 1.97e14 the pod does "
-               "5.04e16, not 5.1e16.")
+      .erratum(workbook::Finding{"ex2.2-2e14", workbook::Severity::rounding,
+                                 "v5e pod FLOPs/s from a chip peak rounded to 2e14",
+                                 "Solution 2.2 writes 16 × 16 × 2e14 = 5.12e16, printed 5.1e16; with the table's "
+                                 "1.97e14 the pod does 5.04e16."})
       .notes("000", 5.04e16, sig(3));
   ex.answer("v5e_hbm", total_hbm_bytes(e), "B").book(4e12, sig(1)).notes("000", 4096e9, rel(1e-12));
   ex.answer("v5p_hosts", hosts(p), "").book(2240, rel(1e-12)).notes("000", 2240, rel(1e-12));
@@ -190,8 +201,11 @@ EXERCISE("ex2.4", "An int8 matmul on one v5e, from HBM and from VMEM") {
       .explain("solving 1.3e8·B/3.94e14 = (6.7e7 + 2e4·B)/8.1e11 with the rounded coefficients");
   ex.answer("critical_batch", *critical_batch(D, F, i8, i8, i8, critical_intensity(c, w)), "tokens")
       .book(271, within(1))
-      .erratum("The solution rounds the 1.34e8 FLOPs per token down to 1.3e8, which moves the crossover from 263 to "
-               "271; the exact counts give 263.")
+      .erratum(workbook::Finding{"ex2.4-rounded-coefficients", workbook::Severity::rounding,
+                                 "int8 matmul crossover solved with coefficients rounded to two digits",
+                                 "Solution 2.4 rounds 2·4096·16384 = 1.342e8 to 1.3e8, 16384·4096 = 6.71e7 to 6.7e7 "
+                                 "and 4096 + 16384 = 20,480 to 2e4: 6.7e7/8.1e11 / (1.3e8/3.94e14 − 2e4/8.1e11) = "
+                                 "271.0. The exact counts give 262.7."})
       .notes("000", 263, within(1));
   ex.answer("critical_batch_vmem", *critical_batch(D, F, i8, i8, i8, critical_intensity(c, kVmemOverHbm * w)), "tokens")
       .book(11, sig(2))
@@ -219,7 +233,10 @@ EXERCISE("ex2.5", "Sending an array across a v5e 4x4") {
   ex.answer("bytes", bytes, "B").book(1.7e7, sig(2)).notes("000", 16777216, rel(1e-12));
   ex.answer("t_total", t_bw, "s")
       .book(188e-6, sig(3))
-      .erratum("The solution rounds the 1.678e7 bytes up to 1.7e7 and prints 188 µs; the exact size gives 186 µs.")
+      .erratum(workbook::Finding{"ex2.5-1.7e7", workbook::Severity::rounding,
+                                 "Transfer time from the array size rounded up to 1.7e7 bytes",
+                                 "Solution 2.5 rounds 2·8·128·8192 = 1.678e7 bytes to 1.7e7: 1.7e7/9e10 = 188.9 µs, "
+                                 "printed 188; the exact size gives 186.4 µs."})
       .notes("000", 0.186e-3, sig(3));
   ex.answer("t_total_with_latency", t_bw + hops * latency, "s").notes("000", 0.192e-3, sig(3))
       .explain("adding the 6 µs for the first byte to arrive");
@@ -253,8 +270,9 @@ EXERCISE("ex2.6", "Gathering a host-offloaded int8 matrix to one chip") {
   const double t_flops = t_math_s(flops(mv), v5e.bf16_flops_per_s);
   ex.answer("flops", flops(mv), "FLOPs").book(2.7e11, sig(2)).notes("000", 2.749e11, sig(4));
   ex.answer("t_flops", t_flops, "s").book(1.3e-3, sig(2))
-      .erratum("2.7e11 / 1.97e14 is 1.37 ms, which rounds to 1.4 ms; the solution prints 1.3 ms (and the exact "
-               "2.75e11 FLOPs give 1.40 ms).")
+      .erratum(workbook::Finding{"ex2.6-1.3ms", workbook::Severity::rounding, "1.37 ms printed as 1.3 ms",
+                                 "Solution 2.6 divides its 2.7e11 FLOPs by 1.97e14 = 1.37 ms and truncates to 1.3 ms; "
+                                 "the exact 2.749e11 FLOPs give 1.40 ms."})
       .notes("000", 1.4e-3, sig(2));
   const double t_bound = std::max({t_pcie, t_ici, t_hbm, t_flops});
   ex.answer("t_pipelined", t_bound, "s").book(175e-3, within(25e-3))

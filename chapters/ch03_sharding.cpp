@@ -162,7 +162,10 @@ EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
   ex.answer("total_bytes", v, "B").book(34e6, sig(2));
   ex.answer("t_if_wrapped_book_rule", book_collective_time_s(Collective::all_gather, y_wrapped, v, link), "s")
       .book(377e-6, sig(3))
-      .erratum("The solution divides a rounded 34e6 bytes by 9e10 B/s; the array's 33.55e6 bytes give 373 µs.")
+      .erratum(workbook::Finding{"quiz-34e6", workbook::Severity::rounding,
+                                 "AllGather time from the array size rounded to 34e6 bytes",
+                                 "The solution divides 34e6 bytes (2048·8192·2 = 33.55e6 rounded) by 9e10 B/s = "
+                                 "377.8 µs, printed 377; the array's own size gives 372.8 µs."})
       .notes("000", 3.73e-4, sig(3));
   const auto exact = collective_cost(Collective::all_gather, y_open, v, link);
   ex.answer("t_no_wraparound", exact.t_s, "s")

@@ -385,7 +385,10 @@ EXERCISE("ex4.7", "DeepSeek-V3's hardware utilisation") {
       .explain("6 · 37e9 · 14.8e12 = 3.2856e24 (the notes truncate to 3.285e24)");
   ex.answer("utilization", used / available, "")
       .book(0.217, sig(3))
-      .erratum("The solution divides the rounded 3.3e24 by the rounded 1.52e25; unrounded, the utilisation is 21.6%.")
+      .erratum(workbook::Finding{"ex4.7-rounded-ratio", workbook::Severity::rounding,
+                                 "Utilisation from the two totals rounded to two and three digits",
+                                 "Solution 4.7 divides 3.3e24 (3.2856e24 rounded) by 1.52e25 (1.5187e25 rounded): "
+                                 "0.2171, printed 21.7%; unrounded, 3.2856e24 / 1.5187e25 = 21.6%."})
       .notes("000", 0.218, sig(3))
       .differs("With the notes' rounded 1.5e15 FLOPs/s (a rounding the book also uses elsewhere) the available "
                "FLOPs are 0.9% smaller and the utilisation 21.8%.");
