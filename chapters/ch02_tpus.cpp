@@ -1,4 +1,5 @@
 // Chapter 2: how a TPU works and how TPUs are wired together (§2.1–2.5 and the chapter-2 solutions).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -36,6 +37,15 @@ EXERCISE("ch2.mxu-flops", "Throughput of one MXU") {
       .explain("2·8·128·128 FLOPs every 8 cycles at 1.5 GHz");
   ex.answer("bf16_per_v5e", per_mxu * kMxusPerCore, "FLOPs/s").book(2e14, sig(1))
       .explain("four MXUs (§2.5.2); the §2.3 table's 1.97e14 is the same figure to 3 digits");
+  ex.claim("multiply_adds_per_s", "§2.1 takeaway: the systolic array does 'around 200 trillion multiply-adds per "
+           "second' (v5e: bf16 FLOPs/s over 2 FLOPs per multiply-add)",
+           chip("tpu-v5e").bf16_flops_per_s / 2, "multiply-adds/s")
+      .about(2e14, sig(1))
+      .erratum(workbook::Finding{"flops-as-multiply-adds", workbook::Severity::unit,
+                                 "2e14 FLOPs/s called 2e14 multiply-adds per second",
+                                 "A multiply-add is 2 FLOPs (§1.1.2 counts 2BDF FLOPs for BDF of them); the v5e's "
+                                 "1.97e14 bf16 FLOPs/s is 9.9e13 multiply-adds/s. The takeaway quotes the FLOPs "
+                                 "figure, about 200 trillion, as multiply-adds."});
   const double int8_per_mxu = peak_flops_per_s(chip("tpu-v5e"), Dtype::int8) / kMxusPerCore;
   ex.answer("int8_per_v5e_mxu", int8_per_mxu, "FLOPs/s")
       .book(4e14, sig(1))
@@ -86,6 +96,12 @@ EXERCISE("ch2.v5p-bandwidths", "The v5p's bandwidth hierarchy") {
                                  "book disagrees with itself by 11%. The preset keeps the table's value."});
   ex.answer("ici_bytes_per_s_per_axis", v5p.ici_oneway_bytes_per_s, "B/s").book(9e10, rel(1e-12))
       .notes("000", 9e10, rel(1e-12));
+  ex.claim("ici_slower_than_hbm", "§2.2: ICI is still slower than HBM (v5p: HBM bandwidth over all three ICI axes)",
+           v5p.hbm_bytes_per_s / (3 * v5p.ici_oneway_bytes_per_s), "")
+      .above(1);
+  ex.claim("ici_much_faster_than_dcn", "§2.2: ICI is very fast relative to DCN (v5p: one ICI axis over the chip's "
+           "share of the host's DCN)", v5p.ici_oneway_bytes_per_s / (v5p.dcn_bytes_per_s_per_host / chips_per_host), "")
+      .at_least(10);
   ex.answer("ici_bytes_per_s_all_axes", 3 * v5p.ici_oneway_bytes_per_s, "B/s")
       .explain("three axes, one way each: what a chip can push out along all of them");
   ex.answer("dcn_per_chip_8_per_host", v5p.dcn_bytes_per_s_per_host / 8, "B/s").book(3.1e9, sig(2))
@@ -229,6 +245,17 @@ EXERCISE("ex2.5", "Sending an array across a v5e 4x4") {
   const double bytes = 8.0 * 128 * 8192 * bytes_per_element(Dtype::bf16);
   const double t_bw = bytes / (2 * s.chip.ici_oneway_bytes_per_s);  // out of both of the corner's links
   ex.answer("hops", hops, "").book(6, rel(1e-12)).notes("000", 6, rel(1e-12));
+  {
+    const auto pod = make_slice("tpu-v5e", "16x16");  // axes of 16 wrap
+    int farthest = 0;
+    for (int k = 0; k < 16; ++k) farthest = std::max(farthest, hop_distance(pod, {0, 0}, {k, 0}));
+    ex.claim("torus_halves_distance", "§2.2: the wraparound cuts the largest distance along an axis of N chips to "
+             "N/2 (v5e axis of 16)", farthest, "hops")
+        .about(8, workbook::exact());
+    ex.claim("open_axis_distance", "§2.2: without the wraparound the corner-to-corner distance along an open axis of "
+             "4 is N − 1 = 3 hops, the book's 'N' (v5e 4x4)", hop_distance(s, {0, 0}, {3, 0}), "hops")
+        .about(3, workbook::exact());
+  }
   ex.answer("t_first_byte", hops * latency, "s").book(6e-6, sig(1)).notes("000", 6e-6, sig(1));
   ex.answer("bytes", bytes, "B").book(1.7e7, sig(2)).notes("000", 16777216, rel(1e-12));
   ex.answer("t_total", t_bw, "s")

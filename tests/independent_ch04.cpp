@@ -180,3 +180,15 @@ INDEPENDENT("ex4.1.kv_512kb", "K and V, 64 layers × 32 heads × 128 values × 1
     for (int layer = 0; layer < 64; ++layer) bytes += 32 * 128 * 1;
   return bytes;
 }
+
+#include "scaling/model/presets.hpp"
+#include "scaling/model/transformer.hpp"
+
+// Published parameter counts (Hugging Face model cards / safetensors metadata), not the library's
+// formula: a wrong dimension, vocabulary, tie flag or norm count in a preset changes the total.
+TEST_CASE("model presets reproduce the published parameter counts") {
+  // meta-llama/Llama-2-7b-hf: 6,738,415,616 parameters (untied embeddings, two RMSNorms per layer).
+  CHECK(scaling::param_counts(scaling::model("llama2-7b")).total == 6738415616.0);
+  // google/gemma-2-27b: 27,227,128,320 parameters (tied embeddings, four norms per layer).
+  CHECK(scaling::param_counts(scaling::model("gemma2-27b")).total == 27227128320.0);
+}

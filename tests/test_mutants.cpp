@@ -1,0 +1,39 @@
+// Tests written to kill mutants that scripts/mutate found surviving: each pins one behaviour of lib/ to a
+// value taken from outside the library (the book's rule as printed, a limit stated in an error message).
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "scaling/cost/collectives.hpp"
+#include "scaling/cost/planner.hpp"
+#include "scaling/model/presets.hpp"
+
+using namespace scaling;
+
+TEST_CASE("the book's collective rules (§3.4 table) as printed: V/W, V/W, 2V/W, V/(4W), halved per extra axis") {
+  const Link link{4.5e10, 9e10, 1e-9};  // a negligible latency: the bandwidth rule only
+  const double v = 1e8;
+  const std::vector<Axis> one{{16, true}}, two{{16, true}, {16, true}};
+  CHECK(book_collective_time_s(Collective::all_gather, one, v, link) == doctest::Approx(v / 9e10).epsilon(1e-12));
+  CHECK(book_collective_time_s(Collective::reduce_scatter, one, v, link) == doctest::Approx(v / 9e10).epsilon(1e-12));
+  CHECK(book_collective_time_s(Collective::all_reduce, one, v, link) == doctest::Approx(2 * v / 9e10).epsilon(1e-12));
+  CHECK(book_collective_time_s(Collective::all_to_all, one, v, link) == doctest::Approx(v / (4 * 9e10)).epsilon(1e-12));
+  CHECK(book_collective_time_s(Collective::all_gather, two, v, link) == doctest::Approx(v / (2 * 9e10)).epsilon(1e-12));
+  CHECK(book_collective_time_s(Collective::all_to_all, two, v, link) == doctest::Approx(v / (8 * 9e10)).epsilon(1e-12));
+}
+
+TEST_CASE("planner: fast axes of 1 to 2^20 chips, no more") {
+  PlanRequest r;
+  r.model = model("llama2-7b");
+  r.hw.name = "test";
+  r.hw.flops_per_s = 1e15;
+  r.hw.hbm_bytes = 1e11;
+  r.hw.hbm_bytes_per_s = 1e12;
+  r.hw.fast_bytes_per_s = {1e11};
+  r.batch_tokens = 1e6;
+  r.hw.fast_axes = {(1 << 20) + 1};
+  CHECK_THROWS_WITH_AS(plan(r), doctest::Contains("must be 1 to 2^20"), std::invalid_argument);
+  r.hw.fast_axes = {2 << 20};
+  CHECK_THROWS_AS(plan(r), std::invalid_argument);
+}
