@@ -173,6 +173,17 @@ EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
       .notes("000", 5.58e-6, sig(3))
       .differs("The notes' second attempt writes 3 × 1.86 as 5.58e-6 s, a slip of 100: 3 × 1.86e-4 s is 5.58e-4 s.")
       .explain("open axis: every shard crosses the middle links one way, (4 − 1)/4 · V / 4.5e10");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("t_open_axis_formula", "T_comms = (|Y| − 1) · (V/|Y|) / W_uni (open axis: 3 · 8.4e6 / 4.5e10)",
+               [](const Inputs& p) { return (in(p, "n") - 1) * (in(p, "V") / in(p, "n")) / in(p, "W"); },
+               [](const Inputs& p) {
+                 const Link l{in(p, "W"), 2 * in(p, "W"), 0};
+                 return collective_cost(Collective::all_gather, {{static_cast<int>(in(p, "n")), false}}, in(p, "V"), l).t_s;
+               })
+        .at({{"V", v}, {"n", 4}, {"W", link.oneway_bytes_per_s}}).at({{"V", 1e7}, {"n", 8}, {"W", 9e10}});
+  }
   ex.claim("no_wrap_doubles", "§2.2 / §3: without wraparound links a collective takes about twice as long "
            "(AllGather over the open Y axis of 4 against the same axis wrapped)",
            exact.t_s / collective_cost(Collective::all_gather, y_wrapped, v, link).t_s, "")

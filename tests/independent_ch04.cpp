@@ -17,7 +17,11 @@ constexpr double kChip = 1.97e14 / 8.2e11;
 }  // namespace
 
 INDEPENDENT("ch4.layer-flops.norm_params", "two RMSNorm scales of D = 8192", 1e-12) { return 2 * D70; }
-INDEPENDENT("ch4.attention-fraction.crossover_d4608_square", "8 × 4608", 1e-12) { return 8 * 4608.0; }
+INDEPENDENT("ch4.attention-fraction.crossover_d4608_square",
+            "bisection on per-token forward FLOPs: 2·2·T·N·H against 2·(3DF + 4D·N·H), N·H = D = 4608, F = 4D", 1e-9) {
+  const double D = 4608, F = 4 * D, NH = D;
+  return testing::bisect(1, 1e7, [&](double T) { return 2 * 2 * T * NH < 2 * (3 * D * F + 4 * D * NH); });
+}
 INDEPENDENT("ch4.attention-fraction.crossover_gemma2_27b", "bisection on 4NHT = 6DF + 4D(N + K)H", 1e-9) {
   const double D = 4608, F = 36864, N = 32, K = 16, H = 128;
   return testing::bisect(1, 1e7, [&](double T) { return 4 * N * H * T < 6 * D * F + 4 * D * (N + K) * H; });
