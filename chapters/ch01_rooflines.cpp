@@ -259,17 +259,51 @@ EXERCISE("ex1.1", "int8 matmul roofline") {
   const double B = m.B, D = m.D, F = m.F;
   const auto r = roofline(flops(m), bytes(m), c, w);
   const std::string at = "at B = 256, D = F = 8192";
-  ex.answer("bytes_loaded", bytes_loaded(m), "B").book(B * D + D * F, rel(1e-12)).notes("000", B * D + D * F, exact())
-      .explain("BD + DF " + at);
-  ex.answer("bytes_stored", bytes_stored(m), "B").book(B * F, rel(1e-12)).notes("000", B * F, exact())
+  // The solution prints formulas, not numbers: each is registered as a formula (checked at the example
+  // shape and at an unrelated one), and the answer carries its value as derived, not as a book value.
+  ex.answer("bytes_loaded", bytes_loaded(m), "B").derived(B * D + D * F, "BD + DF " + at)
+      .notes("000", B * D + D * F, exact()).explain("BD + DF " + at);
+  ex.answer("bytes_stored", bytes_stored(m), "B").derived(B * F, "BF " + at).notes("000", B * F, exact())
       .explain("BF " + at);
-  ex.answer("ops", flops(m), "FLOPs").book(2 * B * D * F, rel(1e-12))
+  ex.answer("ops", flops(m), "FLOPs").derived(2 * B * D * F, "2BDF " + at)
       .notes("003", B * F * (2 * D - 1), rel(1e-3))
       .explain("2BDF " + at + "; 003 counts BF(2D − 1), which differs by 1/(2D)");
   ex.answer("intensity", intensity(m), "FLOPs/byte")
-      .book(2 * B * D * F / (B * D + D * F + B * F), rel(1e-12)).explain(at);
-  ex.answer("t_math", r.t_math_s, "s").book(2 * B * D * F / 3.94e14, rel(1e-12)).explain(at);
-  ex.answer("t_comms", r.t_comms_s, "s").book((B * D + D * F + B * F) / 8.1e11, rel(1e-12)).explain(at);
+      .derived(2 * B * D * F / (B * D + D * F + B * F), "2BDF/(BD + DF + BF) " + at).explain(at);
+  ex.answer("t_math", r.t_math_s, "s").derived(2 * B * D * F / 3.94e14, "2BDF/3.94e14 " + at).explain(at);
+  ex.answer("t_comms", r.t_comms_s, "s").derived((B * D + D * F + B * F) / 8.1e11, "(BD + DF + BF)/8.1e11 " + at)
+      .explain(at);
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto int8_mm = [](const Inputs& v) {
+      return Matmul{in(v, "B"), in(v, "D"), in(v, "F"), Dtype::int8, Dtype::int8, Dtype::int8};
+    };
+    const Inputs here{{"B", B}, {"D", D}, {"F", F}}, other{{"B", 37}, {"D", 1000}, {"F", 3000}};
+    ex.formula("bytes_loaded_formula", "bytes loaded = BD + DF (int8)",
+               [](const Inputs& v) { return in(v, "B") * in(v, "D") + in(v, "D") * in(v, "F"); },
+               [int8_mm](const Inputs& v) { return bytes_loaded(int8_mm(v)); })
+        .at(here).at(other);
+    ex.formula("bytes_stored_formula", "bytes written = BF (int8)",
+               [](const Inputs& v) { return in(v, "B") * in(v, "F"); },
+               [int8_mm](const Inputs& v) { return bytes_stored(int8_mm(v)); })
+        .at(here).at(other);
+    ex.formula("ops_formula", "OPs = 2BDF", [](const Inputs& v) { return 2 * in(v, "B") * in(v, "D") * in(v, "F"); },
+               [int8_mm](const Inputs& v) { return flops(int8_mm(v)); })
+        .at(here).at(other);
+    ex.formula("intensity_formula", "intensity = 2BDF/(BD + DF + BF) (int8)",
+               [](const Inputs& v) {
+                 const double b = in(v, "B"), d = in(v, "D"), f = in(v, "F");
+                 return 2 * b * d * f / (b * d + d * f + b * f);
+               },
+               [int8_mm](const Inputs& v) { return intensity(int8_mm(v)); })
+        .at(here).at(other);
+    ex.formula("intensity_small_batch", "intensity ≈ 2B when B ≪ D, F (int8)",
+               [](const Inputs& v) { return 2 * in(v, "B"); },
+               [int8_mm](const Inputs& v) { return intensity(int8_mm(v)); })
+        .at(here).at({{"B", 100}, {"D", 16384}, {"F", 65536}})
+        .approximation(rel(0.07).because("drops BD + BF against DF: about B/D + B/F, 6.3% at B = 256, D = F = 8192"));
+  }
   ex.answer("t_lower", r.t_lower_s, "s").explain("max(T_math, T_comms) " + at);
   ex.answer("t_upper", r.t_upper_s, "s").explain("T_math + T_comms " + at);
   ex.claim("bounds_within_2x", "§1.1: the upper bound T_math + T_comms is at most twice the lower bound "
