@@ -180,12 +180,25 @@ EXERCISE("ch1.tiled-matmul", "FLOPs, bytes and intensity of a tiled matmul") {
       .at({{"m", 4096}, {"k", 4096}, {"n", 4096}, {"bm", 512}, {"bk", 512}, {"bn", 512}})
       .at({{"m", 2048}, {"k", 1024}, {"n", 3072}, {"bm", 256}, {"bk", 128}, {"bn", 384}})
       .erratum(kTiledFlopsM);
+  ex.formula("bytes_formula", "bytes = 2·tm·tn·(tk·(bm·bk + bk·bn) + 2·bm·bn)",
+             [](const Inputs& v) {
+               const double tm = in(v, "m") / in(v, "bm"), tn = in(v, "n") / in(v, "bn"), tk = in(v, "k") / in(v, "bk");
+               return 2 * tm * tn * (tk * (in(v, "bm") * in(v, "bk") + in(v, "bk") * in(v, "bn")) + 2 * in(v, "bm") * in(v, "bn"));
+             },
+             [tiled](const Inputs& v) { return bytes(tiled(v)); })
+      .at({{"m", 4096}, {"k", 4096}, {"n", 4096}, {"bm", 512}, {"bk", 512}, {"bn", 512}})
+      .at({{"m", 2048}, {"k", 1024}, {"n", 3072}, {"bm", 256}, {"bk", 128}, {"bn", 384}});
+  ex.formula("input_intensity_formula", "intensity of the input loads = bm·bn/(bm + bn)",
+             [](const Inputs& v) { return in(v, "bm") * in(v, "bn") / (in(v, "bm") + in(v, "bn")); },
+             [tiled](const Inputs& v) { return input_intensity(tiled(v)); })
+      .at({{"m", 4096}, {"k", 4096}, {"n", 4096}, {"bm", 512}, {"bk", 512}, {"bn", 512}})
+      .at({{"m", 2048}, {"k", 1024}, {"n", 3072}, {"bm", 256}, {"bk", 128}, {"bn", 384}});
   ex.answer("bytes", bytes(t), "B")
-      .book(printed_bytes, rel(1e-12))
+      .derived(printed_bytes, "2·tm·tn·(tk·(bm·bk + bk·bn) + 2·bm·bn), the footnote's count at this shape")
       .explain("bf16 input tiles reloaded for every output tile, output written once in fp32 (4 bytes): "
                "the printed 2·bm·bn output term per tile pair, times the outer 2, is 4 bytes per element");
   ex.answer("input_intensity", input_intensity(t), "FLOPs/byte")
-      .book(t.bm * t.bn / (t.bm + t.bn), rel(1e-12))
+      .derived(t.bm * t.bn / (t.bm + t.bn), "bm·bn/(bm + bn) at this shape")
       .explain("output term dropped, as the footnote does: bm·bn/(bm + bn)");
   ex.answer("intensity", intensity(flops(t), bytes(t)), "FLOPs/byte")
       .explain("with the output bytes: 1/(1/bm + 1/bn + 2/k) for fp32 output");

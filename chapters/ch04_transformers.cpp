@@ -72,13 +72,54 @@ EXERCISE("ch4.layer-flops", "Per-layer training FLOPs and parameters (LLaMA-3 70
   const auto f = forward_flops_per_token(c, T);  // every token attends to all T keys, as §4.3 counts
   const auto p = param_counts(c);
   const double tokens = B * T;
-  ex.answer("mlp_flops", 3 * f.mlp / c.layers * tokens, "FLOPs").book(18 * B * T * D * F, rel(1e-12));
-  ex.answer("mlp_params", p.mlp / c.layers, "").book(3 * D * F, rel(1e-12));
-  ex.answer("qkvo_flops", 3 * f.qkvo / c.layers * tokens, "FLOPs").book(12 * B * T * D * (N + K) * H, rel(1e-12));
-  ex.answer("qkvo_params", p.attention / c.layers, "").book(2 * D * (N + K) * H, rel(1e-12));
-  ex.answer("attention_flops", 3 * f.attention / c.layers * tokens, "FLOPs").book(12 * B * T * T * N * H, rel(1e-12))
+  // §4.3 prints formulas; our values are kept as derived from them, and each formula is checked at
+  // LLaMA-3 70B's shape and at an unrelated one.
+  ex.answer("mlp_flops", 3 * f.mlp / c.layers * tokens, "FLOPs").derived(18 * B * T * D * F, "18BTDF");
+  ex.answer("mlp_params", p.mlp / c.layers, "").derived(3 * D * F, "3DF");
+  ex.answer("qkvo_flops", 3 * f.qkvo / c.layers * tokens, "FLOPs").derived(12 * B * T * D * (N + K) * H, "12BTD(N + K)H");
+  ex.answer("qkvo_params", p.attention / c.layers, "").derived(2 * D * (N + K) * H, "2D(N + K)H");
+  ex.answer("attention_flops", 3 * f.attention / c.layers * tokens, "FLOPs").derived(12 * B * T * T * N * H, "12BT²NH")
       .explain("QKᵀ and PV over the full T×T matrix (no causal halving), forward and backward");
-  ex.answer("unembedding_flops", 3 * f.unembedding * tokens, "FLOPs").book(6 * B * T * D * V, rel(1e-12));
+  ex.answer("unembedding_flops", 3 * f.unembedding * tokens, "FLOPs").derived(6 * B * T * D * V, "6BTDV");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto cfg = [](const Inputs& v) {
+      TransformerConfig m;
+      m.name = "formula point";
+      m.d_model = in(v, "D"), m.d_ff = in(v, "F"), m.layers = 1, m.q_heads = in(v, "N"), m.kv_heads = in(v, "K");
+      m.head_dim = in(v, "H"), m.vocab = in(v, "V");
+      return m;
+    };
+    const Inputs here{{"T", T}, {"D", D}, {"F", F}, {"N", N}, {"K", K}, {"H", H}, {"V", V}};
+    const Inputs other{{"T", 700}, {"D", 1536}, {"F", 5000}, {"N", 12}, {"K", 4}, {"H", 96}, {"V", 50257}};
+    auto train = [cfg](const Inputs& v, double TokenFlops::*part) {
+      return 3 * (forward_flops_per_token(cfg(v), in(v, "T")).*part) * in(v, "T");
+    };
+    ex.formula("mlp_flops_formula", "MLP training FLOPs = 18BTDF",
+               [](const Inputs& v) { return 18 * in(v, "T") * in(v, "D") * in(v, "F"); },
+               [train](const Inputs& v) { return train(v, &TokenFlops::mlp); })
+        .at(here).at(other);
+    ex.formula("mlp_params_formula", "MLP params = 3DF", [](const Inputs& v) { return 3 * in(v, "D") * in(v, "F"); },
+               [cfg](const Inputs& v) { return param_counts(cfg(v)).mlp; })
+        .at(here).at(other);
+    ex.formula("qkvo_flops_formula", "Q/K/V/O training FLOPs = 12BTD(N + K)H",
+               [](const Inputs& v) { return 12 * in(v, "T") * in(v, "D") * (in(v, "N") + in(v, "K")) * in(v, "H"); },
+               [train](const Inputs& v) { return train(v, &TokenFlops::qkvo); })
+        .at(here).at(other);
+    ex.formula("qkvo_params_formula", "Q/K/V/O params = 2D(N + K)H",
+               [](const Inputs& v) { return 2 * in(v, "D") * (in(v, "N") + in(v, "K")) * in(v, "H"); },
+               [cfg](const Inputs& v) { return param_counts(cfg(v)).attention; })
+        .at(here).at(other);
+    ex.formula("attention_flops_formula", "dot-product attention training FLOPs = 12BT²NH",
+               [](const Inputs& v) { return 12 * in(v, "T") * in(v, "T") * in(v, "N") * in(v, "H"); },
+               [train](const Inputs& v) { return train(v, &TokenFlops::attention); })
+        .at(here).at(other);
+    ex.formula("unembedding_flops_formula", "unembedding training FLOPs = 6BTDV",
+               [](const Inputs& v) { return 6 * in(v, "T") * in(v, "D") * in(v, "V"); },
+               [cfg](const Inputs& v) { return 3 * forward_flops_per_token(cfg(v), 0).unembedding * in(v, "T"); })
+        .at(here).at(other);
+  }
   ex.answer("norm_params", (p.norms - c.d_model) / c.layers, "")
       .explain("two RMSNorm scales of D per layer (the final norm left out): the 'O(D)' of §4.3");
 }

@@ -196,3 +196,30 @@ TEST_CASE("model presets reproduce the published parameter counts") {
   // google/gemma-2-27b: 27,227,128,320 parameters (tied embeddings, four norms per layer).
   CHECK(scaling::param_counts(scaling::model("gemma2-27b")).total == 27227128320.0);
 }
+
+// ch4.layer-flops: one layer of LLaMA-3 70B at T = 4096, matrix by matrix. A matmul [T, a]·[a, b] costs
+// 2·T·a·b forward and twice that backward (the gradients of both operands).
+namespace {
+double train_matmul(double T, double a, double b) { return 3 * 2 * T * a * b; }
+constexpr double kT = 4096;
+}  // namespace
+INDEPENDENT("ch4.layer-flops.mlp_flops", "W_in1, W_in2 [D, F] and W_out [F, D], each 3·2·T·D·F", 1e-12) {
+  return train_matmul(kT, D70, F70) + train_matmul(kT, D70, F70) + train_matmul(kT, F70, D70);
+}
+INDEPENDENT("ch4.layer-flops.mlp_params", "three D×F matrices, counted as shapes", 1e-12) {
+  const double shapes[3][2] = {{D70, F70}, {D70, F70}, {F70, D70}};
+  double n = 0;
+  for (const auto& s : shapes) n += s[0] * s[1];
+  return n;
+}
+INDEPENDENT("ch4.layer-flops.qkvo_flops", "W_Q [D, N·H], W_K and W_V [D, K·H], W_O [N·H, D]", 1e-12) {
+  return train_matmul(kT, D70, N70 * H70) + 2 * train_matmul(kT, D70, K70 * H70) + train_matmul(kT, N70 * H70, D70);
+}
+INDEPENDENT("ch4.layer-flops.qkvo_params", "W_Q, W_K, W_V, W_O counted as shapes", 1e-12) {
+  return D70 * N70 * H70 + D70 * K70 * H70 + D70 * K70 * H70 + N70 * H70 * D70;
+}
+INDEPENDENT("ch4.layer-flops.attention_flops", "per head QKᵀ [T, H]·[H, T] and P·V [T, T]·[T, H], × 3", 1e-12) {
+  double per_head = train_matmul(kT, H70, kT) + train_matmul(kT, kT, H70);
+  return N70 * per_head;
+}
+INDEPENDENT("ch4.layer-flops.unembedding_flops", "[T, D]·[D, V], × 3", 1e-12) { return train_matmul(kT, D70, V70); }
