@@ -47,7 +47,8 @@ EXERCISE("ch4.dot-flops", "Counting the FLOPs of contractions") {
       .explain("A·x, N = 1024");
   ex.answer("matmul", einsum_flops("NP,PM->NM", {{'N', N}, {'P', P}, {'M', M}}), "FLOPs").book(2 * N * P * M, rel(1e-12))
       .explain("A·B, M = 2048");
-  ex.answer("matmul_data", N * P + P * M, "").book(N * P + P * M, rel(1e-12)).explain("elements read: NP + PM");
+  ex.answer("matmul_data", N * P + P * M, "").derived(N * P + P * M, "NP + PM, as §4.1 writes it")
+      .explain("elements read: NP + PM");
   const auto sizes = parse_letter_sizes("G=2,H=3,I=4,J=5,K=6,L=7,M=8,N=9");
   ex.answer("general", einsum_flops("GHIJKL,GHMNKL->GHIJMN", sizes), "FLOPs")
       .book(2.0 * 2 * 3 * 4 * 5 * 6 * 7 * 8 * 9, rel(1e-12))

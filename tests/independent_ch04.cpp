@@ -223,3 +223,12 @@ INDEPENDENT("ch4.layer-flops.attention_flops", "per head QKᵀ [T, H]·[H, T] an
   return N70 * per_head;
 }
 INDEPENDENT("ch4.layer-flops.unembedding_flops", "[T, D]·[D, V], × 3", 1e-12) { return train_matmul(kT, D70, V70); }
+
+INDEPENDENT("ch4.dot-flops.matmul_data", "counting the elements of A[1024, 4096] and B[4096, 2048] one by one", 0) {
+  double elements = 0;
+  for (int n = 0; n < 1024; ++n)
+    for (int p = 0; p < 4096; ++p) elements += 1;
+  for (int p = 0; p < 4096; ++p)
+    for (int m = 0; m < 2048; ++m) elements += 1;
+  return elements;
+}
