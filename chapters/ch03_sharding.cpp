@@ -486,9 +486,25 @@ EXERCISE("ex3.10", "Where the AllToAll's factor of 4 comes from") {
   const double a2a_uni = busiest(sim::Op::all_to_all, sim::Links::uni, D);
   const double ag_bi = busiest(sim::Op::all_gather, sim::Links::bi, D);
   const double a2a_bi = busiest(sim::Op::all_to_all, sim::Links::bi, D);
-  ex.answer("ag_uni_link_scalars", ag_uni, "").book(N * N * (D - 1) / D, rel(1e-12))
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto uni = [](sim::Op op, const Inputs& v) {
+      const int d = static_cast<int>(in(v, "D"));
+      return sim::simulate(sim::ring(d, sim::Links::uni), {op, {0}, in(v, "N") * in(v, "N"), 1, true}).max_link_elements;
+    };
+    ex.formula("ag_uni_formula", "AllGather, unidirectional ring: N²(D − 1)/D scalars per link",
+               [](const Inputs& v) { return in(v, "N") * in(v, "N") * (in(v, "D") - 1) / in(v, "D"); },
+               [uni](const Inputs& v) { return uni(sim::Op::all_gather, v); })
+        .at({{"N", N}, {"D", D}}).at({{"N", 60}, {"D", 6}});
+    ex.formula("a2a_uni_formula", "AllToAll, unidirectional ring: N²(D − 1)/(2D) scalars per link",
+               [](const Inputs& v) { return in(v, "N") * in(v, "N") * (in(v, "D") - 1) / (2 * in(v, "D")); },
+               [uni](const Inputs& v) { return uni(sim::Op::all_to_all, v); })
+        .at({{"N", N}, {"D", D}}).at({{"N", 60}, {"D", 6}});
+  }
+  ex.answer("ag_uni_link_scalars", ag_uni, "").derived(N * N * (D - 1) / D, "N²(D − 1)/D, solution 3.10 part 1")
       .notes("000", (D - 1) * (N / D) * N, rel(1e-12)).explain("N = 64, D = 8");
-  ex.answer("a2a_uni_link_scalars", a2a_uni, "").book(N * N * (D - 1) / (2.0 * D), rel(1e-12))
+  ex.answer("a2a_uni_link_scalars", a2a_uni, "").derived(N * N * (D - 1) / (2.0 * D), "N²(D − 1)/(2D), part 2")
       .notes("000", N * N * (D - 1) / (2.0 * D), rel(1e-12));
   ex.answer("a2a_over_ag_uni", a2a_uni / ag_uni, "").book(0.5, rel(1e-12));
   ex.answer("bi_over_uni_ag", ag_bi / ag_uni, "").book(0.5, rel(1e-12))

@@ -281,3 +281,28 @@ INDEPENDENT("ex3.10.a2a_gain_bi_d8", "closed form (D − 1)·D / ⌊D²/4⌋ at 
 INDEPENDENT("ex3.10.ag_over_a2a_bi_d8", "closed form ((D − 1)/(2D)) / (⌊D²/4⌋/(2D²)) at D = 8", 1e-12) {
   return (7.0 / 16) / (16.0 / 128);
 }
+
+namespace {
+// Scalars on the busiest link of a one-way ring of d devices, N×N matrix, by routing every block:
+// AllGather sends each device's strip (N/d·N) to all others; AllToAll sends block (s -> t) of N²/d²
+// scalars (t − s) mod d hops. Each block adds its size to every link s -> s + 1 it crosses.
+double uni_ring_busiest(bool all_to_all, int d, double n) {
+  std::vector<double> link(static_cast<size_t>(d), 0.0);
+  for (int s = 0; s < d; ++s)
+    for (int t = 0; t < d; ++t) {
+      if (s == t) continue;
+      const double size = all_to_all ? n * n / (double(d) * d) : 0;
+      for (int at = s; at != t; at = (at + 1) % d) link[static_cast<size_t>(at)] += size;
+    }
+  if (!all_to_all)  // a strip travels on to the farthest receiver once, crossing d − 1 links
+    for (int s = 0; s < d; ++s)
+      for (int hop = 0; hop < d - 1; ++hop) link[static_cast<size_t>((s + hop) % d)] += n / d * n;
+  return *std::max_element(link.begin(), link.end());
+}
+}  // namespace
+INDEPENDENT("ex3.10.ag_uni_link_scalars", "routing every strip around a one-way ring of 8, N = 64", 1e-12) {
+  return uni_ring_busiest(false, 8, 64);
+}
+INDEPENDENT("ex3.10.a2a_uni_link_scalars", "routing every block around a one-way ring of 8, N = 64", 1e-12) {
+  return uni_ring_busiest(true, 8, 64);
+}
