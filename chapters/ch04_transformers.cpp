@@ -289,6 +289,13 @@ EXERCISE("ex4.3", "FLOPs of a seven-letter contraction") {
   const double all = 2.0 * 3 * 4 * 5 * 6 * 7 * 8;
   ex.answer("flops", einsum_flops("IJKL,IJMNO->KLMNO", s), "FLOPs").book(2 * all, rel(1e-12))
       .notes("000", 2 * all, rel(1e-12)).explain("I..O = 2..8; I and J are contracted, nothing is batched");
+  ex.claim("sum_of_axes", "Solution 4.3 calls 2·I·J·K·L·M·N·O 'the sum of all the axes': taken at its word, the FLOPs "
+           "would be 2·(I + J + … + O) = 70 at sizes 2…8", einsum_flops("IJKL,IJMNO->KLMNO", s), "FLOPs")
+      .about(2 * (2 + 3 + 4 + 5 + 6 + 7 + 8), workbook::exact())
+      .erratum(workbook::Finding{"ex4.3-sum-for-product", workbook::Severity::wrong,
+                                 "A product of axis sizes called 'the sum of all the axes'",
+                                 "Solution 4.3's expression 2·I·J·K·L·M·N·O is right; its words call it the sum of "
+                                 "the axes, which at sizes 2…8 would be 70 FLOPs instead of 80,640."});
 }
 
 EXERCISE("ex4.4", "Arithmetic intensity of self-attention") {

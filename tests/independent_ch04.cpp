@@ -232,3 +232,14 @@ INDEPENDENT("ch4.dot-flops.matmul_data", "counting the elements of A[1024, 4096]
     for (int m = 0; m < 2048; ++m) elements += 1;
   return elements;
 }
+INDEPENDENT("ex4.3.sum_of_axes", "a multiply-add per (I, J, K, L, M, N, O) index, counted in loops", 0) {
+  double flops = 0;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k)
+        for (int l = 0; l < 5; ++l)
+          for (int m = 0; m < 6; ++m)
+            for (int n = 0; n < 7; ++n)
+              for (int o = 0; o < 8; ++o) flops += 2;
+  return flops;
+}
