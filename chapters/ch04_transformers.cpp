@@ -191,6 +191,16 @@ EXERCISE("ch4.kv-cache-size", "KV cache of an 8k context") {
   auto c = square_model(8192, 64, 32000);  // K·H = N·H = D = 8192
   ex.answer("int8_bytes", 8192 * kv_bytes_per_token(c, Dtype::int8), "B").book(8 * std::pow(2.0, 30), rel(1e-12))
       .explain("2·S·L·K·H bytes with S = 8192: 8 GiB");
+  using workbook::Inputs;
+  using workbook::in;
+  ex.formula("int8_bytes_formula", "KV cache in int8 = 2·S·L·K·H bytes",
+             [](const Inputs& v) { return 2 * in(v, "S") * in(v, "L") * in(v, "K") * in(v, "H"); },
+             [](const Inputs& v) {
+               TransformerConfig m = square_model(8192, in(v, "L"), 32000);
+               m.kv_heads = in(v, "K"), m.head_dim = in(v, "H"), m.q_heads = 2 * in(v, "K");
+               return in(v, "S") * kv_bytes_per_token(m, Dtype::int8);
+             })
+      .at({{"S", 8192}, {"L", 64}, {"K", 64}, {"H", 128}}).at({{"S", 1000}, {"L", 30}, {"K", 6}, {"H", 96}});
 }
 
 EXERCISE("ch4.summary-table", "Parameters and training FLOPs per layer (§4.5)") {
@@ -451,6 +461,15 @@ EXERCISE("ex4.8", "The batch an int8-weight MoE needs on a v5e") {
   ex.answer("tokens_per_expert", per_expert, "tokens").book(120, sig(3)).notes("000", 240, sig(3))
       .differs("The notes count 2 FLOPs per weight byte per token but then ask each expert for 240 tokens; "
                "2 FLOPs per byte reaches 240 FLOPs per byte with 120 tokens.");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("critical_tokens", "B > 120 · E/k (int8 expert weights, bf16 FLOPs, v5e)",
+               [](const Inputs& v) { return 120 * in(v, "E") / in(v, "k"); },
+               [per_expert](const Inputs& v) { return per_expert * in(v, "E") / in(v, "k"); })
+        .at({{"E", kDsExperts}, {"k", kDsActive}}).at({{"E", 64}, {"k", 2}})
+        .approximation(rel(0.002).because("the 120 is half of §1's rounded 240; 1.97e14/8.2e11/2 = 120.1"));
+  }
   ex.answer("deepseek_tokens", per_expert * kDsExperts / kDsActive, "tokens").book(3840, sig(3))
       .notes("000", 7680, sig(3)).differs("Twice the book's, from the same factor of two per expert.");
   // Exactly, with DeepSeek's expert shape (D = 7168, F = 2048) and activation bytes counted:
