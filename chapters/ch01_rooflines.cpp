@@ -40,6 +40,10 @@ const workbook::Finding kPartialSumAdds{
     "partial-sum-adds", workbook::Severity::wrong, "Adding two [B, F] partial sums takes BF additions, not DF",
     "Footnote 11 of §1.1.3 counts the additions that combine the two chips' partial sums as DF; the partial "
     "sums are the [B, F] outputs, so each chip adds B·F numbers (the printed DF is the weight matrix's size)."};
+const workbook::Finding kTruncated4377{
+    "ici-intensity-truncated", workbook::Severity::rounding, "1.97e14 / 4.5e10 = 4377.8 printed as 4377",
+    "§1.1.3 truncates 4377.8 to 4377 and doubles the truncated threshold: D > 8755 where 2 · 4377.8 = 8755.6 "
+    "(the first whole D above it is 8756)."};
 const workbook::Finding kH100Rounding{
     "h100-peak-rounded", workbook::Severity::rounding, "H100 dense peak rounded up to 1e15 before dividing",
     "Solution 1.5 halves the 1.979e15 sparse figure to 9.895e14, calls it 'close to 1e15' and divides 1e15 "
@@ -69,8 +73,9 @@ EXERCISE("ch1.v5e-intensity", "Critical intensity of the TPU v5e MXU") {
       .notes("000", 240, sig(2))
       .explain("1.97e14 FLOPs/s over the 8.2e11 B/s that §1.1 quotes");
   ex.answer("ici_intensity", critical_intensity(c, kV5eIciOneWay), "FLOPs/byte")
-      .book(4377, within(1))
-      .notes("000", 4378, within(1))
+      .book(4377, sig(4))
+      .erratum(kTruncated4377)
+      .notes("000", 4378, sig(4))
       .explain("1.97e14 FLOPs/s over 4.5e10 B/s of one-way ICI (§1.1.3 prints 4377, truncating 4377.8)");
 }
 
@@ -210,8 +215,10 @@ EXERCISE("ch1.two-chip-network", "Roofline of a matmul split over two chips alon
   //   T_math = 2·B·(D/2)·F / C,   T_comms = 2·B·F / W   =>   compute-bound when D/2 > C / W.
   const double c = chip("tpu-v5e").bf16_flops_per_s;
   const double chip_i = critical_intensity(c, kV5eIciOneWay);
-  ex.answer("ici_intensity", chip_i, "FLOPs/byte").book(4377, within(1)).explain("1.97e14 / 4.5e10");
-  ex.answer("critical_d", 2 * chip_i, "").book(8755, within(1)).notes("003", 8755, within(1))
+  ex.answer("ici_intensity", chip_i, "FLOPs/byte").book(4377, sig(4)).erratum(kTruncated4377)
+      .explain("1.97e14 / 4.5e10");
+  ex.answer("critical_d", 2 * chip_i, "").book(8755, sig(4)).erratum(kTruncated4377)
+      .notes("003", 8755, sig(4)).differs("003 copies the book's threshold, truncated from 8755.6")
       .explain("D* = 2·C/W; the book truncates 8755.6 to 8755");
   using workbook::Inputs;
   using workbook::in;
@@ -279,8 +286,10 @@ EXERCISE("ex1.1", "int8 matmul roofline") {
   ex.answer("bytes_stored", bytes_stored(m), "B").derived(B * F, "BF " + at).notes("000", B * F, exact())
       .explain("BF " + at);
   ex.answer("ops", flops(m), "FLOPs").derived(2 * B * D * F, "2BDF " + at)
-      .notes("003", B * F * (2 * D - 1), rel(1e-3))
-      .explain("2BDF " + at + "; 003 counts BF(2D − 1), which differs by 1/(2D)");
+      .notes("003", B * F * (2 * D - 1), workbook::exact())
+      .differs("003 counts BF(2D − 1), the exact count footnote 9 itself gives; 2BDF is the book's round "
+               "figure, 1/(2D) = 6e-5 larger")
+      .explain("2BDF " + at);
   ex.answer("intensity", intensity(m), "FLOPs/byte")
       .derived(2 * B * D * F / (B * D + D * F + B * F), "2BDF/(BD + DF + BF) " + at).explain(at);
   ex.answer("t_math", r.t_math_s, "s").derived(2 * B * D * F / 3.94e14, "2BDF/3.94e14 " + at).explain(at);
@@ -339,7 +348,7 @@ EXERCISE("ex1.2", "int8 weights, bf16 activations and FLOPs") {
   ex.answer("critical_batch_small_b", critical_batch_small_batch_limit(int8, chip_i), "tokens")
       .book(120, sig(3))
       .notes("000", 120, sig(3))
-      .notes("003", 121.6, rel(0.001))
+      .notes("003", 121.6, sig(4))
       .differs("the exercise names no bandwidth, so either of the book's figures is allowed: 003 takes the §2.3 "
                "table's 8.1e11 B/s (the one exercise 1.1 gives; intensity 243.2), the book's solution §1's 8.2e11")
       .explain("intensity ≈ 2B when the int8 weights dominate the bytes, so B* = 240/2");
@@ -353,10 +362,12 @@ EXERCISE("ex1.2", "int8 weights, bf16 activations and FLOPs") {
   ex.answer("has_critical_batch_d128", critical_batch(128, 128, bf16, int8, bf16, notes_i) ? 1.0 : 0.0, "")
       .explain("1 if some batch makes D = F = 128 compute-bound, else 0");
   ex.answer("critical_batch_d8000", *critical_batch(8000, 8000, bf16, int8, bf16, notes_i), "tokens")
-      .notes("003", 129.35, rel(0.002))
+      .notes("003", 129.35, sig(5))
+      .differs("003 rounds the chip's intensity to 243 before solving")
       .explain("exact, with 8.1e11 B/s as 003 assumes (003 rounds the intensity to 243)");
   ex.answer("critical_batch_d16000", *critical_batch(16000, 16000, bf16, int8, bf16, notes_i), "tokens")
-      .notes("003", 125.30, rel(0.002))
+      .notes("003", 125.30, sig(5))
+      .differs("003 rounds the chip's intensity to 243 before solving")
       .explain("exact, with 8.1e11 B/s as 003 assumes");
 }
 
@@ -410,13 +421,14 @@ EXERCISE("ex1.5", "Critical batch of an H100") {
   const double dense = kH100SparseBf16 / 2, w = chip("h100").hbm_bytes_per_s;
   const double rounded = std::pow(10.0, std::round(std::log10(dense)));  // the book's "close to 1e15"
   ex.answer("critical_batch_book_model", critical_intensity(rounded, w), "tokens")
-      .book(298, within(1))
-      .explain("the book's route: dense peak rounded to 1e15, over 3.35e12 B/s (298.5, printed truncated)");
+      .book(298, sig(3))
+      .erratum(kH100Rounding, "even on the book's own route 1e15 / 3.35e12 = 298.5, which rounds to 299")
+      .explain("the book's route: dense peak rounded to 1e15, over 3.35e12 B/s");
   ex.answer("critical_batch", critical_intensity(dense, w), "tokens")
-      .book(298, within(1))
+      .book(298, sig(3))
       .erratum(kH100Rounding, "with the halved spec value itself the critical batch is 295, not 298")
       .notes("000", 300, sig(1))
-      .notes("003", 298, within(1))
+      .notes("003", 298, sig(3))
       .differs("003 follows the book's own solution, which rounds the dense peak to 1e15; the reader's 298 is "
                "the book's number, not a slip of the reader's");
   ex.claim("dense_close_to_1e15", "Solution 1.5: half the sparse spec figure is 'close to 1e15' FLOPs/s", dense,
@@ -428,7 +440,7 @@ EXERCISE("ex1.5", "Critical batch of an H100") {
       .between(0.8, 1.25)
       .explain("'rather similar': within 25% either way");
   ex.answer("critical_batch_preset", critical_intensity(chip("h100").bf16_flops_per_s, w), "tokens")
-      .book(298, within(1))
+      .book(298, sig(3))
       .erratum(kH100Rounding, "§1.1's own H100 figure, 9.89e14 FLOPs/s, also gives 295")
       .explain("with the H100 preset (§1.1)");
 }

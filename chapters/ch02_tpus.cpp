@@ -33,7 +33,7 @@ const workbook::Finding kGibAsGb{
 EXERCISE("ch2.mxu-flops", "Throughput of one MXU") {
   const double flops_per_matmul = 2 * kMxuRows * kMxuSide * kMxuSide;  // a multiply and an add per term
   const double per_mxu = flops_per_matmul / kCyclesPerMatmul * kClockHz;
-  ex.answer("bf16_per_mxu", per_mxu, "FLOPs/s").book(5e13, sig(1)).notes("000", 4.915e13, rel(1e-3))
+  ex.answer("bf16_per_mxu", per_mxu, "FLOPs/s").book(5e13, sig(1)).notes("000", 4.915e13, sig(4))
       .explain("2·8·128·128 FLOPs every 8 cycles at 1.5 GHz");
   ex.answer("bf16_per_v5e", per_mxu * kMxusPerCore, "FLOPs/s").book(2e14, sig(1))
       .explain("four MXUs (§2.5.2); the §2.3 table's 1.97e14 is the same figure to 3 digits");
@@ -71,9 +71,9 @@ EXERCISE("ch2.v5p-pod-flops", "Peak of a v5p core, chip and pod") {
 EXERCISE("ch2.vmem-intensity", "Intensity needed when the MXU reads from VMEM") {
   const auto& v5e = chip("tpu-v5e");
   const double vmem_bw = kVmemOverHbm * v5e.hbm_bytes_per_s;
-  ex.answer("vmem_bytes_per_s", vmem_bw, "B/s").notes("000", 1.78e13, rel(0.005)).explain("22 × 8.1e11 B/s");
+  ex.answer("vmem_bytes_per_s", vmem_bw, "B/s").notes("000", 1.78e13, sig(3)).explain("22 × 8.1e11 B/s");
   ex.answer("critical_intensity", critical_intensity(v5e.bf16_flops_per_s, vmem_bw), "FLOPs/byte")
-      .book(15, within(5))
+      .book(15, within(5).because("the book gives a range, 10–20"))
       .explain("the book gives a range, 10–20, entered as 15 ± 5");
 }
 
@@ -213,16 +213,16 @@ EXERCISE("ex2.4", "An int8 matmul on one v5e, from HBM and from VMEM") {
   ex.answer("bytes_per_token", (D + F) * bytes_per_element(i8), "B").book(2e4, sig(1)).notes("000", 20480, rel(1e-12));
   // The book's own route: its rounded coefficients 1.3e8, 6.7e7 and 2e4.
   const double book_route = (6.7e7 / w) / (1.3e8 / c - 2e4 / w);
-  ex.answer("critical_batch_book_model", book_route, "tokens").book(271, within(1))
+  ex.answer("critical_batch_book_model", book_route, "tokens").book(271, sig(3))
       .explain("solving 1.3e8·B/3.94e14 = (6.7e7 + 2e4·B)/8.1e11 with the rounded coefficients");
   ex.answer("critical_batch", *critical_batch(D, F, i8, i8, i8, critical_intensity(c, w)), "tokens")
-      .book(271, within(1))
+      .book(271, sig(3))
       .erratum(workbook::Finding{"ex2.4-rounded-coefficients", workbook::Severity::rounding,
                                  "int8 matmul crossover solved with coefficients rounded to two digits",
                                  "Solution 2.4 rounds 2·4096·16384 = 1.342e8 to 1.3e8, 16384·4096 = 6.71e7 to 6.7e7 "
                                  "and 4096 + 16384 = 20,480 to 2e4: 6.7e7/8.1e11 / (1.3e8/3.94e14 − 2e4/8.1e11) = "
                                  "271.0. The exact counts give 262.7."})
-      .notes("000", 263, within(1));
+      .notes("000", 263, sig(3));
   ex.answer("critical_batch_vmem", *critical_batch(D, F, i8, i8, i8, critical_intensity(c, kVmemOverHbm * w)), "tokens")
       .book(11, sig(2))
       .notes("000", 11, sig(2))
@@ -282,17 +282,19 @@ EXERCISE("ex2.6", "Gathering a host-offloaded int8 matrix to one chip") {
   const double t_pcie = pcie_transfer_s(v5e, per_chip);  // each chip's share over its own PCIe link, in parallel
   ex.answer("t_pcie", t_pcie, "s").book(66e-3, sig(2))
       .erratum(kGibAsGb, "8 GiB per host over 8 links of 1.5e10 B/s takes 71.6 ms, not 66 ms")
-      .notes("000", 71.3e-3, rel(0.005));
+      .notes("000", 71.3e-3, sig(3))
+      .differs("000 rounds 2^34 bytes to 1.71e10: 1.71e10 / 16 / 1.5e10 = 71.3 ms");
   // TPU{0,0} receives everything but its own shard, through its two links (no wraparound on 4x4).
   const double t_ici = (array_bytes - per_chip) / (2 * v5e.ici_oneway_bytes_per_s);
   ex.answer("t_ici", t_ici, "s").book(167e-3, sig(3))
       .erratum(kGibAsGb, "15 GiB in over two 4.5e10 B/s links takes 179 ms, not 167 ms")
-      .notes("000", 178e-3, rel(0.01));
+      .notes("000", 178e-3, sig(3))
+      .differs("000's 1.71e10 bytes again: 1.71e10 · 15/16 / 9e10 = 178 ms");
   const double t_hbm = t_comms_s(array_bytes, v5e.hbm_bytes_per_s);
   ex.answer("t_hbm", t_hbm, "s").book(19e-3, sig(2))
       .erratum(kGibAsGb, "1.72e10 bytes at 8.1e11 B/s take 21.2 ms; the printed 19 is 16e9/8.1e11 = 19.75 ms "
                          "truncated")
-      .notes("000", 21.2e-3, rel(0.01));
+      .notes("000", 21.2e-3, sig(3));
   const Matmul mv{8, n, n, Dtype::bf16, Dtype::int8, Dtype::bf16};
   const double t_flops = t_math_s(flops(mv), v5e.bf16_flops_per_s);
   ex.answer("flops", flops(mv), "FLOPs").book(2.7e11, sig(2)).notes("000", 2.749e11, sig(4));
@@ -302,7 +304,7 @@ EXERCISE("ex2.6", "Gathering a host-offloaded int8 matrix to one chip") {
                                  "the exact 2.749e11 FLOPs give 1.40 ms."})
       .notes("000", 1.4e-3, sig(2));
   const double t_bound = std::max({t_pcie, t_ici, t_hbm, t_flops});
-  ex.answer("t_pipelined", t_bound, "s").book(175e-3, within(25e-3))
+  ex.answer("t_pipelined", t_bound, "s").book(175e-3, within(25e-3).because("the book gives a range, 150–200 ms"))
       .explain("the slowest stage when all overlap: ICI; the book's range 150–200 ms entered as 175 ± 25 ms");
   ex.answer("t_sequential", t_pcie + t_ici + t_hbm + t_flops, "s").explain("upper bound: no overlap at all");
   ex.answer("per_host_bytes", per_host, "B").explain("each of the 2 hosts holds half");

@@ -272,17 +272,22 @@ EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
   ex.answer("ag_x_exact", collective_cost(Collective::all_gather, x, v_x, link).t_s, "s")
       .explain("3/4 of the book's rule: each device already holds a quarter");
   const double v_xy = evaluate(parse_sharding("[B, D]", mesh), mesh, {B, D}, Dtype::bf16).bytes_per_device;
+  const workbook::Finding kTruncated{"ex3.2-truncated", workbook::Severity::rounding,
+                                     "AllGather and AllReduce times truncated (46.6 µs as 46, 11.65 µs as 11.6)",
+                                     "Solution 3.2 drops digits instead of rounding: the AllGather over XY takes "
+                                     "46.6 µs, printed 46 µs; the AllReduce over Z 2 × 5.83 = 11.65 µs, printed 11.6 µs."};
   ex.answer("ag_xy_book_rule", book_collective_time_s(Collective::all_gather, xy, v_xy, link), "s")
-      .book(46e-6, within(1e-6)).notes("000", 4.66e-5, sig(3))
-      .explain("the solution prints 46 µs for 46.6 µs");
+      .book(46e-6, sig(2)).notes("000", 4.66e-5, sig(3))
+      .erratum(kTruncated, "46.6 µs printed as 46 µs");
   ex.answer("ag_xy_exact", collective_cost(Collective::all_gather, xy, v_xy, link).t_s, "s")
       .explain("15/16 of the book's rule");
   ex.answer("ag_xy_hops", collective_cost(Collective::all_gather, xy, v_xy, link).hops, "").book(4, rel(1e-12))
       .explain("two hops per wrapped axis of 4: the latency floor of 4 µs");
   const double v_z = evaluate(parse_sharding("[B_X, D_Y]{U_Z}", mesh), mesh, {B, D}, Dtype::bf16).bytes_per_device;
   ex.answer("ar_z_book_rule", book_collective_time_s(Collective::all_reduce, z, v_z, link), "s")
-      .book(11.6e-6, within(0.1e-6)).notes("000", 1.16e-5, within(0.1e-6))
-      .explain("twice 5.83 µs; the solution and the notes print 11.65 µs truncated to 11.6");
+      .book(11.6e-6, sig(3)).erratum(kTruncated, "11.65 µs printed as 11.6 µs")
+      .notes("000", 1.16e-5, sig(3)).differs("the notes truncate 11.65 µs the same way")
+      .explain("twice 5.83 µs; the solution and the notes print 11.65 µs as 11.6");
   ex.answer("ar_z_exact", collective_cost(Collective::all_reduce, z, v_z, link).t_s, "s");
 }
 
@@ -339,12 +344,12 @@ EXERCISE("ex3.5", "The lowest-latency matmul on a v5p 4x4x4") {
   const double gather_per_byte = collective_cost(Collective::all_gather, slice_axes(s, {0, 1, 2}), 1, link).t_bandwidth_s;
   // sharded: max(2BDF / (n·C), 2BF · g) with g the AllGather time per byte: equal when D = n·C·g
   ex.answer("d_crossover", n * c * gather_per_byte, "")
-      .notes("000", 54400, rel(0.01))
+      .notes("000", 54400, sig(3))
       .differs("The notes divide 2BF by 3·1.8e11 without the (n − 1)/n = 63/64 factor of the AllGather.")
       .explain("sharded compute equals the AllGather of C at this D; above it the matmul is compute-bound");
   // replicated: 2BDF / C beats the sharded plan's AllGather (when comms-bound) while D < C·g
   ex.answer("d_replication_pays", c * gather_per_byte, "")
-      .notes("000", 850, rel(0.01))
+      .notes("000", 850, sig(2))
       .differs("Same missing 63/64 factor.")
       .explain("below this D, computing the whole product on every chip is faster than sharding and gathering");
 }
@@ -363,9 +368,9 @@ EXERCISE("ex3.6", "Three shardings on a v5e 4x4") {
     const auto p = plan_matmul(parse_sharding(a, mesh), parse_sharding(b, mesh), mesh, sizes, Dtype::bf16);
     ex.table(key + "-plan", {std::string(a) + " · " + b}).row({describe(p)});
     auto& comms = ex.answer(key + "_comms", comms_time_s(p, mesh, wraps, link), "s").explain(what);
-    if (notes_comms >= 0) comms.notes("000", notes_comms, rel(1e-9));
+    if (notes_comms >= 0) comms.notes("000", notes_comms, workbook::exact());
     ex.answer(key + "_compute", t_math_s(p.flops_per_device, v5e.bf16_flops_per_s), "s")
-        .notes("000", notes_compute, rel(1e-9))
+        .notes("000", notes_compute, workbook::exact())
         .explain("2IJK over 16 chips at 1.97e14 FLOPs/s");
   };
   record("base", "A[I_X, J_Y]", "B[J_Y, K]", "AllReduce_Y of C[I_X, K]{U_Y} over an open axis of 4",
@@ -391,7 +396,7 @@ EXERCISE("ex3.7", "Sharding an FFN block under a memory cap on a v5e 2x2") {
   const double weights = local("Win[D, F_XY]", {8192, 32768}) + local("Wout[F_XY, D]", {32768, 8192});
   ex.table("plans", {"step", "plan"}).row({"x · W_in", describe(first)}).row({"h · W_out", describe(second)});
   ex.answer("weight_bytes_per_chip", weights, "B")
-      .notes("000", 128 * std::pow(2.0, 20), rel(0.01))
+      .notes("000", 128 * std::pow(2.0, 20), workbook::exact())
       .differs("The notes count one weight shard (128 MiB) where each chip holds two, W_in's and W_out's.")
       .explain("a quarter of each 512 MiB matrix");
   ex.answer("free_after_weights", 300e6 - weights, "B")

@@ -134,10 +134,10 @@ EXERCISE("ch4.attention-fraction", "When dot-product attention dominates") {
   ex.answer("ratio_d8192_t8192", ratio(c8k, 8192), "").book(8192.0 / (8 * 8192), rel(1e-12))
       .explain("T / (8D) at D = T = 8192, with F = 4D, N = K, N·H = D");
   const double t_star = 1 / ratio(c8k, 1);  // the ratio is linear in T
-  ex.answer("crossover_d8192", t_star, "tokens").book(64 * 1024, sig(2)).explain("8D: the book's '~64K'");
+  ex.answer("crossover_d8192", t_star, "tokens").book(64 * 1024, sig(2).because("'~64K': two significant figures")).explain("8D: the book's '~64K'");
   const auto c27 = square_model(4608, 1, 256000);
   ex.answer("crossover_d4608_square", 1 / ratio(c27, 1), "tokens")
-      .book(32 * 1024, sig(2))
+      .book(32 * 1024, sig(2).because("'around 32k': two significant figures"))
       .erratum(workbook::Finding{"gemma-27b-32k", workbook::Severity::wrong,
                                  "Gemma-27B's attention crossover 8D quoted as 'around 32k' for D = 4608",
                                  "8D at D = 4608 is 36,864. The printed 32k is 8·4096 = 32,768: 8 times Gemma-27B's "
@@ -183,7 +183,7 @@ EXERCISE("ch4.remat-memory", "Activation checkpoints and their FLOP cost") {
       .explain("about 7 per layer: the outputs of the big matmuls");
   const double base = training_flops_per_token(c, 0);
   ex.answer("block_flops_ratio", (base + remat_extra_flops_per_token(c, 0, Remat::block)) / base, "")
-      .book(8.0 / 6, rel(1e-3))
+      .book(8.0 / 6, rel(1e-3).because("'roughly 8ND': the unembedding is not rerun, 0.07% of the FLOPs here"))
       .explain("6ND -> 8ND: the forward pass runs twice (short context, unembedding not rerun)");
 }
 
@@ -440,7 +440,7 @@ EXERCISE("ex4.7", "DeepSeek-V3's hardware utilisation") {
   ex.answer("flops_available", available, "FLOPs").book(1.52e25, sig(3)).notes("000", 1.5066e25, sig(5))
       .differs("The notes round the halved spec figure to 1.5e15 FLOPs/s, as the book itself rounds the H100's "
                "to 1e15 in solution 1.5; the book keeps 1.513e15 here.");
-  ex.answer("flops_used", used, "FLOPs").book(3.3e24, sig(2)).notes("000", 3.285e24, within(0.001e24))
+  ex.answer("flops_used", used, "FLOPs").book(3.3e24, sig(2)).notes("000", 3.285e24, sig(4)).differs("the notes truncate 3.2856e24 to 3.285e24")
       .explain("6 · 37e9 · 14.8e12 = 3.2856e24 (the notes truncate to 3.285e24)");
   ex.answer("utilization", used / available, "")
       .book(0.217, sig(3))
@@ -529,6 +529,6 @@ EXERCISE("notes.deepseek-moe", "DeepSeek-V3's MoE block three ways (reader appen
       .notes("000", 3085, sig(4))
       .differs("Arithmetic slip: 2.264e13 / 1.135e10 is 1995, not 3085.");
   // (iii) expert-parallel routing: only the needed FLOPs, every expert's weights loaded once.
-  ex.answer("intensity_routed", active_flops / (all_bytes + hidden_bytes), "FLOPs/byte").notes("000", 69.84, sig(3))
+  ex.answer("intensity_routed", active_flops / (all_bytes + hidden_bytes), "FLOPs/byte").notes("000", 69.84, sig(3).because("the notes divide counts rounded to 4 digits"))
       .explain("the notes divide 4-digit rounded counts, so their 69.84 is good to 3 digits");
 }

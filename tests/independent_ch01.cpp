@@ -217,3 +217,17 @@ INDEPENDENT("ch1.tiled-matmul.input_intensity", "walking the tiles: FLOPs over i
   const auto w = walk_tiles();
   return w.flops / w.input_bytes;
 }
+
+// Truncation errata (§1.1.3, solution 1.5): the unrounded values, by bisection on the two times.
+INDEPENDENT("ch1.v5e-intensity.ici_intensity", "bisection on the intensity where 1 byte's ICI time equals its FLOPs' time", 1e-9) {
+  return testing::bisect(1, 1e6, [](double i) { return i / 1.97e14 < 1 / 4.5e10; });
+}
+INDEPENDENT("ch1.two-chip-network.ici_intensity", "bisection on the intensity where 1 byte's ICI time equals its FLOPs' time", 1e-9) {
+  return testing::bisect(1, 1e6, [](double i) { return i / 1.97e14 < 1 / 4.5e10; });
+}
+INDEPENDENT("ch1.two-chip-network.critical_d", "bisection on D: B·D·F/1.97e14 against 2·B·F/4.5e10 (B = F = 1)", 1e-9) {
+  return testing::bisect(1, 1e7, [](double D) { return D / 1.97e14 < 2 / 4.5e10; });
+}
+INDEPENDENT("ex1.5.critical_batch_book_model", "the book's own route 1e15 / 3.35e12, by bisection on B", 1e-9) {
+  return testing::bisect(1, 1e6, [](double B) { return 2 * B / 1e15 < 2 / 3.35e12; });
+}

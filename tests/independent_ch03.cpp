@@ -306,3 +306,11 @@ INDEPENDENT("ex3.10.ag_uni_link_scalars", "routing every strip around a one-way 
 INDEPENDENT("ex3.10.a2a_uni_link_scalars", "routing every block around a one-way ring of 8, N = 64", 1e-12) {
   return uni_ring_busiest(true, 8, 64);
 }
+
+// ex3.2's book-rule times from the raw figures: v4p ICI 4.5e10 B/s one way, 9e10 both ways per axis.
+INDEPENDENT("ex3.2.ag_xy_book_rule", "bf16[1024, 4096] = 8 MiB over two axes: V / (2 · 9e10)", 1e-12) {
+  return 1024.0 * 4096 * 2 / (2 * 9e10);
+}
+INDEPENDENT("ex3.2.ar_z_book_rule", "bf16[1024/4, 4096/4] = 512 KiB, AllReduce 2V / 9e10", 1e-12) {
+  return 2 * (1024.0 / 4 * 4096 / 4 * 2) / 9e10;
+}
