@@ -197,6 +197,24 @@ EXERCISE("ex2.3", "A matmul streamed over PCIe from host memory") {
       .explain("below this D no batch is FLOPs-bound over PCIe, because the activations alone are too many bytes");
   ex.answer("critical_batch_d1m", *critical_batch(1 << 20, 4 << 20, bf16, bf16, bf16, chip_i), "tokens")
       .explain("exact crossover for D = 2^20 (F = 4D): still well above the shortcut's 61,333");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("critical_batch_rule", "8BD²/C > 8D²/W_pcie, so B > C / W_pcie (B ≪ D, F = 4D)",
+               [](const Inputs& v) { return in(v, "C") / in(v, "W"); },
+               [](const Inputs& v) {
+                 const double D = in(v, "D");
+                 return *critical_batch(D, 4 * D, Dtype::bf16, Dtype::bf16, Dtype::bf16,
+                                        critical_intensity(in(v, "C"), in(v, "W")));
+               })
+        .at({{"C", c}, {"D", 1 << 20}, {"W", w_pcie}}).at({{"C", 4.59e14}, {"D", 1 << 22}, {"W", 3.2e10}})
+        .approximation(rel(0.09).because("drops BD and BF against DF although B* is not small: the exact "
+                                         "B* = (C/W) / (1 − 5C/(4DW)) is 7.9% above C/W at D = 2^20, 0.4% at the "
+                                         "second point"));
+    ex.claim("no_batch_at_d8192", "Solution 2.3's rule B > 61,000 assumes B ≪ D; at D = 8192 (F = 4D) no batch is "
+             "FLOPs-bound at all: the smallest D with a crossover", 10 * chip_i / 8, "")
+        .above(8192);
+  }
   ex.answer("has_critical_batch_d8192", critical_batch(8192, 4 * 8192, bf16, bf16, bf16, chip_i) ? 1.0 : 0.0, "")
       .explain("1 if some batch makes D = 8192 FLOPs-bound over PCIe, else 0");
 }
