@@ -7,6 +7,7 @@
 
 #include "scaling/cost/collectives.hpp"
 #include "scaling/cost/planner.hpp"
+#include "scaling/hardware/chip.hpp"
 #include "scaling/model/presets.hpp"
 
 using namespace scaling;
@@ -36,4 +37,37 @@ TEST_CASE("planner: fast axes of 1 to 2^20 chips, no more") {
   CHECK_THROWS_WITH_AS(plan(r), doctest::Contains("must be 1 to 2^20"), std::invalid_argument);
   r.hw.fast_axes = {2 << 20};
   CHECK_THROWS_AS(plan(r), std::invalid_argument);
+}
+
+namespace {
+PlanRequest two_axis_request() {
+  PlanRequest r;
+  r.model = model("llama2-7b");
+  r.hw = tpu_pods(chip("tpu-v5p"), {4, 4}, 1);
+  r.batch_tokens = 1 << 20;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("planner: the book's cost model refuses any pipeline stage, even two") {
+  auto r = two_axis_request();
+  r.cost_model = CostModel::book;
+  CHECK_THROWS_WITH_AS(evaluate(r, {AxisRoles{2, 1, 2}, AxisRoles{4, 1, 1}}, AxisRoles{}, 1, 0, 3),
+                       doctest::Contains("no pipeline"), std::invalid_argument);
+  CHECK_NOTHROW(evaluate(r, {AxisRoles{4, 1, 1}, AxisRoles{4, 1, 1}}, AxisRoles{}, 1, 0, 3));
+}
+
+TEST_CASE("planner: the listed layouts are distinct in their degrees (one mapping each)") {
+  auto r = two_axis_request();
+  r.top_k = 30;
+  const auto result = plan(r);
+  REQUIRE(result.top.size() > 1);
+  for (size_t i = 0; i < result.top.size(); ++i)
+    for (size_t j = i + 1; j < result.top.size(); ++j) {
+      const auto &a = result.top[i], &b = result.top[j];
+      const bool same = a.fsdp == b.fsdp && a.tp == b.tp && a.pipeline == b.pipeline &&
+                        a.microbatches == b.microbatches && a.zero == b.zero && a.zero_all == b.zero_all &&
+                        a.saved == b.saved && a.fsdp_slow == b.fsdp_slow && a.pipeline_slow == b.pipeline_slow;
+      CHECK_MESSAGE(!same, "layouts " << i << " and " << j << " repeat the same degrees");
+    }
 }
