@@ -314,3 +314,14 @@ INDEPENDENT("ex3.2.ag_xy_book_rule", "bf16[1024, 4096] = 8 MiB over two axes: V 
 INDEPENDENT("ex3.2.ar_z_book_rule", "bf16[1024/4, 4096/4] = 512 KiB, AllReduce 2V / 9e10", 1e-12) {
   return 2 * (1024.0 / 4 * 4096 / 4 * 2) / 9e10;
 }
+
+#include <stdexcept>
+
+#include "scaling/notation/sharding.hpp"
+
+TEST_CASE("§3.1 notation: only a complete {U_...} may follow the brackets") {
+  const Mesh mesh = parse_mesh("X=4,Y=2");
+  CHECK_NOTHROW(parse_sharding("A[I_X, J]{U_Y}", mesh));
+  CHECK_THROWS_WITH_AS(parse_sharding("A[I_X, J]{U_Y", mesh), doctest::Contains("unexpected"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_sharding("A[I_X, J] U_Y}", mesh), doctest::Contains("unexpected"), std::invalid_argument);
+}
