@@ -2,6 +2,7 @@
 // value taken from outside the library (the book's rule as printed, a limit stated in an error message).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -70,4 +71,11 @@ TEST_CASE("planner: the listed layouts are distinct in their degrees (one mappin
                         a.saved == b.saved && a.fsdp_slow == b.fsdp_slow && a.pipeline_slow == b.pipeline_slow;
       CHECK_MESSAGE(!same, "layouts " << i << " and " << j << " repeat the same degrees");
     }
+}
+
+TEST_CASE("planner: an axis shared by data and pipeline parallelism splits its bandwidth, never loses it") {
+  auto r = two_axis_request();
+  const auto shared = evaluate(r, {AxisRoles{2, 1, 2}, AxisRoles{4, 1, 1}}, AxisRoles{}, 8, 0, 3);
+  CHECK(std::isfinite(shared.step_s));
+  CHECK(std::isfinite(shared.t_ici_s));
 }
