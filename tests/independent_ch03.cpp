@@ -325,3 +325,9 @@ TEST_CASE("§3.1 notation: only a complete {U_...} may follow the brackets") {
   CHECK_THROWS_WITH_AS(parse_sharding("A[I_X, J]{U_Y", mesh), doctest::Contains("unexpected"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_sharding("A[I_X, J] U_Y}", mesh), doctest::Contains("unexpected"), std::invalid_argument);
 }
+
+TEST_CASE("virtual mesh: a request above 1e15 elements is refused, 1e15 itself is not") {
+  const auto ring = sim::ring(4, sim::Links::bi);
+  CHECK_THROWS_AS(sim::simulate(ring, {sim::Op::all_gather, {0}, 1.5e15, 1, true}), std::invalid_argument);
+  CHECK_NOTHROW(sim::simulate(ring, {sim::Op::all_gather, {0}, 1e15, 1, true}));
+}
