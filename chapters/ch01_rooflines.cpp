@@ -30,6 +30,25 @@ constexpr double kV5pVpuFlops = 7e12;        // §1.1, footnote 8
 constexpr double kV5pHbmSection2_2 = 2.5e12; // §2.2 (the §2.3 table says 2.8e12)
 constexpr double kH100SparseBf16 = 1.979e15; // spec sheet value quoted in solution 1.5
 
+// Findings of chapter 1: one per cause, referenced by every answer, formula and claim it explains.
+const workbook::Finding kTiledFlopsM{
+    "tiled-flops-m", workbook::Severity::wrong, "Tiled-matmul FLOP count has m where the tile size bn belongs",
+    "The footnote writes the FLOPs as 2·tm·tn·tk·m·bk·bm. Summing 2·bm·bk·bn over the tm·tn·tk tile steps "
+    "gives 2·tm·tn·tk·bm·bk·bn = 2mkn; the printed product is m/bn times that (8× for 4096³ in 512 tiles: "
+    "2·8·8·8·4096·512·512 = 1.10e12 against 2·4096³ = 1.37e11)."};
+const workbook::Finding kPartialSumAdds{
+    "partial-sum-adds", workbook::Severity::wrong, "Adding two [B, F] partial sums takes BF additions, not DF",
+    "Footnote 11 of §1.1.3 counts the additions that combine the two chips' partial sums as DF; the partial "
+    "sums are the [B, F] outputs, so each chip adds B·F numbers (the printed DF is the weight matrix's size)."};
+const workbook::Finding kTruncated4377{
+    "ici-intensity-truncated", workbook::Severity::rounding, "1.97e14 / 4.5e10 = 4377.8 printed as 4377",
+    "§1.1.3 truncates 4377.8 to 4377 and doubles the truncated threshold: D > 8755 where 2 · 4377.8 = 8755.6 "
+    "(the first whole D above it is 8756)."};
+const workbook::Finding kH100Rounding{
+    "h100-peak-rounded", workbook::Severity::rounding, "H100 dense peak rounded up to 1e15 before dividing",
+    "Solution 1.5 halves the 1.979e15 sparse figure to 9.895e14, calls it 'close to 1e15' and divides 1e15 "
+    "by 3.35e12 = 298.5, printed as 298; 9.895e14 / 3.35e12 = 295.4."};
+
 std::string fmt_batch(const std::optional<double>& b) { return b ? format_number(*b) : "none"; }
 
 }  // namespace
@@ -54,8 +73,9 @@ EXERCISE("ch1.v5e-intensity", "Critical intensity of the TPU v5e MXU") {
       .notes("000", 240, sig(2))
       .explain("1.97e14 FLOPs/s over the 8.2e11 B/s that §1.1 quotes");
   ex.answer("ici_intensity", critical_intensity(c, kV5eIciOneWay), "FLOPs/byte")
-      .book(4377, within(1))
-      .notes("000", 4378, within(1))
+      .book(4377, sig(4))
+      .erratum(kTruncated4377)
+      .notes("000", 4378, sig(4))
       .explain("1.97e14 FLOPs/s over 4.5e10 B/s of one-way ICI (§1.1.3 prints 4377, truncating 4377.8)");
 }
 
@@ -66,6 +86,18 @@ EXERCISE("ch1.dot-product", "Arithmetic intensity of a bf16 dot product") {
   const double n = 4096;
   ex.answer("intensity_n4096", intensity(ops(n), bytes_moved(n)), "FLOPs/byte")
       .explain("exact (2N − 1)/(4N + 2) at N = 4096");
+  using workbook::Inputs;
+  using workbook::in;
+  ex.formula("intensity", "Intensity(dot) = (N + N − 1)/(2N + 2N + 2) = (2N − 1)/(4N + 2)",
+             [](const Inputs& v) { return (2 * in(v, "N") - 1) / (4 * in(v, "N") + 2); },
+             [ops, bytes_moved](const Inputs& v) { return intensity(ops(in(v, "N")), bytes_moved(in(v, "N"))); })
+      .at({{"N", 4096}}).at({{"N", 7}});
+  ex.claim("bandwidth_bound_on_v5e_mxu", "§1.1: the dot product's intensity 1/2 is far below the v5e MXU's 240, "
+           "so it is communication-bound", intensity(ops(n), bytes_moved(n)), "FLOPs/byte")
+      .below(critical_intensity(chip("tpu-v5e").bf16_flops_per_s, kV5eHbmSection1));
+  ex.claim("bandwidth_bound_on_vpu", "§1.1 footnote 8: even against the v5p VPU's critical intensity (about 3) "
+           "the dot product is still somewhat comms-bound", intensity(ops(n), bytes_moved(n)), "FLOPs/byte")
+      .below(critical_intensity(kV5pVpuFlops, chip("tpu-v5p").hbm_bytes_per_s));
   // Both counts are linear in N, so the large-N intensity is the ratio of their slopes.
   const double slope_ops = ops(2 * n) - ops(n), slope_bytes = bytes_moved(2 * n) - bytes_moved(n);
   ex.answer("intensity_limit", slope_ops / slope_bytes, "FLOPs/byte")
@@ -93,6 +125,28 @@ EXERCISE("ch1.matmul-intensity", "bf16 matmul intensity and the critical batch o
       .explain("the B ≪ D, F shortcut: intensity ≈ B, so B* = 1.97e14 / 8.2e11");
   ex.answer("critical_batch_d8192", *critical_batch(8192, 8192, bf16, bf16, bf16, chip_i), "tokens")
       .explain("exact crossover for D = F = 8192 (the book's 'D, F > 8000'), all operands bf16");
+  using workbook::Inputs;
+  using workbook::in;
+  auto exact_intensity = [](const Inputs& v) { return intensity(Matmul{in(v, "B"), in(v, "D"), in(v, "F")}); };
+  ex.formula("intensity", "Intensity(matmul) = 2BDF/(2BD + 2DF + 2BF) = BDF/(BD + DF + BF)",
+             [](const Inputs& v) {
+               const double B = in(v, "B"), D = in(v, "D"), F = in(v, "F");
+               return B * D * F / (B * D + D * F + B * F);
+             },
+             exact_intensity)
+      .at({{"B", 240}, {"D", 8192}, {"F", 8192}}).at({{"B", 37}, {"D", 1000}, {"F", 3000}});
+  ex.formula("intensity_small_batch", "Intensity(matmul) ≈ B when B ≪ D, F (§1.1.2, eq. 1)",
+             [](const Inputs& v) { return in(v, "B"); }, exact_intensity)
+      .at({{"B", 240}, {"D", 8192}, {"F", 8192}}).at({{"B", 100}, {"D", 16384}, {"F", 65536}})
+      .approximation(rel(0.07).because("drops BD + BF against DF: the relative error is about B/D + B/F, "
+                                       "6% at the book's B = 240, D = F = 8192 and below 1% at the second point"));
+  ex.claim("gpu_closer_to_300", "§1.1.2: for GPUs the critical batch is slightly higher than 240, closer to 300 "
+           "(H100: dense bf16 peak over 3.35e12 B/s)",
+           critical_intensity(chip("h100").bf16_flops_per_s, chip("h100").hbm_bytes_per_s), "tokens")
+      .about(300, sig(1));
+  ex.claim("gpu_above_tpu", "§1.1.2: the GPU figure is higher than the TPU's 240",
+           critical_intensity(chip("h100").bf16_flops_per_s, chip("h100").hbm_bytes_per_s), "tokens")
+      .above(chip_i);
   auto& t = ex.table("exact-vs-shortcut", {"D = F", "exact B*", "shortcut B*", "intensity at B = 240"});
   for (double d : {1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 65536.0}) {
     const Matmul m{240, d, d};
@@ -116,14 +170,40 @@ EXERCISE("ch1.tiled-matmul", "FLOPs, bytes and intensity of a tiled matmul") {
   const double printed_bytes = 2 * tm * tn * (tk * (t.bm * t.bk + t.bk * t.bn) + 2 * t.bm * t.bn);
   ex.answer("flops", flops(t), "FLOPs")
       .book(printed_flops, rel(1e-12))
-      .erratum("The printed FLOP count 2·tm·tn·tk·m·bk·bm has m where the tile size bn belongs; "
-               "2·tm·tn·tk·bm·bk·bn = 2mkn is the matmul's FLOP count, the printed one is m/bn times too large.");
+      .erratum(kTiledFlopsM, "at 4096³ in 512 tiles the printed count is 8× the true 2mkn");
+  using workbook::Inputs;
+  using workbook::in;
+  auto tiled = [](const Inputs& v) {
+    return TiledMatmul{in(v, "m"), in(v, "k"), in(v, "n"), in(v, "bm"), in(v, "bk"), in(v, "bn")};
+  };
+  ex.formula("flops_formula", "FLOPs = 2·tm·tn·tk·m·bk·bm (tm = m/bm, tn = n/bn, tk = k/bk)",
+             [](const Inputs& v) {
+               const double tm = in(v, "m") / in(v, "bm"), tn = in(v, "n") / in(v, "bn"), tk = in(v, "k") / in(v, "bk");
+               return 2 * tm * tn * tk * in(v, "m") * in(v, "bk") * in(v, "bm");
+             },
+             [tiled](const Inputs& v) { return flops(tiled(v)); })
+      .at({{"m", 4096}, {"k", 4096}, {"n", 4096}, {"bm", 512}, {"bk", 512}, {"bn", 512}})
+      .at({{"m", 2048}, {"k", 1024}, {"n", 3072}, {"bm", 256}, {"bk", 128}, {"bn", 384}})
+      .erratum(kTiledFlopsM);
+  ex.formula("bytes_formula", "bytes = 2·tm·tn·(tk·(bm·bk + bk·bn) + 2·bm·bn)",
+             [](const Inputs& v) {
+               const double tm = in(v, "m") / in(v, "bm"), tn = in(v, "n") / in(v, "bn"), tk = in(v, "k") / in(v, "bk");
+               return 2 * tm * tn * (tk * (in(v, "bm") * in(v, "bk") + in(v, "bk") * in(v, "bn")) + 2 * in(v, "bm") * in(v, "bn"));
+             },
+             [tiled](const Inputs& v) { return bytes(tiled(v)); })
+      .at({{"m", 4096}, {"k", 4096}, {"n", 4096}, {"bm", 512}, {"bk", 512}, {"bn", 512}})
+      .at({{"m", 2048}, {"k", 1024}, {"n", 3072}, {"bm", 256}, {"bk", 128}, {"bn", 384}});
+  ex.formula("input_intensity_formula", "intensity of the input loads = bm·bn/(bm + bn)",
+             [](const Inputs& v) { return in(v, "bm") * in(v, "bn") / (in(v, "bm") + in(v, "bn")); },
+             [tiled](const Inputs& v) { return input_intensity(tiled(v)); })
+      .at({{"m", 4096}, {"k", 4096}, {"n", 4096}, {"bm", 512}, {"bk", 512}, {"bn", 512}})
+      .at({{"m", 2048}, {"k", 1024}, {"n", 3072}, {"bm", 256}, {"bk", 128}, {"bn", 384}});
   ex.answer("bytes", bytes(t), "B")
-      .book(printed_bytes, rel(1e-12))
+      .derived(printed_bytes, "2·tm·tn·(tk·(bm·bk + bk·bn) + 2·bm·bn), the footnote's count at this shape")
       .explain("bf16 input tiles reloaded for every output tile, output written once in fp32 (4 bytes): "
                "the printed 2·bm·bn output term per tile pair, times the outer 2, is 4 bytes per element");
   ex.answer("input_intensity", input_intensity(t), "FLOPs/byte")
-      .book(t.bm * t.bn / (t.bm + t.bn), rel(1e-12))
+      .derived(t.bm * t.bn / (t.bm + t.bn), "bm·bn/(bm + bn) at this shape")
       .explain("output term dropped, as the footnote does: bm·bn/(bm + bn)");
   ex.answer("intensity", intensity(flops(t), bytes(t)), "FLOPs/byte")
       .explain("with the output bytes: 1/(1/bm + 1/bn + 2/k) for fp32 output");
@@ -135,9 +215,45 @@ EXERCISE("ch1.two-chip-network", "Roofline of a matmul split over two chips alon
   //   T_math = 2·B·(D/2)·F / C,   T_comms = 2·B·F / W   =>   compute-bound when D/2 > C / W.
   const double c = chip("tpu-v5e").bf16_flops_per_s;
   const double chip_i = critical_intensity(c, kV5eIciOneWay);
-  ex.answer("ici_intensity", chip_i, "FLOPs/byte").book(4377, within(1)).explain("1.97e14 / 4.5e10");
-  ex.answer("critical_d", 2 * chip_i, "").book(8755, within(1)).notes("003", 8755, within(1))
+  ex.answer("ici_intensity", chip_i, "FLOPs/byte").book(4377, sig(4)).erratum(kTruncated4377)
+      .explain("1.97e14 / 4.5e10");
+  ex.answer("critical_d", 2 * chip_i, "").book(8755, sig(4)).erratum(kTruncated4377)
+      .notes("003", 8755, sig(4)).differs("003 copies the book's threshold, truncated from 8755.6")
       .explain("D* = 2·C/W; the book truncates 8755.6 to 8755");
+  using workbook::Inputs;
+  using workbook::in;
+  // Per chip: half the FLOPs, and the [B, F] bf16 partial sum sent to the other chip.
+  auto two_chip = [c](const Inputs& v) {
+    const double B = in(v, "B"), D = in(v, "D"), F = in(v, "F");
+    return roofline(2 * B * (D / 2) * F, 2 * B * F, in(v, "C"), in(v, "W"));
+  };
+  const Inputs book_point{{"B", 512}, {"D", 8192}, {"F", 8192}, {"C", c}, {"W", kV5eIciOneWay}};
+  const Inputs other{{"B", 96}, {"D", 3000}, {"F", 5000}, {"C", 4.59e14}, {"W", 9e10}};
+  ex.formula("t_math", "T_math = 2BDF / (2 · Accelerator FLOPs/s) = BDF / C",
+             [](const Inputs& v) { return in(v, "B") * in(v, "D") * in(v, "F") / in(v, "C"); },
+             [two_chip](const Inputs& v) { return two_chip(v).t_math_s; })
+      .at(book_point).at(other);
+  ex.formula("t_comms", "T_comms = 2BF / Network Bandwidth",
+             [](const Inputs& v) { return 2 * in(v, "B") * in(v, "F") / in(v, "W"); },
+             [two_chip](const Inputs& v) { return two_chip(v).t_comms_s; })
+      .at(book_point).at(other);
+  ex.formula("intensity", "Intensity(matmul(2 chips)) = BDF / 2BF = D/2",
+             [](const Inputs& v) { return in(v, "D") / 2; },
+             [two_chip](const Inputs& v) {
+               const double B = in(v, "B"), D = in(v, "D"), F = in(v, "F");
+               return intensity(2 * B * (D / 2) * F, 2 * B * F);
+             })
+      .at(book_point).at(other);
+  // Footnote 11: the two partial sums are [B, F]; adding them costs B·F additions per chip.
+  ex.formula("partial_sum_adds", "additions to combine the partial sums = DF (footnote 11)",
+             [](const Inputs& v) { return in(v, "D") * in(v, "F"); },
+             [](const Inputs& v) { return in(v, "B") * in(v, "F"); })  // one add per output element
+      .at(book_point).at(other)
+      .erratum(kPartialSumAdds);
+  ex.claim("partial_sum_negligible", "§1.1.3 footnote 11: the additions of the partial sums are negligible next "
+           "to each chip's matmul FLOPs (ratio shown, at B = 512, D = F = 8192)",
+           (512.0 * 8192) / (2 * 512.0 * 4096 * 8192), "")
+      .below(0.01);
   const double B = 512, F = 8192;
   auto& t = ex.table("examples", {"D", "T_math", "T_comms", "bound"});
   for (double d : {4096.0, 8192.0, 8756.0, 16384.0}) {
@@ -163,19 +279,62 @@ EXERCISE("ex1.1", "int8 matmul roofline") {
   const double B = m.B, D = m.D, F = m.F;
   const auto r = roofline(flops(m), bytes(m), c, w);
   const std::string at = "at B = 256, D = F = 8192";
-  ex.answer("bytes_loaded", bytes_loaded(m), "B").book(B * D + D * F, rel(1e-12)).notes("000", B * D + D * F, exact())
-      .explain("BD + DF " + at);
-  ex.answer("bytes_stored", bytes_stored(m), "B").book(B * F, rel(1e-12)).notes("000", B * F, exact())
+  // The solution prints formulas, not numbers: each is registered as a formula (checked at the example
+  // shape and at an unrelated one), and the answer carries its value as derived, not as a book value.
+  ex.answer("bytes_loaded", bytes_loaded(m), "B").derived(B * D + D * F, "BD + DF " + at)
+      .notes("000", B * D + D * F, exact()).explain("BD + DF " + at);
+  ex.answer("bytes_stored", bytes_stored(m), "B").derived(B * F, "BF " + at).notes("000", B * F, exact())
       .explain("BF " + at);
-  ex.answer("ops", flops(m), "FLOPs").book(2 * B * D * F, rel(1e-12))
-      .notes("003", B * F * (2 * D - 1), rel(1e-3))
-      .explain("2BDF " + at + "; 003 counts BF(2D − 1), which differs by 1/(2D)");
+  ex.answer("ops", flops(m), "FLOPs").derived(2 * B * D * F, "2BDF " + at)
+      .notes("003", B * F * (2 * D - 1), workbook::exact())
+      .differs("003 counts BF(2D − 1), the exact count footnote 9 itself gives; 2BDF is the book's round "
+               "figure, 1/(2D) = 6e-5 larger")
+      .explain("2BDF " + at);
   ex.answer("intensity", intensity(m), "FLOPs/byte")
-      .book(2 * B * D * F / (B * D + D * F + B * F), rel(1e-12)).explain(at);
-  ex.answer("t_math", r.t_math_s, "s").book(2 * B * D * F / 3.94e14, rel(1e-12)).explain(at);
-  ex.answer("t_comms", r.t_comms_s, "s").book((B * D + D * F + B * F) / 8.1e11, rel(1e-12)).explain(at);
+      .derived(2 * B * D * F / (B * D + D * F + B * F), "2BDF/(BD + DF + BF) " + at).explain(at);
+  ex.answer("t_math", r.t_math_s, "s").derived(2 * B * D * F / 3.94e14, "2BDF/3.94e14 " + at).explain(at);
+  ex.answer("t_comms", r.t_comms_s, "s").derived((B * D + D * F + B * F) / 8.1e11, "(BD + DF + BF)/8.1e11 " + at)
+      .explain(at);
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto int8_mm = [](const Inputs& v) {
+      return Matmul{in(v, "B"), in(v, "D"), in(v, "F"), Dtype::int8, Dtype::int8, Dtype::int8};
+    };
+    const Inputs here{{"B", B}, {"D", D}, {"F", F}}, other{{"B", 37}, {"D", 1000}, {"F", 3000}};
+    ex.formula("bytes_loaded_formula", "bytes loaded = BD + DF (int8)",
+               [](const Inputs& v) { return in(v, "B") * in(v, "D") + in(v, "D") * in(v, "F"); },
+               [int8_mm](const Inputs& v) { return bytes_loaded(int8_mm(v)); })
+        .at(here).at(other);
+    ex.formula("bytes_stored_formula", "bytes written = BF (int8)",
+               [](const Inputs& v) { return in(v, "B") * in(v, "F"); },
+               [int8_mm](const Inputs& v) { return bytes_stored(int8_mm(v)); })
+        .at(here).at(other);
+    ex.formula("ops_formula", "OPs = 2BDF", [](const Inputs& v) { return 2 * in(v, "B") * in(v, "D") * in(v, "F"); },
+               [int8_mm](const Inputs& v) { return flops(int8_mm(v)); })
+        .at(here).at(other);
+    ex.formula("intensity_formula", "intensity = 2BDF/(BD + DF + BF) (int8)",
+               [](const Inputs& v) {
+                 const double b = in(v, "B"), d = in(v, "D"), f = in(v, "F");
+                 return 2 * b * d * f / (b * d + d * f + b * f);
+               },
+               [int8_mm](const Inputs& v) { return intensity(int8_mm(v)); })
+        .at(here).at(other);
+    ex.formula("intensity_small_batch", "intensity ≈ 2B when B ≪ D, F (int8)",
+               [](const Inputs& v) { return 2 * in(v, "B"); },
+               [int8_mm](const Inputs& v) { return intensity(int8_mm(v)); })
+        .at(here).at({{"B", 100}, {"D", 16384}, {"F", 65536}})
+        .approximation(rel(0.07).because("drops BD + BF against DF: about B/D + B/F, 6.3% at B = 256, D = F = 8192"));
+  }
   ex.answer("t_lower", r.t_lower_s, "s").explain("max(T_math, T_comms) " + at);
   ex.answer("t_upper", r.t_upper_s, "s").explain("T_math + T_comms " + at);
+  ex.claim("bounds_within_2x", "§1.1: the upper bound T_math + T_comms is at most twice the lower bound "
+           "max(T_math, T_comms) (" + at + ")", r.t_upper_s / r.t_lower_s, "").at_most(2);
+  ex.claim("rule_basically_unchanged", "Solution 1.1: the int8 critical batch 243 is 'basically unchanged' from "
+           "bf16's 240 (ratio of the two)", critical_batch_small_batch_limit(Dtype::int8, chip_i) /
+               critical_batch_small_batch_limit(Dtype::bf16, critical_intensity(chip("tpu-v5e").bf16_flops_per_s,
+                                                                                  kV5eHbmSection1)), "")
+      .about(1, rel(0.02).because("'basically unchanged': within 2%"));
   ex.answer("critical_batch_d8192", *critical_batch(D, F, m.lhs, m.rhs, m.out, chip_i), "tokens")
       .explain("exact crossover for D = F = 8192; the shortcut's 243 ignores the BD and BF bytes");
 }
@@ -189,8 +348,9 @@ EXERCISE("ex1.2", "int8 weights, bf16 activations and FLOPs") {
   ex.answer("critical_batch_small_b", critical_batch_small_batch_limit(int8, chip_i), "tokens")
       .book(120, sig(3))
       .notes("000", 120, sig(3))
-      .notes("003", 121.6, rel(0.001))
-      .differs("003 uses the §2.3 table's 8.1e11 B/s (intensity 243.2) where the book's solution uses §1's 8.2e11")
+      .notes("003", 121.6, sig(4))
+      .differs("the exercise names no bandwidth, so either of the book's figures is allowed: 003 takes the §2.3 "
+               "table's 8.1e11 B/s (the one exercise 1.1 gives; intensity 243.2), the book's solution §1's 8.2e11")
       .explain("intensity ≈ 2B when the int8 weights dominate the bytes, so B* = 240/2");
 
   // The reader of 003 went further, with D = F = 128, 8000 and 16000 and the table's 8.1e11 B/s.
@@ -202,10 +362,12 @@ EXERCISE("ex1.2", "int8 weights, bf16 activations and FLOPs") {
   ex.answer("has_critical_batch_d128", critical_batch(128, 128, bf16, int8, bf16, notes_i) ? 1.0 : 0.0, "")
       .explain("1 if some batch makes D = F = 128 compute-bound, else 0");
   ex.answer("critical_batch_d8000", *critical_batch(8000, 8000, bf16, int8, bf16, notes_i), "tokens")
-      .notes("003", 129.35, rel(0.002))
+      .notes("003", 129.35, sig(5))
+      .differs("003 rounds the chip's intensity to 243 before solving")
       .explain("exact, with 8.1e11 B/s as 003 assumes (003 rounds the intensity to 243)");
   ex.answer("critical_batch_d16000", *critical_batch(16000, 16000, bf16, int8, bf16, notes_i), "tokens")
-      .notes("003", 125.30, rel(0.002))
+      .notes("003", 125.30, sig(5))
+      .differs("003 rounds the chip's intensity to 243 before solving")
       .explain("exact, with 8.1e11 B/s as 003 assumes");
 }
 
@@ -230,6 +392,10 @@ EXERCISE("ex1.3", "Roofline plot for the int8-weight matmul") {
   ex.answer("critical_batch_d1024", crit[1], "tokens").explain("exact crossover, D = F = 1024");
   ex.answer("critical_batch_ratio", crit[1] / crit[0], "")
       .explain("how much the smaller model raises the critical batch; the book says it 'almost doubles'");
+  ex.claim("almost_doubles", "ex1.3: going from D = F = 4096 to 1024 the critical batch 'almost doubles'",
+           crit[1] / crit[0], "")
+      .between(1.5, 2)
+      .explain("'almost doubles': more than 1.5×, not more than 2×");
   ex.answer("peak_flops", c, "FLOPs/s").explain("the flat part of both curves");
 }
 
@@ -255,17 +421,26 @@ EXERCISE("ex1.5", "Critical batch of an H100") {
   const double dense = kH100SparseBf16 / 2, w = chip("h100").hbm_bytes_per_s;
   const double rounded = std::pow(10.0, std::round(std::log10(dense)));  // the book's "close to 1e15"
   ex.answer("critical_batch_book_model", critical_intensity(rounded, w), "tokens")
-      .book(298, within(1))
-      .explain("the book's route: dense peak rounded to 1e15, over 3.35e12 B/s (298.5, printed truncated)");
+      .book(298, sig(3))
+      .erratum(kH100Rounding, "even on the book's own route 1e15 / 3.35e12 = 298.5, which rounds to 299")
+      .explain("the book's route: dense peak rounded to 1e15, over 3.35e12 B/s");
   ex.answer("critical_batch", critical_intensity(dense, w), "tokens")
-      .book(298, within(1))
-      .erratum("The book rounds the dense peak 9.895e14 up to 1e15 before dividing and then prints three "
-               "digits; with the halved spec value itself the critical batch is 295, not 298.")
+      .book(298, sig(3))
+      .erratum(kH100Rounding, "with the halved spec value itself the critical batch is 295, not 298")
       .notes("000", 300, sig(1))
-      .notes("003", 298, within(1))
-      .differs("003 repeats the book's rounding of the dense peak to 1e15");
+      .notes("003", 298, sig(3))
+      .differs("003 follows the book's own solution, which rounds the dense peak to 1e15; the reader's 298 is "
+               "the book's number, not a slip of the reader's");
+  ex.claim("dense_close_to_1e15", "Solution 1.5: half the sparse spec figure is 'close to 1e15' FLOPs/s", dense,
+           "FLOPs/s")
+      .about(1e15, sig(1));
+  ex.claim("similar_to_tpu", "Solution 1.5: the H100's critical batch is 'rather similar to the TPU' (ratio to "
+           "the v5e's 240)", critical_intensity(dense, w) /
+               critical_intensity(chip("tpu-v5e").bf16_flops_per_s, kV5eHbmSection1), "")
+      .between(0.8, 1.25)
+      .explain("'rather similar': within 25% either way");
   ex.answer("critical_batch_preset", critical_intensity(chip("h100").bf16_flops_per_s, w), "tokens")
-      .book(298, within(1))
-      .erratum("Same rounding: §1.1's own H100 figure, 9.89e14 FLOPs/s, gives 295.")
+      .book(298, sig(3))
+      .erratum(kH100Rounding, "§1.1's own H100 figure, 9.89e14 FLOPs/s, also gives 295")
       .explain("with the H100 preset (§1.1)");
 }

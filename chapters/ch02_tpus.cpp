@@ -21,20 +21,38 @@ namespace {
 // §2.1 / §2.5.2: one MXU does bf16[8,128] @ bf16[128,128] every 8 cycles; v4 and v5 have 4 MXUs per core.
 constexpr double kMxuRows = 8, kMxuSide = 128, kCyclesPerMatmul = 8, kClockHz = 1.5e9, kMxusPerCore = 4;
 constexpr double kVmemOverHbm = 22;  // §2.1: VMEM bandwidth is about 22× HBM's (v5e)
+
+// Solution 2.6 sizes the int8[128Ki, 128Ki] array as 16e9 bytes: one cause behind four printed times.
+const workbook::Finding kGibAsGb{
+    "gib-as-gb", workbook::Severity::unit, "16 GiB computed as 16e9 bytes (solution 2.6)",
+    "128Ki × 128Ki int8 is 2^34 = 1.718e10 bytes (16 GiB); the solution calls it 16GB and divides 16e9: "
+    "16e9/2/8/1.5e10 = 66.7 ms (PCIe, printed 66), 15e9/(2·4.5e10) = 166.7 ms (ICI, printed 167), "
+    "16e9/8.1e11 = 19.75 ms (HBM, printed 19: also truncated). Each time is 7.4% short."};
 }  // namespace
 
 EXERCISE("ch2.mxu-flops", "Throughput of one MXU") {
   const double flops_per_matmul = 2 * kMxuRows * kMxuSide * kMxuSide;  // a multiply and an add per term
   const double per_mxu = flops_per_matmul / kCyclesPerMatmul * kClockHz;
-  ex.answer("bf16_per_mxu", per_mxu, "FLOPs/s").book(5e13, sig(1)).notes("000", 4.915e13, rel(1e-3))
+  ex.answer("bf16_per_mxu", per_mxu, "FLOPs/s").book(5e13, sig(1)).notes("000", 4.915e13, sig(4))
       .explain("2·8·128·128 FLOPs every 8 cycles at 1.5 GHz");
   ex.answer("bf16_per_v5e", per_mxu * kMxusPerCore, "FLOPs/s").book(2e14, sig(1))
       .explain("four MXUs (§2.5.2); the §2.3 table's 1.97e14 is the same figure to 3 digits");
+  ex.claim("multiply_adds_per_s", "§2.1 takeaway: the systolic array does 'around 200 trillion multiply-adds per "
+           "second' (v5e: bf16 FLOPs/s over 2 FLOPs per multiply-add)",
+           chip("tpu-v5e").bf16_flops_per_s / 2, "multiply-adds/s")
+      .about(2e14, sig(1))
+      .erratum(workbook::Finding{"flops-as-multiply-adds", workbook::Severity::unit,
+                                 "2e14 FLOPs/s called 2e14 multiply-adds per second",
+                                 "A multiply-add is 2 FLOPs (§1.1.2 counts 2BDF FLOPs for BDF of them); the v5e's "
+                                 "1.97e14 bf16 FLOPs/s is 9.9e13 multiply-adds/s. The takeaway quotes the FLOPs "
+                                 "figure, about 200 trillion, as multiply-adds."});
   const double int8_per_mxu = peak_flops_per_s(chip("tpu-v5e"), Dtype::int8) / kMxusPerCore;
   ex.answer("int8_per_v5e_mxu", int8_per_mxu, "FLOPs/s")
       .book(4e14, sig(1))
-      .erratum("4e14 int8 OPs/s is the whole v5e chip (3.94e14 in the §2.3 table), shared by its four MXUs; "
-               "one MXU does about 1e14.");
+      .erratum(workbook::Finding{"int8-mxu-is-chip", workbook::Severity::wrong,
+                                 "A v5e chip's int8 peak attributed to one MXU",
+                                 "§2.1 gives one MXU 4e14 int8 OPs/s: that is the whole v5e chip (3.94e14 in the "
+                                 "§2.3 table, rounded up), shared by its four MXUs; one MXU does about 1e14."});
 }
 
 EXERCISE("ch2.v5p-pod-flops", "Peak of a v5p core, chip and pod") {
@@ -43,16 +61,19 @@ EXERCISE("ch2.v5p-pod-flops", "Peak of a v5p core, chip and pod") {
   ex.answer("per_chip", v5p.bf16_flops_per_s, "FLOPs/s").book(5e14, sig(1)).explain("§2.3 table: 4.59e14");
   ex.answer("per_core", v5p.bf16_flops_per_s / v5p.tensorcores_per_chip, "FLOPs/s")
       .book(2.5e14, sig(2))
-      .erratum("§2.1 halves the rounded 5e14; the §2.3 table's 4.59e14 over two TensorCores is 2.3e14 per core.");
+      .erratum(workbook::Finding{"v5p-core-from-rounded-chip", workbook::Severity::rounding,
+                                 "v5p per-core peak halved from the rounded 5e14",
+                                 "§2.1 halves the chip's 5e14 (4.59e14 rounded) to 2.5e14 per core; the §2.3 "
+                                 "table's 4.59e14 over two TensorCores is 2.3e14."});
   ex.answer("per_pod", total_flops_per_s(pod), "FLOPs/s").book(4e18, sig(1)).explain("8960 chips");
 }
 
 EXERCISE("ch2.vmem-intensity", "Intensity needed when the MXU reads from VMEM") {
   const auto& v5e = chip("tpu-v5e");
   const double vmem_bw = kVmemOverHbm * v5e.hbm_bytes_per_s;
-  ex.answer("vmem_bytes_per_s", vmem_bw, "B/s").notes("000", 1.78e13, rel(0.005)).explain("22 × 8.1e11 B/s");
+  ex.answer("vmem_bytes_per_s", vmem_bw, "B/s").notes("000", 1.78e13, sig(3)).explain("22 × 8.1e11 B/s");
   ex.answer("critical_intensity", critical_intensity(v5e.bf16_flops_per_s, vmem_bw), "FLOPs/byte")
-      .book(15, within(5))
+      .book(15, within(5).because("the book gives a range, 10–20"))
       .explain("the book gives a range, 10–20, entered as 15 ± 5");
 }
 
@@ -69,18 +90,28 @@ EXERCISE("ch2.v5p-bandwidths", "The v5p's bandwidth hierarchy") {
   const double chips_per_host = chips_in(v5p.host_shape);
   ex.answer("hbm_bytes_per_s", v5p.hbm_bytes_per_s, "B/s")
       .book(2.5e12, sig(2))
-      .erratum("§2.2 quotes 2.5e12 B/s for the v5p's HBM, the §2.3 table 2.8e12: the book disagrees with itself; "
-               "the preset keeps the table's value.");
+      .erratum(workbook::Finding{"v5p-hbm-two-figures", workbook::Severity::wrong,
+                                 "v5p HBM bandwidth 2.5e12 B/s in §2.2, 2.8e12 in the §2.3 table",
+                                 "§2.2 quotes 2.5e12 B/s; the §2.3 table (and Google's 2,765 GB/s) say 2.8e12: the "
+                                 "book disagrees with itself by 11%. The preset keeps the table's value."});
   ex.answer("ici_bytes_per_s_per_axis", v5p.ici_oneway_bytes_per_s, "B/s").book(9e10, rel(1e-12))
       .notes("000", 9e10, rel(1e-12));
+  ex.claim("ici_slower_than_hbm", "§2.2: ICI is still slower than HBM (v5p: HBM bandwidth over all three ICI axes)",
+           v5p.hbm_bytes_per_s / (3 * v5p.ici_oneway_bytes_per_s), "")
+      .above(1);
+  ex.claim("ici_much_faster_than_dcn", "§2.2: ICI is very fast relative to DCN (v5p: one ICI axis over the chip's "
+           "share of the host's DCN)", v5p.ici_oneway_bytes_per_s / (v5p.dcn_bytes_per_s_per_host / chips_per_host), "")
+      .at_least(10);
   ex.answer("ici_bytes_per_s_all_axes", 3 * v5p.ici_oneway_bytes_per_s, "B/s")
       .explain("three axes, one way each: what a chip can push out along all of them");
   ex.answer("dcn_per_chip_8_per_host", v5p.dcn_bytes_per_s_per_host / 8, "B/s").book(3.1e9, sig(2))
       .explain("the book's route: 2.5e10 B/s per host over 8 TPUs");
   ex.answer("dcn_per_chip", v5p.dcn_bytes_per_s_per_host / chips_per_host, "B/s")
       .book(3.1e9, sig(2))
-      .erratum("A v5p host is 2×2×1 = 4 chips (§2.3 table), so each chip gets 2.5e10/4 = 6.25e9 B/s of DCN; the 8 "
-               "in §2.2 counts TensorCores, not chips.");
+      .erratum(workbook::Finding{"v5p-8-tpus-per-host", workbook::Severity::wrong,
+                                 "DCN per v5p chip computed with 8 TPUs per host",
+                                 "§2.2 divides 2.5e10 B/s per host by 8 TPUs = 3.1e9 B/s per chip; a v5p host is "
+                                 "2×2×1 = 4 chips (§2.3 table), 8 TensorCores, so each chip gets 6.25e9 B/s."});
 }
 
 EXERCISE("ch2.spec-table", "Per-chip specifications (§2.3)") {
@@ -140,8 +171,10 @@ EXERCISE("ex2.2", "Totals of full v5e and v5p pods") {
   ex.answer("v5e_tensorcores", tensorcores(e), "").book(256, rel(1e-12));
   ex.answer("v5e_flops", total_flops_per_s(e), "FLOPs/s")
       .book(5.1e16, sig(2))
-      .erratum("The solution multiplies 256 chips by a rounded 2e14 FLOPs/s; with the table's 1.97e14 the pod does "
-               "5.04e16, not 5.1e16.")
+      .erratum(workbook::Finding{"ex2.2-2e14", workbook::Severity::rounding,
+                                 "v5e pod FLOPs/s from a chip peak rounded to 2e14",
+                                 "Solution 2.2 writes 16 × 16 × 2e14 = 5.12e16, printed 5.1e16; with the table's "
+                                 "1.97e14 the pod does 5.04e16."})
       .notes("000", 5.04e16, sig(3));
   ex.answer("v5e_hbm", total_hbm_bytes(e), "B").book(4e12, sig(1)).notes("000", 4096e9, rel(1e-12));
   ex.answer("v5p_hosts", hosts(p), "").book(2240, rel(1e-12)).notes("000", 2240, rel(1e-12));
@@ -164,6 +197,24 @@ EXERCISE("ex2.3", "A matmul streamed over PCIe from host memory") {
       .explain("below this D no batch is FLOPs-bound over PCIe, because the activations alone are too many bytes");
   ex.answer("critical_batch_d1m", *critical_batch(1 << 20, 4 << 20, bf16, bf16, bf16, chip_i), "tokens")
       .explain("exact crossover for D = 2^20 (F = 4D): still well above the shortcut's 61,333");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("critical_batch_rule", "8BD²/C > 8D²/W_pcie, so B > C / W_pcie (B ≪ D, F = 4D)",
+               [](const Inputs& v) { return in(v, "C") / in(v, "W"); },
+               [](const Inputs& v) {
+                 const double D = in(v, "D");
+                 return *critical_batch(D, 4 * D, Dtype::bf16, Dtype::bf16, Dtype::bf16,
+                                        critical_intensity(in(v, "C"), in(v, "W")));
+               })
+        .at({{"C", c}, {"D", 1 << 20}, {"W", w_pcie}}).at({{"C", 4.59e14}, {"D", 1 << 22}, {"W", 3.2e10}})
+        .approximation(rel(0.09).because("drops BD and BF against DF although B* is not small: the exact "
+                                         "B* = (C/W) / (1 − 5C/(4DW)) is 7.9% above C/W at D = 2^20, 0.4% at the "
+                                         "second point"));
+    ex.claim("no_batch_at_d8192", "Solution 2.3's rule B > 61,000 assumes B ≪ D; at D = 8192 (F = 4D) no batch is "
+             "FLOPs-bound at all: the smallest D with a crossover", 10 * chip_i / 8, "")
+        .above(8192);
+  }
   ex.answer("has_critical_batch_d8192", critical_batch(8192, 4 * 8192, bf16, bf16, bf16, chip_i) ? 1.0 : 0.0, "")
       .explain("1 if some batch makes D = 8192 FLOPs-bound over PCIe, else 0");
 }
@@ -180,13 +231,16 @@ EXERCISE("ex2.4", "An int8 matmul on one v5e, from HBM and from VMEM") {
   ex.answer("bytes_per_token", (D + F) * bytes_per_element(i8), "B").book(2e4, sig(1)).notes("000", 20480, rel(1e-12));
   // The book's own route: its rounded coefficients 1.3e8, 6.7e7 and 2e4.
   const double book_route = (6.7e7 / w) / (1.3e8 / c - 2e4 / w);
-  ex.answer("critical_batch_book_model", book_route, "tokens").book(271, within(1))
+  ex.answer("critical_batch_book_model", book_route, "tokens").book(271, sig(3))
       .explain("solving 1.3e8·B/3.94e14 = (6.7e7 + 2e4·B)/8.1e11 with the rounded coefficients");
   ex.answer("critical_batch", *critical_batch(D, F, i8, i8, i8, critical_intensity(c, w)), "tokens")
-      .book(271, within(1))
-      .erratum("The solution rounds the 1.34e8 FLOPs per token down to 1.3e8, which moves the crossover from 263 to "
-               "271; the exact counts give 263.")
-      .notes("000", 263, within(1));
+      .book(271, sig(3))
+      .erratum(workbook::Finding{"ex2.4-rounded-coefficients", workbook::Severity::rounding,
+                                 "int8 matmul crossover solved with coefficients rounded to two digits",
+                                 "Solution 2.4 rounds 2·4096·16384 = 1.342e8 to 1.3e8, 16384·4096 = 6.71e7 to 6.7e7 "
+                                 "and 4096 + 16384 = 20,480 to 2e4: 6.7e7/8.1e11 / (1.3e8/3.94e14 − 2e4/8.1e11) = "
+                                 "271.0. The exact counts give 262.7."})
+      .notes("000", 263, sig(3));
   ex.answer("critical_batch_vmem", *critical_batch(D, F, i8, i8, i8, critical_intensity(c, kVmemOverHbm * w)), "tokens")
       .book(11, sig(2))
       .notes("000", 11, sig(2))
@@ -214,11 +268,25 @@ EXERCISE("ex2.5", "Sending an array across a v5e 4x4") {
   const double bytes = 8.0 * 128 * 8192 * bytes_per_element(Dtype::bf16);
   const double t_bw = bytes / (2 * s.chip.ici_oneway_bytes_per_s);  // out of both of the corner's links
   ex.answer("hops", hops, "").book(6, rel(1e-12)).notes("000", 6, rel(1e-12));
+  {
+    const auto pod = make_slice("tpu-v5e", "16x16");  // axes of 16 wrap
+    int farthest = 0;
+    for (int k = 0; k < 16; ++k) farthest = std::max(farthest, hop_distance(pod, {0, 0}, {k, 0}));
+    ex.claim("torus_halves_distance", "§2.2: the wraparound cuts the largest distance along an axis of N chips to "
+             "N/2 (v5e axis of 16)", farthest, "hops")
+        .about(8, workbook::exact());
+    ex.claim("open_axis_distance", "§2.2: without the wraparound the corner-to-corner distance along an open axis of "
+             "4 is N − 1 = 3 hops, the book's 'N' (v5e 4x4)", hop_distance(s, {0, 0}, {3, 0}), "hops")
+        .about(3, workbook::exact());
+  }
   ex.answer("t_first_byte", hops * latency, "s").book(6e-6, sig(1)).notes("000", 6e-6, sig(1));
   ex.answer("bytes", bytes, "B").book(1.7e7, sig(2)).notes("000", 16777216, rel(1e-12));
   ex.answer("t_total", t_bw, "s")
       .book(188e-6, sig(3))
-      .erratum("The solution rounds the 1.678e7 bytes up to 1.7e7 and prints 188 µs; the exact size gives 186 µs.")
+      .erratum(workbook::Finding{"ex2.5-1.7e7", workbook::Severity::rounding,
+                                 "Transfer time from the array size rounded up to 1.7e7 bytes",
+                                 "Solution 2.5 rounds 2·8·128·8192 = 1.678e7 bytes to 1.7e7: 1.7e7/9e10 = 188.9 µs, "
+                                 "printed 188; the exact size gives 186.4 µs."})
       .notes("000", 0.186e-3, sig(3));
   ex.answer("t_total_with_latency", t_bw + hops * latency, "s").notes("000", 0.192e-3, sig(3))
       .explain("adding the 6 µs for the first byte to arrive");
@@ -233,29 +301,33 @@ EXERCISE("ex2.6", "Gathering a host-offloaded int8 matrix to one chip") {
   const double array_bytes = n * n * bytes_per_element(Dtype::int8);
   const double per_host = array_bytes / hosts(s), per_chip = array_bytes / chips(s);
   ex.answer("array_bytes", array_bytes, "B").book(16e9, sig(2))
-      .erratum("128Ki × 128Ki bytes is 16 GiB = 1.72e10 bytes; the solution computes with 16e9.");
+      .erratum(kGibAsGb, "the array itself: 1.72e10 bytes, not 16e9");
   const double t_pcie = pcie_transfer_s(v5e, per_chip);  // each chip's share over its own PCIe link, in parallel
   ex.answer("t_pcie", t_pcie, "s").book(66e-3, sig(2))
-      .erratum("Same GiB/GB slip: 8 GiB per host over 8 links of 1.5e10 B/s takes 71.6 ms, not 66 ms.")
-      .notes("000", 71.3e-3, rel(0.005));
+      .erratum(kGibAsGb, "8 GiB per host over 8 links of 1.5e10 B/s takes 71.6 ms, not 66 ms")
+      .notes("000", 71.3e-3, sig(3))
+      .differs("000 rounds 2^34 bytes to 1.71e10: 1.71e10 / 16 / 1.5e10 = 71.3 ms");
   // TPU{0,0} receives everything but its own shard, through its two links (no wraparound on 4x4).
   const double t_ici = (array_bytes - per_chip) / (2 * v5e.ici_oneway_bytes_per_s);
   ex.answer("t_ici", t_ici, "s").book(167e-3, sig(3))
-      .erratum("Same slip: 15 GiB in over two 4.5e10 B/s links takes 179 ms, not 167 ms.")
-      .notes("000", 178e-3, rel(0.01));
+      .erratum(kGibAsGb, "15 GiB in over two 4.5e10 B/s links takes 179 ms, not 167 ms")
+      .notes("000", 178e-3, sig(3))
+      .differs("000's 1.71e10 bytes again: 1.71e10 · 15/16 / 9e10 = 178 ms");
   const double t_hbm = t_comms_s(array_bytes, v5e.hbm_bytes_per_s);
   ex.answer("t_hbm", t_hbm, "s").book(19e-3, sig(2))
-      .erratum("Same slip: 1.72e10 bytes at 8.1e11 B/s take 21 ms, not 19 ms.")
-      .notes("000", 21.2e-3, rel(0.01));
+      .erratum(kGibAsGb, "1.72e10 bytes at 8.1e11 B/s take 21.2 ms; the printed 19 is 16e9/8.1e11 = 19.75 ms "
+                         "truncated")
+      .notes("000", 21.2e-3, sig(3));
   const Matmul mv{8, n, n, Dtype::bf16, Dtype::int8, Dtype::bf16};
   const double t_flops = t_math_s(flops(mv), v5e.bf16_flops_per_s);
   ex.answer("flops", flops(mv), "FLOPs").book(2.7e11, sig(2)).notes("000", 2.749e11, sig(4));
   ex.answer("t_flops", t_flops, "s").book(1.3e-3, sig(2))
-      .erratum("2.7e11 / 1.97e14 is 1.37 ms, which rounds to 1.4 ms; the solution prints 1.3 ms (and the exact "
-               "2.75e11 FLOPs give 1.40 ms).")
+      .erratum(workbook::Finding{"ex2.6-1.3ms", workbook::Severity::rounding, "1.37 ms printed as 1.3 ms",
+                                 "Solution 2.6 divides its 2.7e11 FLOPs by 1.97e14 = 1.37 ms and truncates to 1.3 ms; "
+                                 "the exact 2.749e11 FLOPs give 1.40 ms."})
       .notes("000", 1.4e-3, sig(2));
   const double t_bound = std::max({t_pcie, t_ici, t_hbm, t_flops});
-  ex.answer("t_pipelined", t_bound, "s").book(175e-3, within(25e-3))
+  ex.answer("t_pipelined", t_bound, "s").book(175e-3, within(25e-3).because("the book gives a range, 150–200 ms"))
       .explain("the slowest stage when all overlap: ICI; the book's range 150–200 ms entered as 175 ± 25 ms");
   ex.answer("t_sequential", t_pcie + t_ici + t_hbm + t_flops, "s").explain("upper bound: no overlap at all");
   ex.answer("per_host_bytes", per_host, "B").explain("each of the 2 hosts holds half");

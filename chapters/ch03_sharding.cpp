@@ -104,6 +104,31 @@ EXERCISE("ch3.allgather-cost", "How long an AllGather takes") {
       .explain("both axes: twice the links, (256 − 1)/256 of V to move");
   ex.answer("hops_one_axis", collective_cost(Collective::all_gather, one, v, link).hops, "").book(8, rel(1e-12))
       .explain("|X|/2 hops on a ring of 16");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto ring_cost = [](Collective op, const Inputs& p) {
+      const Link l{in(p, "W") / 2, in(p, "W"), 0};  // bandwidth term only: the rule's regime
+      return collective_cost(op, {{static_cast<int>(in(p, "n")), true}}, in(p, "V"), l).t_s;
+    };
+    ex.formula("t_all_gather", "T_AllGather = V / W_ici (bidirectional ring, bandwidth-bound)",
+               [](const Inputs& p) { return in(p, "V") / in(p, "W"); },
+               [ring_cost](const Inputs& p) { return ring_cost(Collective::all_gather, p); })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}}).at({{"V", 3e8}, {"n", 64}, {"W", 1.8e11}})
+        .approximation(workbook::rel(0.07).because("drops the (n − 1)/n of the shard each device already holds: "
+                                                   "6.3% at n = 16, 1.6% at n = 64"));
+    ex.formula("t_all_reduce", "T_AllReduce = 2·V / W_ici",
+               [](const Inputs& p) { return 2 * in(p, "V") / in(p, "W"); },
+               [ring_cost](const Inputs& p) { return ring_cost(Collective::all_reduce, p); })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}}).at({{"V", 3e8}, {"n", 64}, {"W", 1.8e11}})
+        .approximation(workbook::rel(0.07).because("the same (n − 1)/n, in both halves"));
+    ex.formula("t_all_to_all", "T_AllToAll = V / (4·W_ici) (bidirectional ring)",
+               [](const Inputs& p) { return in(p, "V") / (4 * in(p, "W")); },
+               [ring_cost](const Inputs& p) { return ring_cost(Collective::all_to_all, p); })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}}).at({{"V", 3e8}, {"n", 64}, {"W", 1.8e11}})
+        .approximation(workbook::rel(0.07).because("exact chunk-hops ⌊n²/4⌋ over n(n − 1) against 1/4: "
+                                                   "6.7% at n = 16, 1.6% at n = 64"));
+  }
   // The book's claim: in the bandwidth-bound regime the time does not depend on |X|.
   auto& t = ex.table("independent-of-n", {"ring size", "exact AllGather of 1 GiB", "the book's rule V / W, evaluated"});
   for (int n : {2, 4, 8, 16}) {
@@ -137,7 +162,10 @@ EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
   ex.answer("total_bytes", v, "B").book(34e6, sig(2));
   ex.answer("t_if_wrapped_book_rule", book_collective_time_s(Collective::all_gather, y_wrapped, v, link), "s")
       .book(377e-6, sig(3))
-      .erratum("The solution divides a rounded 34e6 bytes by 9e10 B/s; the array's 33.55e6 bytes give 373 µs.")
+      .erratum(workbook::Finding{"quiz-34e6", workbook::Severity::rounding,
+                                 "AllGather time from the array size rounded to 34e6 bytes",
+                                 "The solution divides 34e6 bytes (2048·8192·2 = 33.55e6 rounded) by 9e10 B/s = "
+                                 "377.8 µs, printed 377; the array's own size gives 372.8 µs."})
       .notes("000", 3.73e-4, sig(3));
   const auto exact = collective_cost(Collective::all_gather, y_open, v, link);
   ex.answer("t_no_wraparound", exact.t_s, "s")
@@ -145,6 +173,21 @@ EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
       .notes("000", 5.58e-6, sig(3))
       .differs("The notes' second attempt writes 3 × 1.86 as 5.58e-6 s, a slip of 100: 3 × 1.86e-4 s is 5.58e-4 s.")
       .explain("open axis: every shard crosses the middle links one way, (4 − 1)/4 · V / 4.5e10");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("t_open_axis_formula", "T_comms = (|Y| − 1) · (V/|Y|) / W_uni (open axis: 3 · 8.4e6 / 4.5e10)",
+               [](const Inputs& p) { return (in(p, "n") - 1) * (in(p, "V") / in(p, "n")) / in(p, "W"); },
+               [](const Inputs& p) {
+                 const Link l{in(p, "W"), 2 * in(p, "W"), 0};
+                 return collective_cost(Collective::all_gather, {{static_cast<int>(in(p, "n")), false}}, in(p, "V"), l).t_s;
+               })
+        .at({{"V", v}, {"n", 4}, {"W", link.oneway_bytes_per_s}}).at({{"V", 1e7}, {"n", 8}, {"W", 9e10}});
+  }
+  ex.claim("no_wrap_doubles", "§2.2 / §3: without wraparound links a collective takes about twice as long "
+           "(AllGather over the open Y axis of 4 against the same axis wrapped)",
+           exact.t_s / collective_cost(Collective::all_gather, y_wrapped, v, link).t_s, "")
+      .about(2, sig(1));
   ex.answer("fraction_of_measured", exact.t_s / 680e-6, "")
       .explain("our model over the authors' measured 680 µs: the profile reaches this fraction of the bandwidth");
   // E = F = 256: tiny shards, latency-bound.
@@ -229,17 +272,22 @@ EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
   ex.answer("ag_x_exact", collective_cost(Collective::all_gather, x, v_x, link).t_s, "s")
       .explain("3/4 of the book's rule: each device already holds a quarter");
   const double v_xy = evaluate(parse_sharding("[B, D]", mesh), mesh, {B, D}, Dtype::bf16).bytes_per_device;
+  const workbook::Finding kTruncated{"ex3.2-truncated", workbook::Severity::rounding,
+                                     "AllGather and AllReduce times truncated (46.6 µs as 46, 11.65 µs as 11.6)",
+                                     "Solution 3.2 drops digits instead of rounding: the AllGather over XY takes "
+                                     "46.6 µs, printed 46 µs; the AllReduce over Z 2 × 5.83 = 11.65 µs, printed 11.6 µs."};
   ex.answer("ag_xy_book_rule", book_collective_time_s(Collective::all_gather, xy, v_xy, link), "s")
-      .book(46e-6, within(1e-6)).notes("000", 4.66e-5, sig(3))
-      .explain("the solution prints 46 µs for 46.6 µs");
+      .book(46e-6, sig(2)).notes("000", 4.66e-5, sig(3))
+      .erratum(kTruncated, "46.6 µs printed as 46 µs");
   ex.answer("ag_xy_exact", collective_cost(Collective::all_gather, xy, v_xy, link).t_s, "s")
       .explain("15/16 of the book's rule");
   ex.answer("ag_xy_hops", collective_cost(Collective::all_gather, xy, v_xy, link).hops, "").book(4, rel(1e-12))
       .explain("two hops per wrapped axis of 4: the latency floor of 4 µs");
   const double v_z = evaluate(parse_sharding("[B_X, D_Y]{U_Z}", mesh), mesh, {B, D}, Dtype::bf16).bytes_per_device;
   ex.answer("ar_z_book_rule", book_collective_time_s(Collective::all_reduce, z, v_z, link), "s")
-      .book(11.6e-6, within(0.1e-6)).notes("000", 1.16e-5, within(0.1e-6))
-      .explain("twice 5.83 µs; the solution and the notes print 11.65 µs truncated to 11.6");
+      .book(11.6e-6, sig(3)).erratum(kTruncated, "11.65 µs printed as 11.6 µs")
+      .notes("000", 1.16e-5, sig(3)).differs("the notes truncate 11.65 µs the same way")
+      .explain("twice 5.83 µs; the solution and the notes print 11.65 µs as 11.6");
   ex.answer("ar_z_exact", collective_cost(Collective::all_reduce, z, v_z, link).t_s, "s");
 }
 
@@ -296,12 +344,12 @@ EXERCISE("ex3.5", "The lowest-latency matmul on a v5p 4x4x4") {
   const double gather_per_byte = collective_cost(Collective::all_gather, slice_axes(s, {0, 1, 2}), 1, link).t_bandwidth_s;
   // sharded: max(2BDF / (n·C), 2BF · g) with g the AllGather time per byte: equal when D = n·C·g
   ex.answer("d_crossover", n * c * gather_per_byte, "")
-      .notes("000", 54400, rel(0.01))
+      .notes("000", 54400, sig(3))
       .differs("The notes divide 2BF by 3·1.8e11 without the (n − 1)/n = 63/64 factor of the AllGather.")
       .explain("sharded compute equals the AllGather of C at this D; above it the matmul is compute-bound");
   // replicated: 2BDF / C beats the sharded plan's AllGather (when comms-bound) while D < C·g
   ex.answer("d_replication_pays", c * gather_per_byte, "")
-      .notes("000", 850, rel(0.01))
+      .notes("000", 850, sig(2))
       .differs("Same missing 63/64 factor.")
       .explain("below this D, computing the whole product on every chip is faster than sharding and gathering");
 }
@@ -320,9 +368,9 @@ EXERCISE("ex3.6", "Three shardings on a v5e 4x4") {
     const auto p = plan_matmul(parse_sharding(a, mesh), parse_sharding(b, mesh), mesh, sizes, Dtype::bf16);
     ex.table(key + "-plan", {std::string(a) + " · " + b}).row({describe(p)});
     auto& comms = ex.answer(key + "_comms", comms_time_s(p, mesh, wraps, link), "s").explain(what);
-    if (notes_comms >= 0) comms.notes("000", notes_comms, rel(1e-9));
+    if (notes_comms >= 0) comms.notes("000", notes_comms, workbook::exact());
     ex.answer(key + "_compute", t_math_s(p.flops_per_device, v5e.bf16_flops_per_s), "s")
-        .notes("000", notes_compute, rel(1e-9))
+        .notes("000", notes_compute, workbook::exact())
         .explain("2IJK over 16 chips at 1.97e14 FLOPs/s");
   };
   record("base", "A[I_X, J_Y]", "B[J_Y, K]", "AllReduce_Y of C[I_X, K]{U_Y} over an open axis of 4",
@@ -348,7 +396,7 @@ EXERCISE("ex3.7", "Sharding an FFN block under a memory cap on a v5e 2x2") {
   const double weights = local("Win[D, F_XY]", {8192, 32768}) + local("Wout[F_XY, D]", {32768, 8192});
   ex.table("plans", {"step", "plan"}).row({"x · W_in", describe(first)}).row({"h · W_out", describe(second)});
   ex.answer("weight_bytes_per_chip", weights, "B")
-      .notes("000", 128 * std::pow(2.0, 20), rel(0.01))
+      .notes("000", 128 * std::pow(2.0, 20), workbook::exact())
       .differs("The notes count one weight shard (128 MiB) where each chip holds two, W_in's and W_out's.")
       .explain("a quarter of each 512 MiB matrix");
   ex.answer("free_after_weights", 300e6 - weights, "B")
@@ -454,9 +502,25 @@ EXERCISE("ex3.10", "Where the AllToAll's factor of 4 comes from") {
   const double a2a_uni = busiest(sim::Op::all_to_all, sim::Links::uni, D);
   const double ag_bi = busiest(sim::Op::all_gather, sim::Links::bi, D);
   const double a2a_bi = busiest(sim::Op::all_to_all, sim::Links::bi, D);
-  ex.answer("ag_uni_link_scalars", ag_uni, "").book(N * N * (D - 1) / D, rel(1e-12))
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto uni = [](sim::Op op, const Inputs& v) {
+      const int d = static_cast<int>(in(v, "D"));
+      return sim::simulate(sim::ring(d, sim::Links::uni), {op, {0}, in(v, "N") * in(v, "N"), 1, true}).max_link_elements;
+    };
+    ex.formula("ag_uni_formula", "AllGather, unidirectional ring: N²(D − 1)/D scalars per link",
+               [](const Inputs& v) { return in(v, "N") * in(v, "N") * (in(v, "D") - 1) / in(v, "D"); },
+               [uni](const Inputs& v) { return uni(sim::Op::all_gather, v); })
+        .at({{"N", N}, {"D", D}}).at({{"N", 60}, {"D", 6}});
+    ex.formula("a2a_uni_formula", "AllToAll, unidirectional ring: N²(D − 1)/(2D) scalars per link",
+               [](const Inputs& v) { return in(v, "N") * in(v, "N") * (in(v, "D") - 1) / (2 * in(v, "D")); },
+               [uni](const Inputs& v) { return uni(sim::Op::all_to_all, v); })
+        .at({{"N", N}, {"D", D}}).at({{"N", 60}, {"D", 6}});
+  }
+  ex.answer("ag_uni_link_scalars", ag_uni, "").derived(N * N * (D - 1) / D, "N²(D − 1)/D, solution 3.10 part 1")
       .notes("000", (D - 1) * (N / D) * N, rel(1e-12)).explain("N = 64, D = 8");
-  ex.answer("a2a_uni_link_scalars", a2a_uni, "").book(N * N * (D - 1) / (2.0 * D), rel(1e-12))
+  ex.answer("a2a_uni_link_scalars", a2a_uni, "").derived(N * N * (D - 1) / (2.0 * D), "N²(D − 1)/(2D), part 2")
       .notes("000", N * N * (D - 1) / (2.0 * D), rel(1e-12));
   ex.answer("a2a_over_ag_uni", a2a_uni / ag_uni, "").book(0.5, rel(1e-12));
   ex.answer("bi_over_uni_ag", ag_bi / ag_uni, "").book(0.5, rel(1e-12))

@@ -47,7 +47,8 @@ EXERCISE("ch4.dot-flops", "Counting the FLOPs of contractions") {
       .explain("A·x, N = 1024");
   ex.answer("matmul", einsum_flops("NP,PM->NM", {{'N', N}, {'P', P}, {'M', M}}), "FLOPs").book(2 * N * P * M, rel(1e-12))
       .explain("A·B, M = 2048");
-  ex.answer("matmul_data", N * P + P * M, "").book(N * P + P * M, rel(1e-12)).explain("elements read: NP + PM");
+  ex.answer("matmul_data", N * P + P * M, "").derived(N * P + P * M, "NP + PM, as §4.1 writes it")
+      .explain("elements read: NP + PM");
   const auto sizes = parse_letter_sizes("G=2,H=3,I=4,J=5,K=6,L=7,M=8,N=9");
   ex.answer("general", einsum_flops("GHIJKL,GHMNKL->GHIJMN", sizes), "FLOPs")
       .book(2.0 * 2 * 3 * 4 * 5 * 6 * 7 * 8 * 9, rel(1e-12))
@@ -72,13 +73,54 @@ EXERCISE("ch4.layer-flops", "Per-layer training FLOPs and parameters (LLaMA-3 70
   const auto f = forward_flops_per_token(c, T);  // every token attends to all T keys, as §4.3 counts
   const auto p = param_counts(c);
   const double tokens = B * T;
-  ex.answer("mlp_flops", 3 * f.mlp / c.layers * tokens, "FLOPs").book(18 * B * T * D * F, rel(1e-12));
-  ex.answer("mlp_params", p.mlp / c.layers, "").book(3 * D * F, rel(1e-12));
-  ex.answer("qkvo_flops", 3 * f.qkvo / c.layers * tokens, "FLOPs").book(12 * B * T * D * (N + K) * H, rel(1e-12));
-  ex.answer("qkvo_params", p.attention / c.layers, "").book(2 * D * (N + K) * H, rel(1e-12));
-  ex.answer("attention_flops", 3 * f.attention / c.layers * tokens, "FLOPs").book(12 * B * T * T * N * H, rel(1e-12))
+  // §4.3 prints formulas; our values are kept as derived from them, and each formula is checked at
+  // LLaMA-3 70B's shape and at an unrelated one.
+  ex.answer("mlp_flops", 3 * f.mlp / c.layers * tokens, "FLOPs").derived(18 * B * T * D * F, "18BTDF");
+  ex.answer("mlp_params", p.mlp / c.layers, "").derived(3 * D * F, "3DF");
+  ex.answer("qkvo_flops", 3 * f.qkvo / c.layers * tokens, "FLOPs").derived(12 * B * T * D * (N + K) * H, "12BTD(N + K)H");
+  ex.answer("qkvo_params", p.attention / c.layers, "").derived(2 * D * (N + K) * H, "2D(N + K)H");
+  ex.answer("attention_flops", 3 * f.attention / c.layers * tokens, "FLOPs").derived(12 * B * T * T * N * H, "12BT²NH")
       .explain("QKᵀ and PV over the full T×T matrix (no causal halving), forward and backward");
-  ex.answer("unembedding_flops", 3 * f.unembedding * tokens, "FLOPs").book(6 * B * T * D * V, rel(1e-12));
+  ex.answer("unembedding_flops", 3 * f.unembedding * tokens, "FLOPs").derived(6 * B * T * D * V, "6BTDV");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto cfg = [](const Inputs& v) {
+      TransformerConfig m;
+      m.name = "formula point";
+      m.d_model = in(v, "D"), m.d_ff = in(v, "F"), m.layers = 1, m.q_heads = in(v, "N"), m.kv_heads = in(v, "K");
+      m.head_dim = in(v, "H"), m.vocab = in(v, "V");
+      return m;
+    };
+    const Inputs here{{"T", T}, {"D", D}, {"F", F}, {"N", N}, {"K", K}, {"H", H}, {"V", V}};
+    const Inputs other{{"T", 700}, {"D", 1536}, {"F", 5000}, {"N", 12}, {"K", 4}, {"H", 96}, {"V", 50257}};
+    auto train = [cfg](const Inputs& v, double TokenFlops::*part) {
+      return 3 * (forward_flops_per_token(cfg(v), in(v, "T")).*part) * in(v, "T");
+    };
+    ex.formula("mlp_flops_formula", "MLP training FLOPs = 18BTDF",
+               [](const Inputs& v) { return 18 * in(v, "T") * in(v, "D") * in(v, "F"); },
+               [train](const Inputs& v) { return train(v, &TokenFlops::mlp); })
+        .at(here).at(other);
+    ex.formula("mlp_params_formula", "MLP params = 3DF", [](const Inputs& v) { return 3 * in(v, "D") * in(v, "F"); },
+               [cfg](const Inputs& v) { return param_counts(cfg(v)).mlp; })
+        .at(here).at(other);
+    ex.formula("qkvo_flops_formula", "Q/K/V/O training FLOPs = 12BTD(N + K)H",
+               [](const Inputs& v) { return 12 * in(v, "T") * in(v, "D") * (in(v, "N") + in(v, "K")) * in(v, "H"); },
+               [train](const Inputs& v) { return train(v, &TokenFlops::qkvo); })
+        .at(here).at(other);
+    ex.formula("qkvo_params_formula", "Q/K/V/O params = 2D(N + K)H",
+               [](const Inputs& v) { return 2 * in(v, "D") * (in(v, "N") + in(v, "K")) * in(v, "H"); },
+               [cfg](const Inputs& v) { return param_counts(cfg(v)).attention; })
+        .at(here).at(other);
+    ex.formula("attention_flops_formula", "dot-product attention training FLOPs = 12BT²NH",
+               [](const Inputs& v) { return 12 * in(v, "T") * in(v, "T") * in(v, "N") * in(v, "H"); },
+               [train](const Inputs& v) { return train(v, &TokenFlops::attention); })
+        .at(here).at(other);
+    ex.formula("unembedding_flops_formula", "unembedding training FLOPs = 6BTDV",
+               [](const Inputs& v) { return 6 * in(v, "T") * in(v, "D") * in(v, "V"); },
+               [cfg](const Inputs& v) { return 3 * forward_flops_per_token(cfg(v), 0).unembedding * in(v, "T"); })
+        .at(here).at(other);
+  }
   ex.answer("norm_params", (p.norms - c.d_model) / c.layers, "")
       .explain("two RMSNorm scales of D per layer (the final norm left out): the 'O(D)' of §4.3");
 }
@@ -92,11 +134,38 @@ EXERCISE("ch4.attention-fraction", "When dot-product attention dominates") {
   ex.answer("ratio_d8192_t8192", ratio(c8k, 8192), "").book(8192.0 / (8 * 8192), rel(1e-12))
       .explain("T / (8D) at D = T = 8192, with F = 4D, N = K, N·H = D");
   const double t_star = 1 / ratio(c8k, 1);  // the ratio is linear in T
-  ex.answer("crossover_d8192", t_star, "tokens").book(64 * 1024, sig(2)).explain("8D: the book's '~64K'");
+  ex.answer("crossover_d8192", t_star, "tokens").book(64 * 1024, sig(2).because("'~64K': two significant figures")).explain("8D: the book's '~64K'");
   const auto c27 = square_model(4608, 1, 256000);
   ex.answer("crossover_d4608_square", 1 / ratio(c27, 1), "tokens")
-      .book(32 * 1024, sig(2))
-      .erratum("8D for D = 4608 is 36,864, not 'around 32k'; and Gemma-27B is not square (F = 8D, N·H = 4096), see below.");
+      .book(32 * 1024, sig(2).because("'around 32k': two significant figures"))
+      .erratum(workbook::Finding{"gemma-27b-32k", workbook::Severity::wrong,
+                                 "Gemma-27B's attention crossover 8D quoted as 'around 32k' for D = 4608",
+                                 "8D at D = 4608 is 36,864. The printed 32k is 8·4096 = 32,768: 8 times Gemma-27B's "
+                                 "N·H = 32·128 = 4096, i.e. the square-model rule applied with N·H in place of D; "
+                                 "and Gemma-27B is not square (F = 8D, N·H ≠ D), see crossover_gemma2_27b."});
+  using workbook::Inputs;
+  using workbook::in;
+  // The exact ratio for an MHA model (N = K) of any shape, from the library's FLOP accounting.
+  auto mha = [](const Inputs& v) {
+    TransformerConfig c;
+    c.name = "formula point";
+    c.d_model = in(v, "D"), c.d_ff = in(v, "F"), c.layers = 1, c.q_heads = in(v, "N"), c.kv_heads = in(v, "N");
+    c.head_dim = in(v, "H"), c.vocab = 1000;
+    return c;
+  };
+  auto exact_ratio = [mha, ratio](const Inputs& v) { return ratio(mha(v), in(v, "T")); };
+  ex.formula("ratio_general", "attention FLOPs / matmul FLOPs = 12BT²NH / (18BTDF + 24BTDNH) (MHA)",
+             [](const Inputs& v) {
+               const double T = in(v, "T"), D = in(v, "D"), F = in(v, "F"), N = in(v, "N"), H = in(v, "H");
+               return 12 * T * T * N * H / (18 * T * D * F + 24 * T * D * N * H);
+             },
+             exact_ratio)
+      .at({{"T", 8192}, {"D", 8192}, {"F", 32768}, {"N", 64}, {"H", 128}})
+      .at({{"T", 3000}, {"D", 2560}, {"F", 6912}, {"N", 20}, {"H", 96}});
+  ex.formula("ratio_square", "attention FLOPs / matmul FLOPs = 12BT²D / 96BTD² = T / (8D) (F = 4D, N·H = D)",
+             [](const Inputs& v) { return in(v, "T") / (8 * in(v, "D")); }, exact_ratio)
+      .at({{"T", 8192}, {"D", 8192}, {"F", 32768}, {"N", 64}, {"H", 128}})
+      .at({{"T", 1000}, {"D", 2048}, {"F", 8192}, {"N", 32}, {"H", 64}});
   ex.answer("crossover_gemma2_27b", 1 / ratio(model("gemma2-27b"), 1), "tokens")
       .explain("with Gemma 2 27B's real shape (F = 36864, N = 32, K = 16, H = 128): attention FLOPs overtake the "
                "matmuls only past about 69k tokens");
@@ -114,7 +183,7 @@ EXERCISE("ch4.remat-memory", "Activation checkpoints and their FLOP cost") {
       .explain("about 7 per layer: the outputs of the big matmuls");
   const double base = training_flops_per_token(c, 0);
   ex.answer("block_flops_ratio", (base + remat_extra_flops_per_token(c, 0, Remat::block)) / base, "")
-      .book(8.0 / 6, rel(1e-3))
+      .book(8.0 / 6, rel(1e-3).because("'roughly 8ND': the unembedding is not rerun, 0.07% of the FLOPs here"))
       .explain("6ND -> 8ND: the forward pass runs twice (short context, unembedding not rerun)");
 }
 
@@ -122,6 +191,16 @@ EXERCISE("ch4.kv-cache-size", "KV cache of an 8k context") {
   auto c = square_model(8192, 64, 32000);  // K·H = N·H = D = 8192
   ex.answer("int8_bytes", 8192 * kv_bytes_per_token(c, Dtype::int8), "B").book(8 * std::pow(2.0, 30), rel(1e-12))
       .explain("2·S·L·K·H bytes with S = 8192: 8 GiB");
+  using workbook::Inputs;
+  using workbook::in;
+  ex.formula("int8_bytes_formula", "KV cache in int8 = 2·S·L·K·H bytes",
+             [](const Inputs& v) { return 2 * in(v, "S") * in(v, "L") * in(v, "K") * in(v, "H"); },
+             [](const Inputs& v) {
+               TransformerConfig m = square_model(8192, in(v, "L"), 32000);
+               m.kv_heads = in(v, "K"), m.head_dim = in(v, "H"), m.q_heads = 2 * in(v, "K");
+               return in(v, "S") * kv_bytes_per_token(m, Dtype::int8);
+             })
+      .at({{"S", 8192}, {"L", 64}, {"K", 64}, {"H", 128}}).at({{"S", 1000}, {"L", 30}, {"K", 6}, {"H", 96}});
 }
 
 EXERCISE("ch4.summary-table", "Parameters and training FLOPs per layer (§4.5)") {
@@ -140,6 +219,41 @@ EXERCISE("ch4.summary-table", "Parameters and training FLOPs per layer (§4.5)")
       .explain("how well 6·params·tokens approximates the exact count for LLaMA-3 70B at T = 4096");
   ex.answer("kv_bytes_per_token", kv_bytes_per_token(c, Dtype::bf16), "B")
       .explain("2·L·K·H in bf16: GQA's 8 KV heads make it 1/8 of the MHA size");
+  using workbook::Inputs;
+  using workbook::in;
+  // §4.5's table prints the vocabulary's training FLOPs as 12BTDV; §4.3's table has 6BTDV for the
+  // unembedding (the input embedding is a lookup, no matmul).
+  auto vocab_flops = [](const Inputs& v) {
+    TransformerConfig m = model("llama3-70b");
+    m.d_model = in(v, "D"), m.vocab = in(v, "V");
+    return 3 * forward_flops_per_token(m, 0).unembedding * in(v, "B") * in(v, "T");
+  };
+  ex.formula("vocab_training_flops", "Vocab: training FLOPs = 12BTDV (§4.5 table)",
+             [](const Inputs& v) { return 12 * in(v, "B") * in(v, "T") * in(v, "D") * in(v, "V"); }, vocab_flops)
+      .at({{"B", 1}, {"T", 4096}, {"D", 8192}, {"V", 128256}})
+      .at({{"B", 3}, {"T", 1000}, {"D", 2048}, {"V", 32000}})
+      .erratum(workbook::Finding{"vocab-12btdv", workbook::Severity::wrong,
+                                 "§4.5 doubles the vocabulary's training FLOPs (12BTDV)",
+                                 "§4.3's table gives the unembedding 2BTDV forward, 6BTDV for training, and the "
+                                 "input embedding is a lookup with no matmul; §4.5 prints 12BTDV, as if both the "
+                                 "embedding and the unembedding were 6BTDV matmuls."});
+  ex.formula("mlp_training_flops", "MLP: training FLOPs = 18BTDF (§4.5 table)",
+             [](const Inputs& v) { return 18 * in(v, "T") * in(v, "D") * in(v, "F"); },
+             [](const Inputs& v) {
+               TransformerConfig m = model("llama3-70b");
+               m.d_model = in(v, "D"), m.d_ff = in(v, "F"), m.layers = 1;
+               return 3 * forward_flops_per_token(m, 0).mlp * in(v, "T");
+             })
+      .at({{"T", 4096}, {"D", 8192}, {"F", 28672}}).at({{"T", 100}, {"D", 1536}, {"F", 5000}});
+  ex.claim("mlp_dominates_params", "§4.5: the MLP block holds most of a layer's parameters (LLaMA-3 70B: MLP "
+           "share of MLP + attention)", p.mlp / (p.mlp + p.attention), "")
+      .above(0.5);
+  ex.claim("six_n_good_t4096", "§4.5: 6·params·tokens approximates the training FLOPs well at a reasonable context "
+           "(LLaMA-3 70B, T = 4096)", six_n_rule_flops_per_token(c) / training_flops_per_token(c, T), "")
+      .about(1, rel(0.1).because("'well approximated': within 10%"));
+  ex.claim("mlp_dominates_flops_below_8d", "§4.5: the MLP dominates the FLOPs while T < 8D (LLaMA-3 70B at "
+           "T = 4096: attention over MLP FLOPs)", f.attention / f.mlp, "")
+      .below(1);
 }
 
 EXERCISE("ex4.1", "A dense 64-layer model") {
@@ -147,8 +261,11 @@ EXERCISE("ex4.1", "A dense 64-layer model") {
   const auto p = param_counts(c);
   ex.answer("params", p.total, "")
       .book(16e9, sig(2))
-      .erratum("The solution rounds D to 4e3 and F to 16e3 before multiplying (each product ~5% low); the exact "
-               "count L·(3DF + 4DNH + D) + 2DV is 17.4B.")
+      .erratum(workbook::Finding{"ex4.1-rounded-dims", workbook::Severity::rounding,
+                                 "Parameter count computed with D and F rounded to 4e3 and 16e3",
+                                 "Solution 4.1 evaluates 64·(3·4e3·16e3 + 4·4e3·4e3 + 4e3) + 2·4e3·32e3 = 16.64e9 "
+                                 "and prints 16e9 (16B); with D = 4096, F = 16384 the same formula gives 17.44e9."},
+               "the rounded dimensions make every product 5-9% low, and 16.64e9 is then printed as 16e9")
       .notes("000", 17.4e9, sig(3));
   ex.answer("attention_params", p.attention, "").notes("000", 4.3e9, sig(2));
   ex.answer("attention_fraction_of_layer", p.attention / (p.attention + p.mlp), "").book(0.25, rel(1e-12))
@@ -157,6 +274,14 @@ EXERCISE("ex4.1", "A dense 64-layer model") {
       .explain("with the embeddings and norms in the denominator");
   ex.answer("kv_bytes_per_token", kv_bytes_per_token(c, Dtype::int8), "B").book(512 * 1024, rel(1e-12))
       .notes("000", 2 * 64 * 4096, rel(1e-12)).explain("int8 KV: 2·L·N·H");
+  ex.claim("kv_512kb", "Solution 4.1: the int8 KV cache is '512kB / token'", kv_bytes_per_token(c, Dtype::int8), "B")
+      .about(512e3, sig(3))
+      .erratum(workbook::Finding{"ex4.1-kib-as-kb", workbook::Severity::unit, "KV cache size 512 KiB printed as 512kB",
+                                 "2·64·4096 = 524,288 bytes = 512 KiB (2^19); the solution writes 512kB, which is "
+                                 "512,000 bytes, 2.3% less."});
+  ex.claim("attention_quarter", "Solution 4.1: 'roughly 1/4' of the parameters are attention (of the whole model)",
+           p.attention / p.total, "")
+      .about(0.25, rel(0.1).because("'roughly 1/4': within 10%"));
 }
 
 EXERCISE("ex4.2", "FLOPs with a replicated mesh axis") {
@@ -175,6 +300,13 @@ EXERCISE("ex4.3", "FLOPs of a seven-letter contraction") {
   const double all = 2.0 * 3 * 4 * 5 * 6 * 7 * 8;
   ex.answer("flops", einsum_flops("IJKL,IJMNO->KLMNO", s), "FLOPs").book(2 * all, rel(1e-12))
       .notes("000", 2 * all, rel(1e-12)).explain("I..O = 2..8; I and J are contracted, nothing is batched");
+  ex.claim("sum_of_axes", "Solution 4.3 calls 2·I·J·K·L·M·N·O 'the sum of all the axes': taken at its word, the FLOPs "
+           "would be 2·(I + J + … + O) = 70 at sizes 2…8", einsum_flops("IJKL,IJMNO->KLMNO", s), "FLOPs")
+      .about(2 * (2 + 3 + 4 + 5 + 6 + 7 + 8), workbook::exact())
+      .erratum(workbook::Finding{"ex4.3-sum-for-product", workbook::Severity::wrong,
+                                 "A product of axis sizes called 'the sum of all the axes'",
+                                 "Solution 4.3's expression 2·I·J·K·L·M·N·O is right; its words call it the sum of "
+                                 "the axes, which at sizes 2…8 would be 70 FLOPs instead of 80,640."});
 }
 
 EXERCISE("ex4.4", "Arithmetic intensity of self-attention") {
@@ -188,8 +320,25 @@ EXERCISE("ex4.4", "Arithmetic intensity of self-attention") {
   const double g_mha = 1;
   ex.answer("prefill_critical_t_mha", chip_i * (g_mha + 1) / g_mha, "tokens")
       .book(240, sig(2))
-      .erratum("The prefill intensity is T·G/(G + 1), not T: for multi-head attention (G = 1) it is T/2, so "
-               "attention turns compute-bound at T ≈ 480; 240 is only the limit of many query heads per KV head.");
+      .erratum(workbook::Finding{"ex4.4-prefill-t", workbook::Severity::wrong,
+                                 "Prefill attention said to be compute-bound at S = 240",
+                                 "Solution 4.4 derives the prefill intensity T·G/(G + 1) and then uses it as T: 240 "
+                                 "is the threshold only if the intensity were T (G -> ∞). For multi-head attention "
+                                 "(G = 1) it is T/2, compute-bound past T = 480."});
+  using workbook::Inputs;
+  using workbook::in;
+  ex.formula("prefill_intensity", "prefill intensity 4BT²KGH / (4BHK·T·(G + 1)) = T·G/(G + 1)",
+             [](const Inputs& v) { return in(v, "T") * in(v, "G") / (in(v, "G") + 1); },
+             [intensity_of](const Inputs& v) {
+               return intensity_of(in(v, "T"), in(v, "T"), in(v, "G") * in(v, "K"), in(v, "K"), in(v, "H"));
+             })
+      .at({{"T", 4096}, {"G", 8}, {"K", 8}, {"H", 128}}).at({{"T", 333}, {"G", 3}, {"K", 5}, {"H", 64}});
+  ex.formula("decode_intensity", "decode intensity 4BSKGH / (4BHK·(G + S)) = S·G/(G + S)",
+             [](const Inputs& v) { return in(v, "S") * in(v, "G") / (in(v, "G") + in(v, "S")); },
+             [intensity_of](const Inputs& v) {
+               return intensity_of(1, in(v, "S"), in(v, "G") * in(v, "K"), in(v, "K"), in(v, "H"));
+             })
+      .at({{"S", 8192}, {"G", 8}, {"K", 8}, {"H", 128}}).at({{"S", 77}, {"G", 4}, {"K", 2}, {"H", 64}});
   const auto& l70 = model("llama3-70b");
   const double G = l70.q_heads / l70.kv_heads;
   ex.answer("prefill_critical_t_llama3_70b", chip_i * (G + 1) / G, "tokens").notes("000", 270, sig(2))
@@ -242,6 +391,30 @@ EXERCISE("ex4.5", "When attention FLOPs equal the Q/K/V/O projections") {
   };
   ex.answer("t_mha_d4096", crossover(square_model(4096, 1, 32000)), "tokens").book(8192, rel(1e-12))
       .explain("T = 2D for multi-head attention");
+  using workbook::Inputs;
+  using workbook::in;
+  auto mha_cfg = [](const Inputs& v) {
+    TransformerConfig c = square_model(in(v, "D"), 1, 32000);
+    c.q_heads = c.kv_heads = in(v, "N"), c.head_dim = in(v, "H");
+    return c;
+  };
+  ex.formula("qkvo_training_flops", "Q/K/V/O training FLOPs = 4BTDNH (solution 4.5's left side)",
+             [](const Inputs& v) { return 4 * in(v, "T") * in(v, "D") * in(v, "N") * in(v, "H"); },
+             [mha_cfg](const Inputs& v) { return 3 * forward_flops_per_token(mha_cfg(v), 0).qkvo * in(v, "T"); })
+      .at({{"T", 8192}, {"D", 4096}, {"N", 32}, {"H", 128}}).at({{"T", 700}, {"D", 1000}, {"N", 10}, {"H", 64}})
+      .erratum(workbook::Finding{"ex4.5-qkvo-4btdnh", workbook::Severity::wrong,
+                                 "Solution 4.5 writes the projections' FLOPs as 4BTDNH, then solves as if 24BTDNH",
+                                 "4BTDNH = 12BT²NH gives T = D/3, not the printed 2D. §4.3's table has 24BTDNH for "
+                                 "the training FLOPs of Q, K, V and O with N = K; 24BTDNH = 12BT²NH gives T = 2D = 8192 "
+                                 "at D = 4096, the printed answer."});
+  ex.formula("t_equal", "T = 2D (MHA)", [](const Inputs& v) { return 2 * in(v, "D"); },
+             [mha_cfg, crossover](const Inputs& v) { return crossover(mha_cfg(v)); })
+      .at({{"D", 4096}, {"N", 32}, {"H", 128}}).at({{"D", 1000}, {"N", 10}, {"H", 64}});
+  ex.claim("matmuls_win_reasonable_context", "Solution 4.5: for most reasonable contexts the matmul FLOPs are greater "
+           "(D = 4096, T = 4096: attention over Q/K/V/O FLOPs)",
+           forward_flops_per_token(square_model(4096, 1, 32000), 4096).attention /
+               forward_flops_per_token(square_model(4096, 1, 32000), 4096).qkvo, "")
+      .below(1);
   ex.answer("t_llama3_70b", crossover(model("llama3-70b")), "tokens").notes("000", 9216, rel(1e-12))
       .explain("with GQA: T = D·(N + K)/N = D + K·D/N");
 }
@@ -268,14 +441,19 @@ EXERCISE("ex4.7", "DeepSeek-V3's hardware utilisation") {
   const double available = hours * 3600 * dense, used = 6 * active * tokens;
   ex.answer("dense_fp8_flops_per_s", dense, "FLOPs/s").book(1.513e15, sig(4)).notes("000", 1.5e15, sig(2));
   ex.answer("flops_available", available, "FLOPs").book(1.52e25, sig(3)).notes("000", 1.5066e25, sig(5))
-      .differs("The notes take the H800 at 1.5e15 FLOPs/s instead of 1.513e15.");
-  ex.answer("flops_used", used, "FLOPs").book(3.3e24, sig(2)).notes("000", 3.285e24, within(0.001e24))
+      .differs("The notes round the halved spec figure to 1.5e15 FLOPs/s, as the book itself rounds the H100's "
+               "to 1e15 in solution 1.5; the book keeps 1.513e15 here.");
+  ex.answer("flops_used", used, "FLOPs").book(3.3e24, sig(2)).notes("000", 3.285e24, sig(4)).differs("the notes truncate 3.2856e24 to 3.285e24")
       .explain("6 · 37e9 · 14.8e12 = 3.2856e24 (the notes truncate to 3.285e24)");
   ex.answer("utilization", used / available, "")
       .book(0.217, sig(3))
-      .erratum("The solution divides the rounded 3.3e24 by the rounded 1.52e25; unrounded, the utilisation is 21.6%.")
+      .erratum(workbook::Finding{"ex4.7-rounded-ratio", workbook::Severity::rounding,
+                                 "Utilisation from the two totals rounded to two and three digits",
+                                 "Solution 4.7 divides 3.3e24 (3.2856e24 rounded) by 1.52e25 (1.5187e25 rounded): "
+                                 "0.2171, printed 21.7%; unrounded, 3.2856e24 / 1.5187e25 = 21.6%."})
       .notes("000", 0.218, sig(3))
-      .differs("The notes' 1.5e15 FLOPs/s makes the available FLOPs 0.9% smaller and the utilisation 21.8%.");
+      .differs("With the notes' rounded 1.5e15 FLOPs/s (a rounding the book also uses elsewhere) the available "
+               "FLOPs are 0.9% smaller and the utilisation 21.8%.");
 }
 
 EXERCISE("ex4.8", "The batch an int8-weight MoE needs on a v5e") {
@@ -286,6 +464,15 @@ EXERCISE("ex4.8", "The batch an int8-weight MoE needs on a v5e") {
   ex.answer("tokens_per_expert", per_expert, "tokens").book(120, sig(3)).notes("000", 240, sig(3))
       .differs("The notes count 2 FLOPs per weight byte per token but then ask each expert for 240 tokens; "
                "2 FLOPs per byte reaches 240 FLOPs per byte with 120 tokens.");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("critical_tokens", "B > 120 · E/k (int8 expert weights, bf16 FLOPs, v5e)",
+               [](const Inputs& v) { return 120 * in(v, "E") / in(v, "k"); },
+               [per_expert](const Inputs& v) { return per_expert * in(v, "E") / in(v, "k"); })
+        .at({{"E", kDsExperts}, {"k", kDsActive}}).at({{"E", 64}, {"k", 2}})
+        .approximation(rel(0.002).because("the 120 is half of §1's rounded 240; 1.97e14/8.2e11/2 = 120.1"));
+  }
   ex.answer("deepseek_tokens", per_expert * kDsExperts / kDsActive, "tokens").book(3840, sig(3))
       .notes("000", 7680, sig(3)).differs("Twice the book's, from the same factor of two per expert.");
   // Exactly, with DeepSeek's expert shape (D = 7168, F = 2048) and activation bytes counted:
@@ -345,6 +532,6 @@ EXERCISE("notes.deepseek-moe", "DeepSeek-V3's MoE block three ways (reader appen
       .notes("000", 3085, sig(4))
       .differs("Arithmetic slip: 2.264e13 / 1.135e10 is 1995, not 3085.");
   // (iii) expert-parallel routing: only the needed FLOPs, every expert's weights loaded once.
-  ex.answer("intensity_routed", active_flops / (all_bytes + hidden_bytes), "FLOPs/byte").notes("000", 69.84, sig(3))
+  ex.answer("intensity_routed", active_flops / (all_bytes + hidden_bytes), "FLOPs/byte").notes("000", 69.84, sig(3).because("the notes divide counts rounded to 4 digits"))
       .explain("the notes divide 4-digit rounded counts, so their 69.84 is good to 3 digits");
 }

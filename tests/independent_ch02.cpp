@@ -13,7 +13,11 @@ INDEPENDENT("ch2.mxu-flops.int8_per_v5e_mxu", "twice the MXU's bf16 rate, 2·(2�
 }
 INDEPENDENT("ch2.v5p-pod-flops.per_core", "4.59e14 / 2", 1e-12) { return 4.59e14 / 2; }
 INDEPENDENT("ch2.vmem-intensity.vmem_bytes_per_s", "22 × 8.1e11", 1e-12) { return 22 * 8.1e11; }
-INDEPENDENT("ch2.v5p-bandwidths.hbm_bytes_per_s", "the §2.3 table's v5p row", 1e-12) { return 2.8e12; }
+// A second source, not the book: Google's Cloud TPU v5p documentation lists 2,765 GB/s of HBM bandwidth
+// per chip. The book's table rounds it to 2.8e12; §2.2's 2.5e12 is 10% below it.
+INDEPENDENT("ch2.v5p-bandwidths.hbm_bytes_per_s", "Cloud TPU v5p documentation: 2,765 GB/s", 0.02) {
+  return 2765e9;
+}
 INDEPENDENT("ch2.v5p-bandwidths.ici_bytes_per_s_all_axes", "3 × 9e10", 1e-12) { return 3 * 9e10; }
 INDEPENDENT("ch2.v5p-bandwidths.dcn_per_chip", "2.5e10 over the 2·2·1 chips of a v5p host", 1e-12) {
   return 2.5e10 / (2 * 2 * 1);
@@ -57,3 +61,49 @@ INDEPENDENT("ex2.6.t_sequential", "sum of the four stage times by hand", 1e-12) 
 INDEPENDENT("ex2.6.per_host_bytes", "2^34 / 2 hosts", 1e-12) { return std::pow(2.0, 33); }
 INDEPENDENT("ch2.vpu-alus.vreg_bytes", "32 · 8 · 128 · 4 bytes", 1e-12) { return 32.0 * 8 * 128 * 4; }
 
+
+// Library facts the chapters lean on, checked against sources outside the library (kills mutants the
+// chapter answers cannot see: a preset's host shape, an error message, a formatter's special case).
+#include <stdexcept>
+#include <string>
+
+#include "scaling/base/format.hpp"
+#include "scaling/hardware/chip.hpp"
+#include "scaling/hardware/topology.hpp"
+#include "scaling/notation/einsum.hpp"
+#include "scaling/sim/stored_rows.hpp"
+
+TEST_CASE("§2.3 table: every TPU host shape holds the chips the book lists") {
+  // The book's table: v4p and v5p hosts are 2×2×1 = 4 chips, v5e and v6e hosts 4×2 = 8.
+  CHECK(scaling::chips_in(scaling::chip("tpu-v4p").host_shape) == 4);
+  CHECK(scaling::chips_in(scaling::chip("tpu-v5p").host_shape) == 4);
+  CHECK(scaling::chips_in(scaling::chip("tpu-v5e").host_shape) == 8);
+  CHECK(scaling::chips_in(scaling::chip("tpu-v6e").host_shape) == 8);
+}
+
+TEST_CASE("format_number writes whole numbers as themselves") {
+  CHECK(scaling::format_number(0) == "0");
+  CHECK(scaling::format_number(1) == "1");
+  CHECK(scaling::format_number(-1) == "-1");
+}
+
+TEST_CASE("einsum: a letter without a size is named in the error") {
+  try {
+    scaling::einsum_flops("IJ,JK->IK", scaling::parse_letter_sizes("I=2,J=3"));
+    FAIL("no error for the missing K");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("no size for letter K") != std::string::npos);
+  }
+}
+
+TEST_CASE("stored rows accept exactly fp32, bf16 and int8") {
+  CHECK_NOTHROW(scaling::sim::require_storable(scaling::Dtype::fp32));
+  CHECK_NOTHROW(scaling::sim::require_storable(scaling::Dtype::bf16));
+  CHECK_NOTHROW(scaling::sim::require_storable(scaling::Dtype::int8));
+  CHECK_THROWS_AS(scaling::sim::require_storable(scaling::Dtype::fp8), std::invalid_argument);
+  CHECK_THROWS_AS(scaling::sim::require_storable(scaling::Dtype::int4), std::invalid_argument);
+}
+
+INDEPENDENT("ch2.mxu-flops.multiply_adds_per_s", "8·128·128 multiply-adds every 8 cycles at 1.5 GHz, 4 MXUs", 0.01) {
+  return 8.0 * 128 * 128 / 8 * 1.5e9 * 4;
+}

@@ -27,9 +27,37 @@ const sim::Topology kOpen4x4{{4, 4}, {false, false}, sim::Links::bi};
 const sim::Topology kOpen2x2{{2, 2}, {false, false}, sim::Links::bi};
 }  // namespace
 
-INDEPENDENT("ch3.jax-local-shapes.plan_case", "classifying by hand: J is sharded (over Y) in A only", 0) {
-  const std::string a_contracting_axes = "Y", b_contracting_axes = "";
-  return a_contracting_axes == b_contracting_axes ? (a_contracting_axes.empty() ? 1 : 3) : 2;
+namespace {
+// Which J indices device (x, y) of a 4x2 mesh holds of an array whose J dimension is split over `axis`
+// ('X', 'Y' or 0 for unsplit), J = 8 (any size divisible by 8 gives the same picture).
+std::vector<bool> j_held(char axis, int x, int y) {
+  const int J = 8;
+  std::vector<bool> held(J, axis == 0);
+  if (axis == 'X')
+    for (int j = x * J / 4; j < (x + 1) * J / 4; ++j) held[static_cast<size_t>(j)] = true;
+  if (axis == 'Y')
+    for (int j = y * J / 2; j < (y + 1) * J / 2; ++j) held[static_cast<size_t>(j)] = true;
+  return held;
+}
+// §3.2's cases decided by looking at every device's blocks: 1 if every device holds all of J in both
+// operands, 3 if on every device both hold the same proper subset (partial sums to reduce), else 2.
+int classify(char a_axis, char b_axis) {
+  bool all_full = true, all_matching = true;
+  for (int x = 0; x < 4; ++x)
+    for (int y = 0; y < 2; ++y) {
+      const auto a = j_held(a_axis, x, y), b = j_held(b_axis, x, y);
+      all_full = all_full && std::all_of(a.begin(), a.end(), [](bool h) { return h; }) &&
+                 std::all_of(b.begin(), b.end(), [](bool h) { return h; });
+      all_matching = all_matching && a == b;
+    }
+  return all_full ? 1 : all_matching ? 3 : 2;
+}
+}  // namespace
+INDEPENDENT("ch3.jax-local-shapes.plan_case", "the J blocks each of the 8 devices holds of A[I_X, J_Y] and B[J, K_Y]", 0) {
+  CHECK(classify(0, 0) == 1);      // the classifier itself tells the three cases apart
+  CHECK(classify('Y', 'Y') == 3);
+  CHECK(classify('X', 'Y') == 2);
+  return classify('Y', 0);
 }
 INDEPENDENT("ch3.allgather-cost.t_book_rule", "2^30 / 9e10", 1e-12) { return std::pow(2.0, 30) / 9e10; }
 INDEPENDENT("ch3.allgather-cost.t_exact", "virtual mesh: AllGather on a bidirectional ring of 16", 1e-12) {
@@ -118,7 +146,23 @@ INDEPENDENT("ex3.6.base_comms", "virtual mesh: AllReduce of C[I_X, K] over the o
 INDEPENDENT("ex3.6.training_comms", "virtual mesh: AllGather of B[J, K_Y] over the open X axis", 1e-12) {
   return sim_time(kOpen4x4, sim::Op::all_gather, {0}, 8192.0 * 8192 / 4, kV5e);
 }
-INDEPENDENT("ex3.6.inference_comms", "no communication: J is sharded in neither input", 0) { return 0; }
+INDEPENDENT("ex3.6.inference_comms", "elements each device lacks for its C[I_X, K_Y] block, counted", 0) {
+  // A[I_X, J] and B[J, K_Y] on a 4x4 mesh, I = J = K = 16. Ownership as the shardings say it; the output
+  // block C[I_X, K_Y] of device (x, y) needs A's rows of block x for every j and B's columns of block y.
+  const int I = 16, J = 16, K = 16;
+  auto holds_a = [&](int x, int /*y*/, int i, int /*j*/) { return i / (I / 4) == x; };
+  auto holds_b = [&](int /*x*/, int y, int /*j*/, int k) { return k / (K / 4) == y; };
+  double missing = 0;
+  for (int x = 0; x < 4; ++x)
+    for (int y = 0; y < 4; ++y)
+      for (int i = 0; i < I; ++i)
+        for (int k = 0; k < K; ++k) {
+          if (i / (I / 4) != x || k / (K / 4) != y) continue;  // not this device's output element
+          for (int j = 0; j < J; ++j) missing += (holds_a(x, y, i, j) ? 0 : 1) + (holds_b(x, y, j, k) ? 0 : 1);
+        }
+  CHECK(holds_a(0, 0, 5, 0) == false);  // the count can be non-zero: device 0 lacks row 5
+  return missing * 2 / 4.5e10;  // bf16 bytes over one link: 0 when nothing is missing
+}
 INDEPENDENT("ex3.6.base_compute", "2·8192³ / 16 / 1.97e14", 1e-12) { return 2 * std::pow(8192.0, 3) / 16 / 1.97e14; }
 INDEPENDENT("ex3.6.training_compute", "2·8192³ / 16 / 1.97e14", 1e-12) { return 2 * std::pow(8192.0, 3) / 16 / 1.97e14; }
 INDEPENDENT("ex3.6.inference_compute", "2·8192³ / 16 / 1.97e14", 1e-12) { return 2 * std::pow(8192.0, 3) / 16 / 1.97e14; }
@@ -173,14 +217,120 @@ double max_error(sim::Op op) {
   return err;
 }
 }  // namespace
-// Absolute checks: the chapter's integer matrices give exactly 0; real-valued data gives rounding only.
-INDEPENDENT("ex3.9.max_error_all_reduce", "the same collective on random real data, against plain sums", 0) {
-  return max_error(sim::Op::all_reduce) < 1e-12 ? 0 : 1;
+namespace {
+// A ring ReduceScatter and AllGather written here from the textbook algorithm (no simulator code): in
+// step s device d sends its running sum of chunk (d − s) mod n to device d + 1, which adds it in.
+std::vector<std::vector<double>> ring_all_reduce(std::vector<std::vector<double>> data, bool gather) {
+  const int n = static_cast<int>(data.size());
+  const size_t chunk = data[0].size() / static_cast<size_t>(n);
+  auto at = [&](int dev, int c, size_t i) -> double& { return data[static_cast<size_t>(dev)][static_cast<size_t>(c) * chunk + i]; };
+  for (int s = 0; s < n - 1; ++s) {
+    std::vector<std::vector<double>> sent(static_cast<size_t>(n));
+    for (int d = 0; d < n; ++d) {
+      const int c = ((d - s) % n + n) % n;
+      for (size_t i = 0; i < chunk; ++i) sent[static_cast<size_t>(d)].push_back(at(d, c, i));
+    }
+    for (int d = 0; d < n; ++d) {
+      const int from = (d - 1 + n) % n, c = ((from - s) % n + n) % n;
+      for (size_t i = 0; i < chunk; ++i) at(d, c, i) += sent[static_cast<size_t>(from)][i];
+    }
+  }
+  // Device d now holds the full sum of chunk (d + 1) mod n. AllGather: pass finished chunks around.
+  if (gather)
+    for (int s = 0; s < n - 1; ++s) {
+      auto before = data;
+      for (int d = 0; d < n; ++d) {
+        const int from = (d - 1 + n) % n, c = ((from + 1 - s) % n + n) % n;
+        for (size_t i = 0; i < chunk; ++i)
+          data[static_cast<size_t>(d)][static_cast<size_t>(c) * chunk + i] = before[static_cast<size_t>(from)][static_cast<size_t>(c) * chunk + i];
+      }
+    }
+  return data;
 }
-INDEPENDENT("ex3.9.max_error_reduce_scatter", "the same collective on random real data, against plain sums", 0) {
-  return max_error(sim::Op::reduce_scatter) < 1e-12 ? 0 : 1;
+// The chapter's exercise rebuilt here: integer A[8, 16] split over 4 devices along M, B[16, 12].
+double ex39_error(bool all_reduce) {
+  const int N = 8, M = 16, K = 12, devices = 4;
+  auto a = [](int i, int j) { return double((3 * i + 5 * j) % 7) - 3; };
+  auto b = [](int i, int j) { return double((2 * i + 7 * j) % 5) - 2; };
+  std::vector<std::vector<double>> partial(devices, std::vector<double>(N * K, 0.0));
+  for (int d = 0; d < devices; ++d)
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k)
+        for (int m = d * M / devices; m < (d + 1) * M / devices; ++m) partial[static_cast<size_t>(d)][static_cast<size_t>(n * K + k)] += a(n, m) * b(m, k);
+  const auto out = ring_all_reduce(partial, all_reduce);
+  double err = 0;
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) {
+      double full = 0;
+      for (int m = 0; m < M; ++m) full += a(n, m) * b(m, k);
+      const int chunk = (n * K + k) / (N * K / devices);
+      for (int d = 0; d < devices; ++d)
+        if (all_reduce || (chunk + devices - 1) % devices == d)  // our ring leaves chunk c complete on device c − 1
+          err = std::max(err, std::fabs(out[static_cast<size_t>(d)][static_cast<size_t>(n * K + k)] - full));
+    }
+  return err;
+}
+}  // namespace
+// Absolute checks: integer data makes every partial sum exact, so a correct collective gives 0.
+INDEPENDENT_WITHIN("ex3.9.max_error_all_reduce", "a ring AllReduce written in the test, on the same matrices", 1e-12) {
+  CHECK(max_error(sim::Op::all_reduce) < 1e-12);  // and the simulator on random real data
+  return ex39_error(true);
+}
+INDEPENDENT_WITHIN("ex3.9.max_error_reduce_scatter", "a ring ReduceScatter written in the test, on the same matrices", 1e-12) {
+  CHECK(max_error(sim::Op::reduce_scatter) < 1e-12);
+  return ex39_error(false);
 }
 INDEPENDENT("ex3.10.a2a_gain_bi_d8", "closed form (D − 1)·D / ⌊D²/4⌋ at D = 8", 1e-12) { return 7.0 * 8 / 16; }
 INDEPENDENT("ex3.10.ag_over_a2a_bi_d8", "closed form ((D − 1)/(2D)) / (⌊D²/4⌋/(2D²)) at D = 8", 1e-12) {
   return (7.0 / 16) / (16.0 / 128);
+}
+
+namespace {
+// Scalars on the busiest link of a one-way ring of d devices, N×N matrix, by routing every block:
+// AllGather sends each device's strip (N/d·N) to all others; AllToAll sends block (s -> t) of N²/d²
+// scalars (t − s) mod d hops. Each block adds its size to every link s -> s + 1 it crosses.
+double uni_ring_busiest(bool all_to_all, int d, double n) {
+  std::vector<double> link(static_cast<size_t>(d), 0.0);
+  for (int s = 0; s < d; ++s)
+    for (int t = 0; t < d; ++t) {
+      if (s == t) continue;
+      const double size = all_to_all ? n * n / (double(d) * d) : 0;
+      for (int at = s; at != t; at = (at + 1) % d) link[static_cast<size_t>(at)] += size;
+    }
+  if (!all_to_all)  // a strip travels on to the farthest receiver once, crossing d − 1 links
+    for (int s = 0; s < d; ++s)
+      for (int hop = 0; hop < d - 1; ++hop) link[static_cast<size_t>((s + hop) % d)] += n / d * n;
+  return *std::max_element(link.begin(), link.end());
+}
+}  // namespace
+INDEPENDENT("ex3.10.ag_uni_link_scalars", "routing every strip around a one-way ring of 8, N = 64", 1e-12) {
+  return uni_ring_busiest(false, 8, 64);
+}
+INDEPENDENT("ex3.10.a2a_uni_link_scalars", "routing every block around a one-way ring of 8, N = 64", 1e-12) {
+  return uni_ring_busiest(true, 8, 64);
+}
+
+// ex3.2's book-rule times from the raw figures: v4p ICI 4.5e10 B/s one way, 9e10 both ways per axis.
+INDEPENDENT("ex3.2.ag_xy_book_rule", "bf16[1024, 4096] = 8 MiB over two axes: V / (2 · 9e10)", 1e-12) {
+  return 1024.0 * 4096 * 2 / (2 * 9e10);
+}
+INDEPENDENT("ex3.2.ar_z_book_rule", "bf16[1024/4, 4096/4] = 512 KiB, AllReduce 2V / 9e10", 1e-12) {
+  return 2 * (1024.0 / 4 * 4096 / 4 * 2) / 9e10;
+}
+
+#include <stdexcept>
+
+#include "scaling/notation/sharding.hpp"
+
+TEST_CASE("§3.1 notation: only a complete {U_...} may follow the brackets") {
+  const Mesh mesh = parse_mesh("X=4,Y=2");
+  CHECK_NOTHROW(parse_sharding("A[I_X, J]{U_Y}", mesh));
+  CHECK_THROWS_WITH_AS(parse_sharding("A[I_X, J]{U_Y", mesh), doctest::Contains("unexpected"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_sharding("A[I_X, J] U_Y}", mesh), doctest::Contains("unexpected"), std::invalid_argument);
+}
+
+TEST_CASE("virtual mesh: a request above 1e15 elements is refused, 1e15 itself is not") {
+  const auto ring = sim::ring(4, sim::Links::bi);
+  CHECK_THROWS_AS(sim::simulate(ring, {sim::Op::all_gather, {0}, 1.5e15, 1, true}), std::invalid_argument);
+  CHECK_NOTHROW(sim::simulate(ring, {sim::Op::all_gather, {0}, 1e15, 1, true}));
 }
