@@ -80,6 +80,9 @@ auto for_option(const std::string& option, Fn&& f) -> decltype(f()) {
     throw std::invalid_argument(option + ": " + e.what());
   }
 }
+// A computed quantity that must be finite: throws std::invalid_argument "<what> overflows a double for
+// <inputs>" (inputs names the options and values, e.g. "--bytes '1e308'") when it is inf or NaN.
+void require_finite(const std::string& what, double value, const std::string& inputs);
 // "0,2" -> {0, 2}: non-negative whole numbers.
 std::vector<int> parse_indices(const std::string& option, const std::string& text);
 

@@ -8,6 +8,7 @@ packages=(
   doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev   # C++ libraries
   pandoc python3 python3-matplotlib                          # report
   libbenchmark-dev                                           # bench/
+  clang                                                      # fuzz/ (libFuzzer)
 )
 
 missing=()

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <stdexcept>
 #include <utility>
 
 namespace scaling {
@@ -99,6 +100,12 @@ std::string escape_for_message(std::string_view text, size_t max_chars) {
     }
   }
   return out;
+}
+
+void require_printable(std::string_view what, std::string_view text) {
+  for (const char c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw std::invalid_argument(std::string(what) + " '" + escape_for_message(text) + "': holds a control character");
 }
 
 }  // namespace scaling

@@ -10,6 +10,7 @@
 namespace scaling {
 
 std::vector<int> parse_shape(std::string_view text) {
+  require_printable("slice shape", text);
   std::vector<int> shape;
   size_t start = 0;
   while (start <= text.size()) {

@@ -17,4 +17,9 @@ std::string format_quantity(double value, std::string_view unit, int digits = 3)
 // non-printable bytes become \n, \t or \xNN, and text longer than `max_chars` is cut with "…".
 std::string escape_for_message(std::string_view text, size_t max_chars = 80);
 
+// Refuses text that holds a control character (a newline, a tab, an escape, …): no name, number or
+// notation has one. Throws std::invalid_argument "<what> '<escaped text>': holds a control character", so
+// every later message that quotes the text (or a part of it) stays on one line.
+void require_printable(std::string_view what, std::string_view text);
+
 }  // namespace scaling
