@@ -39,9 +39,21 @@ double parse_size(const std::string& option, const std::string& text) {
 
 double parse_positive(const std::string& option, const std::string& text) { return positive_number(option, text); }
 
+std::string given(const std::vector<std::pair<std::string, std::string>>& options) {
+  std::string out;
+  for (const auto& [option, text] : options)
+    if (!text.empty()) out += (out.empty() ? "" : ", ") + quoted(option, text);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> chip_overrides(const ChipArgs& a) {
+  return {{"--hbm-bytes", a.hbm_bytes}, {"--hbm-bw", a.hbm_bw}, {"--flops", a.flops}, {"--flops-int8", a.flops_int8},
+          {"--ici-bw", a.ici_bw}};
+}
+
 void require_finite(const std::string& what, double value, const std::string& inputs) {
   if (!std::isfinite(value))
-    throw std::invalid_argument(what + " overflows a double for " + inputs + ": give smaller values");
+    throw std::invalid_argument(what + " overflows a double for " + inputs + ": out of range");
 }
 
 std::vector<double> parse_sizes(const std::string& option, const std::string& text) {

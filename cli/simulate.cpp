@@ -24,6 +24,9 @@ void run_simulate(const SimulateArgs& a) {
   const auto topo = sim::ring(static_cast<int>(devices), a.direction == "uni" ? sim::Links::uni : sim::Links::bi);
   const auto r = for_option(a.count_only ? "--devices, --elements" : "--devices, --elements (data mode)",
                             [&] { return sim::simulate(topo, {op, {0}, elements, 1, a.count_only}); });
+  for (const auto& [what, v] : {std::pair{"the busiest link's elements", r.max_link_elements},
+                                {"the total link elements", r.total_link_elements}})
+    require_finite(what, v, given({{"--devices", a.devices}, {"--elements", a.elements}}));
   if (a.json) {
     std::cout << nlohmann::json{{"correct", a.count_only ? nlohmann::json(nullptr) : nlohmann::json(r.correct)},
                                 {"steps", r.steps},

@@ -20,8 +20,12 @@ std::string with_separators(double whole) {
   return out;
 }
 
-// `digits` significant digits, trailing zeros dropped: 240.24 -> "240.2", 1.5 -> "1.5".
+std::string scientific(double value, int digits);
+
+// `digits` significant digits, trailing zeros dropped: 240.24 -> "240.2", 1.5 -> "1.5"; from 1e6 up
+// (a time of 1e300 s, an exabyte in PB) scientific, never hundreds of digits.
 std::string significant(double value, int digits) {
+  if (std::fabs(value) >= 1e6) return scientific(value, digits);
   const double magnitude = std::floor(std::log10(std::fabs(value)));
   const int decimals = std::max(0, digits - 1 - static_cast<int>(magnitude));
   std::string s = fmt::format("{:.{}f}", value, decimals);
@@ -71,6 +75,11 @@ std::string format_number(double value, int digits) {
   const double a = std::fabs(value);
   if (a >= 1e-3 && a < 1e6) return significant(value, digits);
   return scientific(value, digits);
+}
+
+std::string format_whole(double value) {
+  if (std::isfinite(value) && value == std::round(value) && std::fabs(value) < 1e15) return fmt::format("{:.0f}", value);
+  return format_number(value);
 }
 
 std::string format_quantity(double value, std::string_view unit, int digits) {

@@ -9,6 +9,10 @@ namespace scaling {
 // digits, switching to scientific notation ("4.2e11") outside [1e-3, 1e6).
 std::string format_number(double value, int digits = 4);
 
+// A whole number in plain digits without separators ("8192", as in a shape), or format_number's
+// scientific form from 1e15 up, so no value prints as hundreds of digits.
+std::string format_whole(double value);
+
 // A value with its unit, scaled to a readable prefix for seconds ("s"), bytes ("B", "B/s");
 // FLOPs and FLOPs/s in scientific notation; any other unit appended as given.
 std::string format_quantity(double value, std::string_view unit, int digits = 3);
