@@ -17,9 +17,9 @@ void run_simulate(const SimulateArgs& a) {
   const sim::Op op = a.op == "ppermute" ? sim::Op::ppermute : sim::to_op(parse_collective(a.op));
   const double devices = parse_size("--devices", a.devices);
   if (devices > sim::kMaxDevices)
-    throw std::invalid_argument("--devices '" + a.devices + "': at most " + format_number(sim::kMaxDevices));
+    throw std::invalid_argument(given({{"--devices", a.devices}}) + ": at most " + format_number(sim::kMaxDevices));
   if (a.direction != "uni" && a.direction != "bi")
-    throw std::invalid_argument("--direction '" + a.direction + "': expected uni or bi");
+    throw std::invalid_argument(given({{"--direction", a.direction}}) + ": expected uni or bi");
   const double elements = parse_size("--elements", a.elements);
   const auto topo = sim::ring(static_cast<int>(devices), a.direction == "uni" ? sim::Links::uni : sim::Links::bi);
   const auto r = for_option(a.count_only ? "--devices, --elements" : "--devices, --elements (data mode)",

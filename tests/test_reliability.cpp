@@ -112,7 +112,7 @@ TEST_CASE("messages: out of range is said as such, empty values are named, contr
                    {"matmul --chip 'tpu\nv5e' --B 1 --D 1 --F 1", "tpu\\nv5e"},
                    {"matmul --chip tpu-v5e --B '4\n4' --D 1 --F 1", "--B '4\\n4'"},
                    {"collective --chip tpu-v5e --slice 4x4 --op 'all\ngather' --axes 0 --bytes 1", "all\\ngather"}});
-  const auto r = run("matmul --chip tpu-v5e --B 1 --D 1 --F 1 $'--bo\ngus'");
+  const auto r = run("matmul --chip tpu-v5e --B 1 --D 1 --F 1 '--bo\ngus'");
   CHECK(r.exit_code == 2);
   CHECK(lines(r.err) == 1);
   // A value of 300 digits is quoted cut short.
