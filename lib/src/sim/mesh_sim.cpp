@@ -798,7 +798,7 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
         break;
       }
       case Op::ppermute: {
-        const int m = grp.n, src = ((r - req.shift) % m + m) % m;
+        const int m = grp.n, src = static_cast<int>(((r - static_cast<long long>(req.shift)) % m + m) % m);
         for (long long x = src * shard; x < (src + 1) * shard; ++x) res.correct &= b[static_cast<size_t>(x)] == value(gid, 0, x);
         break;
       }
