@@ -1,4 +1,5 @@
 // Chapter 2: how a TPU works and how TPUs are wired together (§2.1–2.5 and the chapter-2 solutions).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -191,9 +192,14 @@ EXERCISE("ex2.4", "An int8 matmul on one v5e, from HBM and from VMEM") {
       .notes("000", 11, sig(2))
       .explain("the same with 22× the bandwidth (VMEM)");
   auto& s = ex.series("runtime", "batch B (tokens)", "lower-bound runtime (s)");
-  std::vector<double> x, hbm, vmem;
-  for (int b = 1; b <= 1024; b *= 2) {
-    const Matmul m{static_cast<double>(b), D, F, i8, i8, i8};
+  std::vector<double> x, hbm, vmem, batches;
+  for (double b = 1; b <= 1024 * 1.0001; b *= std::pow(2.0, 0.125)) batches.push_back(b);
+  // The two knees, exactly: the plot draws its corners on the crossovers it marks.
+  for (const double w_bytes_per_s : {w, kVmemOverHbm * w})
+    batches.push_back(*critical_batch(D, F, i8, i8, i8, critical_intensity(c, w_bytes_per_s)));
+  std::sort(batches.begin(), batches.end());
+  for (const double b : batches) {
+    const Matmul m{b, D, F, i8, i8, i8};
     x.push_back(b);
     hbm.push_back(roofline(flops(m), bytes(m), c, w).t_lower_s);
     vmem.push_back(roofline(flops(m), bytes(m), c, kVmemOverHbm * w).t_lower_s);

@@ -105,7 +105,7 @@ EXERCISE("ch3.allgather-cost", "How long an AllGather takes") {
   ex.answer("hops_one_axis", collective_cost(Collective::all_gather, one, v, link).hops, "").book(8, rel(1e-12))
       .explain("|X|/2 hops on a ring of 16");
   // The book's claim: in the bandwidth-bound regime the time does not depend on |X|.
-  auto& t = ex.table("independent-of-n", {"ring size", "exact AllGather of 1 GiB", "book rule"});
+  auto& t = ex.table("independent-of-n", {"ring size", "exact AllGather of 1 GiB", "the book's rule V / W, evaluated"});
   for (int n : {2, 4, 8, 16}) {
     const std::vector<Axis> ring{{n, true}};
     t.row({std::to_string(n), format_quantity(collective_cost(Collective::all_gather, ring, v, link).t_s, "s"),
@@ -196,7 +196,7 @@ EXERCISE("ch3.collective-table", "The collective cost rules (§3.4 table)") {
   const auto s = make_slice("tpu-v5e", "16x16");
   const Link link = ici_link(s.chip);
   const double v = 1e8;
-  auto& t = ex.table("rules", {"operation", "axes", "book rule", "exact model", "exact / book"});
+  auto& t = ex.table("rules", {"operation", "axes", "the book's rule, evaluated", "exact model", "exact / rule"});
   for (auto op : {Collective::all_gather, Collective::reduce_scatter, Collective::all_reduce, Collective::all_to_all})
     for (const std::vector<int>& axes : {std::vector<int>{0}, std::vector<int>{0, 1}}) {
       const auto ax = slice_axes(s, axes);
@@ -368,7 +368,7 @@ EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
   const Link link = ici_link(chip("tpu-v5e"));
   const auto ring = sim::ring(16, sim::Links::bi);
   auto& s = ex.series("collectives", "array size V (bytes)", "simulated time (s)");
-  double first_bw_bound_ag = 0;
+  double first_bw_bound_ag = 0, crossover_ag = 0;
   for (auto op : {Collective::all_gather, Collective::reduce_scatter, Collective::all_reduce, Collective::all_to_all}) {
     std::vector<double> x, y;
     for (double v = 8192; v <= 512.0 * 1024 * 1024; v *= 4) {
@@ -381,6 +381,15 @@ EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
       y.push_back(t.t_s);
       if (op == Collective::all_gather && first_bw_bound_ag == 0 && t.t_bandwidth_s > t.t_latency_s) first_bw_bound_ag = v;
     }
+    // The knee, solved exactly: the simulated latency is fixed and its bandwidth time linear in V, so the
+    // two meet at V* = t_latency · V / t_bandwidth; the plot gets that point, not just the sweep's.
+    const double v_big = x.back();
+    const auto t_big = sim::to_time(sim::simulate(ring, {sim::to_op(op), {0}, v_big / 2, 1, true}), 2, link);
+    const double knee = t_big.t_latency_s * v_big / t_big.t_bandwidth_s;
+    const auto at = std::lower_bound(x.begin(), x.end(), knee) - x.begin();
+    x.insert(x.begin() + at, knee);
+    y.insert(y.begin() + at, t_big.t_latency_s);
+    if (op == Collective::all_gather) crossover_ag = knee;
     s.line(std::string(name(op)), x, y);
   }
   auto sim_time = [&](Collective op, double v) {
@@ -391,8 +400,10 @@ EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
   ex.answer("reduce_scatter_512mib", sim_time(Collective::reduce_scatter, big), "s");
   ex.answer("all_reduce_512mib", sim_time(Collective::all_reduce, big), "s");
   ex.answer("all_to_all_512mib", sim_time(Collective::all_to_all, big), "s");
+  ex.answer("all_gather_crossover", crossover_ag, "B")
+      .explain("the array size at which the AllGather's bandwidth time equals its latency: bandwidth-bound above");
   ex.answer("all_gather_bandwidth_bound_from", first_bw_bound_ag, "B")
-      .explain("the smallest array of the sweep whose AllGather is bandwidth-bound");
+      .explain("the smallest array of the sweep (powers of 4) whose AllGather is bandwidth-bound");
 }
 
 EXERCISE("ex3.9", "Multiply shards, then AllReduce or ReduceScatter") {

@@ -15,6 +15,7 @@
 #include "scaling/model/presets.hpp"
 #include "scaling/cost/roofline.hpp"
 #include "scaling/model/transformer.hpp"
+#include "scaling/cost/training.hpp"
 
 using namespace scaling;
 using workbook::rel;
@@ -132,7 +133,8 @@ EXERCISE("ch4.summary-table", "Parameters and training FLOPs per layer (§4.5)")
   t.row({"MLP (per layer)", format_number(p.mlp / c.layers), format_quantity(3 * f.mlp / c.layers, "FLOPs")})
       .row({"Q, K, V, O (per layer)", format_number(p.attention / c.layers), format_quantity(3 * f.qkvo / c.layers, "FLOPs")})
       .row({"dot-product attention, T = 4096 (per layer)", "0", format_quantity(3 * f.attention / c.layers, "FLOPs")})
-      .row({"norms (per layer)", format_number(p.norms / c.layers), "negligible"})
+      .row({"norms (per layer; the final norm's D left out)", format_number((p.norms - c.d_model) / c.layers),
+            "negligible"})
       .row({"vocabulary (once)", format_number(p.embedding + p.unembedding), format_quantity(3 * f.unembedding, "FLOPs")});
   ex.answer("six_n_over_exact_t4096", six_n_rule_flops_per_token(c) / training_flops_per_token(c, T), "")
       .explain("how well 6·params·tokens approximates the exact count for LLaMA-3 70B at T = 4096");
@@ -212,7 +214,9 @@ EXERCISE("ex4.4", "Arithmetic intensity of self-attention") {
   };
   auto& s = ex.series("relative-cost", "context length (tokens)", "attention time / FFW time (one layer)");
   std::vector<double> x, prefill, decode;
-  for (double T = 128; T <= 1048576; T *= 2) {
+  // Eight samples per doubling: each roofline's switch from memory- to compute-bound shows as a kink
+  // in these ratios, and the plot should draw it where it is.
+  for (double T = 128; T <= 1048576 * 1.0001; T *= std::pow(2.0, 0.125)) {
     x.push_back(T);
     prefill.push_back(prefill_ratio(T));
     decode.push_back(decode_ratio(T));

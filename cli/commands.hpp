@@ -45,9 +45,39 @@ struct CollectiveMatmulArgs {
   std::string kind, mesh, B, D, F, direction = "uni", wrap = "auto";
   bool verify = false, json = false;
 };
+struct PlanArgs {
+  ChipArgs chip;
+  std::string model, config, slice, pods, nodes, gpus_per_node, nvlink_bw, ib_bw, batch_tokens, seq, top, saved, zero,
+      max_microbatches, cost_model = "exact";
+  bool json = false;
+};
 struct ParamsArgs {
   std::string model, config, kv_dtype = "bf16";
   bool json = false;
+};
+
+struct TrainArgs {
+  std::string model, config;
+  ChipArgs chip;
+  std::string slice, pods, chips, batch_tokens, tokens, mfu = "0.5", saved = "D+2F", weights = "bf16", grads = "bf16",
+      optimizer = "adam", master = "none", fsdp, tp;
+  bool json = false;
+};
+struct LayoutArgs {
+  std::string shape, index;
+  bool grid = false, json = false;
+};
+struct DotArgs {
+  std::string spec;
+  std::vector<std::string> shapes, dtypes;
+  bool json = false;
+};
+// `scaling serve` (§7.1.5, §8): the decode-step model on a slice.
+struct ServeArgs {
+  ChipArgs chip;
+  std::string model, config, slice, chips, batch, context, weights = "bf16", kv = "bf16", compute = "bf16";
+  std::string decode_len, prefill_len, mfu;
+  bool frontier = false, json = false;
 };
 
 void run_chips(bool json);
@@ -58,6 +88,11 @@ void run_shard(const ShardArgs& a);
 void run_models(bool json);
 void run_params(const ParamsArgs& a);
 void run_collective_matmul(const CollectiveMatmulArgs& a);
+void run_train(const TrainArgs& a);
+void run_plan(const PlanArgs& a);
+void run_layout(const LayoutArgs& a);
+void run_dot(const DotArgs& a);
+void run_serve(const ServeArgs& a);
 
 // The chip a subcommand runs on: a preset or a chip file, with any overrides applied. Throws UsageError
 // when neither or both of --chip and --chip-file are given, std::invalid_argument for a bad value.

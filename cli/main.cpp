@@ -113,6 +113,87 @@ int scaling_main(int argc, char** argv) {
   cmatmul->add_flag("--json", cm.json, "print one JSON object, SI units");
   on(cmatmul, [&] { cli::run_collective_matmul(cm); });
 
+  cli::TrainArgs tr;
+  auto* train = app.add_subcommand("train", "training memory, time and the §5 parallelism bounds on a slice");
+  train->add_option("--model", tr.model, "a preset (see `scaling models`)");
+  train->add_option("--config", tr.config, "a HuggingFace config.json");
+  add_chip_options(train, tr.chip);
+  train->add_option("--slice", tr.slice, "slice shape, e.g. 16x16x16");
+  train->add_option("--pods", tr.pods, "pods of that slice, data-parallel over DCN");
+  train->add_option("--chips", tr.chips, "a chip count instead of a slice (counted as one ICI axis)");
+  train->add_option("--batch-tokens", tr.batch_tokens, "global batch in tokens")->required();
+  train->add_option("--tokens", tr.tokens, "training tokens: gives total_flops and time_s");
+  train->add_option("--mfu", tr.mfu, "model FLOPs utilisation in (0, 1]")->capture_default_str();
+  train->add_option("--saved", tr.saved, "activations saved per layer per token, a sum of terms in D, F, NH, KH "
+                                         "(e.g. 4D, D+2F, 2D+2F+NH+2KH)")->capture_default_str();
+  train->add_option("--weights", tr.weights, "dtype of the weights (and of the saved activations)")->capture_default_str();
+  train->add_option("--grads", tr.grads, "dtype of the gradient buffer, or none")->capture_default_str();
+  train->add_option("--optimizer", tr.optimizer, "adam (two fp32 moments) or sgd (no state)")->capture_default_str();
+  train->add_option("--master", tr.master, "an fp32 master copy of the weights: none or fp32")->capture_default_str();
+  train->add_option("--fsdp", tr.fsdp, "FSDP degree X (with --tp; X·Y = chips of a pod)");
+  train->add_option("--tp", tr.tp, "tensor-parallel degree Y (with --fsdp)");
+  train->add_flag("--json", tr.json, "print one JSON object, SI units");
+  on(train, [&] { cli::run_train(tr); });
+
+  cli::PlanArgs pl;
+  auto* planner = app.add_subcommand("plan", "the parallelism planner: the fastest layouts that fit (§5, §6)");
+  planner->add_option("--model", pl.model, "a preset (see `scaling models`)");
+  planner->add_option("--config", pl.config, "a HuggingFace config.json");
+  add_chip_options(planner, pl.chip);
+  planner->add_option("--slice", pl.slice, "TPU: the slice (pod) shape, e.g. 16x20x28");
+  planner->add_option("--pods", pl.pods, "TPU: that many slices over DCN (default 1)");
+  planner->add_option("--nodes", pl.nodes, "GPU: nodes over InfiniBand");
+  planner->add_option("--gpus-per-node", pl.gpus_per_node, "GPU: GPUs per NVLink node");
+  planner->add_option("--nvlink-bw", pl.nvlink_bw, "GPU: NVLink bandwidth per GPU, bytes/s (both directions)");
+  planner->add_option("--ib-bw", pl.ib_bw, "GPU: InfiniBand bandwidth per GPU, bytes/s (one direction)");
+  planner->add_option("--batch-tokens", pl.batch_tokens, "global batch per step, tokens");
+  planner->add_option("--seq", pl.seq, "sequence length (the attention a rerun repeats; default 4096)");
+  planner->add_option("--top", pl.top, "print the K fastest layouts (default 1, at most 1000)");
+  planner->add_option("--saved", pl.saved, "activation rules to try: input,matmuls,all (default all three)");
+  planner->add_option("--zero", pl.zero, "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3)");
+  planner->add_option("--max-microbatches", pl.max_microbatches, "largest microbatch count (powers of 2; default 256)");
+  planner->add_option("--cost-model", pl.cost_model, "exact (default) or book (§5.1.4's FSDP × TP on one slice)");
+  planner->add_flag("--json", pl.json, "print one JSON object, SI units");
+  on(planner, [&] { cli::run_plan(pl); });
+  cli::LayoutArgs la;
+  auto* layout = app.add_subcommand("layout", "an HLO shape's tiled layout: where each element lands in memory (§9.2.2)");
+  layout->add_option("shape", la.shape, "an HLO shape, e.g. 'bf16[4,8]{1,0:T(2,4)(2,1)}'")->required();
+  auto* index_opt = layout->add_option("--index", la.index, "one element i,j,…: its offset");
+  auto* grid_opt = layout->add_flag("--grid", la.grid, "every element's offset, laid out like the shape");
+  index_opt->excludes(grid_opt);
+  grid_opt->excludes(index_opt);
+  layout->add_flag("--json", la.json, "print one JSON object");
+  on(layout, [&] { cli::run_layout(la); });
+
+  cli::DotArgs da;
+  auto* dot = app.add_subcommand("dot", "the dot_general XLA gets from a two-operand einsum (§9.1)");
+  dot->add_option("spec", da.spec, "the einsum, e.g. 'bf,fd->db'")->required();
+  dot->add_option("--shapes", da.shapes, "the two operands: HLO shapes (f32[128,256]) or sizes (128,256)")
+      ->expected(2)
+      ->required();
+  dot->add_option("--dtypes", da.dtypes, "their element types, XLA's names (default f32, JAX's default)")->expected(2);
+  dot->add_flag("--json", da.json, "print one JSON object");
+  on(dot, [&] { cli::run_dot(da); });
+  cli::ServeArgs sv;
+  auto* serve = app.add_subcommand("serve", "decode step time, memory and throughput of a model on a slice (§7, §8)");
+  serve->add_option("--model", sv.model, "a preset (see `scaling models`)");
+  serve->add_option("--config", sv.config, "a HuggingFace config.json (llama, mistral, mixtral, gemma)");
+  add_chip_options(serve, sv.chip);
+  serve->add_option("--slice", sv.slice, "slice shape, e.g. 4x4 (or give --chips)");
+  serve->add_option("--chips", sv.chips, "number of chips (or give --slice)");
+  serve->add_option("--batch", sv.batch, "B: sequences decoded together")->required();
+  serve->add_option("--context", sv.context, "T: KV entries each sequence reads per step")->required();
+  serve->add_option("--weights", sv.weights, "dtype of the stored weights (bf16, int8, int4, …)")->capture_default_str();
+  serve->add_option("--kv", sv.kv, "dtype of the KV cache (bf16, int8, int4, …)")->capture_default_str();
+  serve->add_option("--compute", sv.compute, "dtype of the FLOPs: bf16 or int8 (picks the chip's peak)")
+      ->capture_default_str();
+  serve->add_option("--decode-len", sv.decode_len, "G: tokens decoded per request (adds qps_per_chip)");
+  serve->add_option("--prefill-len", sv.prefill_len, "P: prompt tokens of one prefill (with --mfu: adds prefill_s)");
+  serve->add_option("--mfu", sv.mfu, "model FLOPs utilisation of the prefill, in (0, 1]");
+  serve->add_flag("--frontier", sv.frontier, "latency and throughput per chip for every batch that fits, Pareto set marked");
+  serve->add_flag("--json", sv.json, "print one JSON object, SI units");
+  on(serve, [&] { cli::run_serve(sv); });
+
   // Every message is one line: user values may hold newlines or escapes, so the whole text is escaped
   // (and cut when very long) where it is printed. Exit 2 for usage, 1 for a value, 3 for a bug of ours.
   auto say = [](const std::string& message, const char* suffix = "") {

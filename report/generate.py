@@ -2,24 +2,40 @@
 """Render the workbook report.
 
 Runs every chapter program with --json (kept as OUT/json/<slug>.json), fills the placeholders of
-solutions/<slug>.md from that JSON, draws the plots (matplotlib, SVG), adds the Errata and
-Reader-notes sections built from the answer statuses, and renders one self-contained HTML file
-with Pandoc (MathML, table of contents): OUT/index.html. A PDF is printed next to it when headless
-Chromium is available (skip with --no-pdf).
+solutions/<slug>.md from that JSON, draws the plots (matplotlib, SVG) and renders one self-contained
+HTML file with Pandoc (MathML, a contents sidebar): OUT/index.html. Around the write-ups it builds:
+a status table at the top (per chapter: answers, agreements, errata by severity, independently
+checked values, reader notes, formulas, claims); status badges on every heading that holds an
+exercise (and so in the contents); under each exercise an answer card (ours, the book's value with
+its tolerance, status, reader notes, links to the C++ and to the independent check; each row is the
+anchor #ID.KEY) and the exercise's C++ source and independent checks, folded; the Errata grouped by
+finding, serious first; the Reader-notes cross-check; the glossary (solutions/glossary.md).
+
+A section that states its question (a paragraph starting "**Question.**", or a "::: question" block)
+gets the rest of its text folded under "Answer — try it first"; the PDF prints every fold open.
+A heading that holds {{code:ID}} gets the anchor #ID unless it names one; "§5.1" in prose links to the
+book's chapter; a line starting "Reproduce:" is set as a command box. A PDF is printed next to the
+page by headless Chromium over the DevTools protocol (cdp.py) when present (skip with --no-pdf).
 
 Placeholders in solutions/*.md:
   {{ID.KEY}}            value with its unit, e.g. {{ex1.1.hw_intensity}} -> "486.4 FLOPs/byte"
   {{ID.KEY:num}}        the number alone (for use inside math)
   {{ID.KEY:book}}       the book's printed value with the unit
+  {{ID.KEY:yesno}}      a 1/0 answer as "yes"/"no"
   {{table:ID.KEY}}      a table the exercise recorded
-  {{plot:ID.KEY|opt…}}  a series as a plot; options: logx, logy, vlines=ID.KEY,…, hline=ID.KEY
-  {{code:ID}}           the exercise's C++ source, from chapters/*.cpp
+  {{plot:ID.KEY|opt…}}  a series, bars, grid or timeline as a numbered figure; options: logx, logy,
+                        vlines=ID.KEY,… (answers or numbers), hline=ID.KEY or a number,
+                        hline_label=text, caption=text
+  {{fig:ID.KEY}}        "Figure N", linked to that plot
+  {{code:ID}}           the exercise's C++ source, from chapters/*.cpp (and its answer card)
 
 It fails, naming the culprit, on an unresolved placeholder, on a registered answer that no solution
 mentions, and on a chapter program that exits non-zero.
 """
 import argparse
 import concurrent.futures
+import hashlib
+import html
 import json
 import math
 import os
@@ -111,6 +127,8 @@ class Index:
 
     def __init__(self, chapters):
         self.answers, self.tables, self.series, self.exercises = {}, {}, {}, {}
+        self.figures = {}  # every drawable thing by name: (kind, data)
+        self.claims, self.formulas = {}, {}
         for ch in chapters:
             for ex in ch["exercises"]:
                 self.exercises[ex["id"]] = ex
@@ -120,6 +138,14 @@ class Index:
                     self.tables[f"{ex['id']}.{t['key']}"] = t
                 for s in ex["series"]:
                     self.series[f"{ex['id']}.{s['key']}"] = s
+                for c in ex.get("claims", []):
+                    self.claims[f"{ex['id']}.{c['key']}"] = c
+                for f in ex.get("formulas", []):
+                    self.formulas[f"{ex['id']}.{f['key']}"] = f
+                for kind, field in (("series", "series"), ("bars", "bars"), ("grid", "grids"),
+                                    ("timeline", "timelines")):
+                    for item in ex.get(field, []):
+                        self.figures[f"{ex['id']}.{item['key']}"] = (kind, item)
 
     def answer(self, name):
         if name not in self.answers:
@@ -163,50 +189,184 @@ def exercise_source(source_dir, exercise_id):
     raise ReportError(f"no EXERCISE(\"{exercise_id}\") in chapters/*.cpp")
 
 
+def independent_checks(source_dir):
+    """INDEPENDENT("ID.KEY", "method", tol) { … } blocks of tests/, by answer name: (path, method, source)."""
+    checks = {}
+    start = re.compile(r'^INDEPENDENT(?:_WITHIN)?\(\s*"([^"]+)"\s*,\s*"((?:[^"\\]|\\.)*)"', re.M)
+    tests_dir = os.path.join(source_dir, "tests")
+    for folder, _, files in os.walk(tests_dir):
+        for name in sorted(files):
+            if not name.endswith(".cpp"):
+                continue
+            path = os.path.join(folder, name)
+            text = open(path).read()
+            for m in start.finditer(text):
+                depth, i = 0, text.find("{", m.end())
+                if i < 0:
+                    continue
+                while i < len(text):
+                    if text[i] == "{":
+                        depth += 1
+                    elif text[i] == "}":
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    i += 1
+                checks.setdefault(m.group(1), []).append(
+                    (os.path.relpath(path, source_dir), m.group(2), text[m.start():i + 1]))
+    return checks
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots
+
+BOOK_URL = "https://jax-ml.github.io/scaling-book/"
+BOOK_CHAPTERS = {1: "roofline", 2: "tpus", 3: "sharding", 4: "transformers", 5: "training",
+                 6: "applied-training", 7: "inference", 8: "applied-inference", 9: "profiling",
+                 10: "jax-stuff", 11: "conclusion"}
+
+
+def book_link(section):
+    """'§5.1.4' -> the book's web page of chapter 5."""
+    m = re.match(r"§\s*(\d+)", section)
+    if not m or int(m.group(1)) not in BOOK_CHAPTERS:
+        return None
+    return BOOK_URL + BOOK_CHAPTERS[int(m.group(1))] + "/"
+
+
+def _plot_value(index, ref):
+    """A plot option's value: an answer's name, or a plain number."""
+    try:
+        return float(ref), ""
+    except ValueError:
+        a = index.answer(ref)
+        return a["value"], a["unit"]
+
+
+def _fingerprint(*parts):
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(json.dumps(part, sort_keys=True).encode() if not isinstance(part, bytes) else part)
+    with open(os.path.abspath(__file__), "rb") as f:  # a change to the generator redraws everything
+        h.update(f.read())
+    return h.hexdigest()
+
+
 def draw_plot(index, name, options, plot_dir):
+    """Draws a figure as SVG, or reuses the one drawn from the same data and options last time."""
+    figure = index.figures.get(name)
+    if figure is None:
+        raise ReportError(f"unknown series '{name}'")
+    refs = [r for o in options if o.startswith(("vlines=", "hline=")) for r in o.partition("=")[2].split(",")]
+    marked = {r: index.answers.get(r, {}).get("value") for r in refs}
+    path = os.path.join(plot_dir, name.replace(".", "-") + ".svg")
+    key = _fingerprint(figure, options, marked)
+    stamp = path + ".key"
+    if os.path.exists(path) and os.path.exists(stamp) and open(stamp).read() == key:
+        return path
+    _draw_plot(index, name, options, path)
+    with open(stamp, "w") as f:
+        f.write(key)
+    return path
+
+
+def _draw_plot(index, name, options, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if name not in index.series:
-        raise ReportError(f"unknown series '{name}'")
-    series = index.series[name]
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    styles = ["-", "--", "-.", ":"]  # lines that coincide (AllGather and ReduceScatter) stay visible
-    for i, line in enumerate(series["lines"]):
-        ax.plot(line["x"], line["y"], label=line["label"], linewidth=1.8, linestyle=styles[i % len(styles)])
+    kind, data = index.figures[name]
+    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    opts = {}
     for opt in options:
         key, _, value = opt.partition("=")
-        if key == "logx":
-            ax.set_xscale("log")
-        elif key == "logy":
-            ax.set_yscale("log")
-        elif key == "vlines":
-            for i, ref in enumerate(value.split(",")):
-                a = index.answer(ref)
-                color = f"C{i}"
-                ax.axvline(a["value"], color=color, linestyle="--", linewidth=1)
-                ax.annotate(fmt_quantity(a["value"], a["unit"]), (a["value"], 0.04), xycoords=("data", "axes fraction"),
-                            rotation=90, color=color, ha="right", va="bottom", fontsize=9)
-        elif key == "hline":
-            a = index.answer(value)
-            ax.axhline(a["value"], color="gray", linestyle=":", linewidth=1)
-            ax.annotate(f"peak {fmt_quantity(a['value'], a['unit'])}", (0.01, a["value"]),
-                        xycoords=("axes fraction", "data"), va="bottom", color="gray", fontsize=9)
-        else:
+        if key not in ("logx", "logy", "vlines", "hline", "hline_label", "caption"):
             raise ReportError(f"plot {name}: unknown option '{opt}'")
-    ax.set_xlabel(series["x_label"])
-    ax.set_ylabel(series["y_label"])
+        opts[key] = value
+    if kind == "series":
+        styles = ["-", "--", "-.", ":"]  # lines that coincide (AllGather and ReduceScatter) stay visible
+        for i, line in enumerate(data["lines"]):
+            mode = line.get("mode", "line")
+            ax.plot(line["x"], line["y"], label=line["label"], linewidth=1.8 if mode != "points" else 0,
+                    linestyle=styles[i % len(styles)], marker="o" if mode != "line" else None, markersize=4,
+                    color=f"C{i}")
+        ax.set_xlabel(data["x_label"])
+        ax.set_ylabel(data["y_label"])
+    elif kind == "bars":
+        import numpy as np
+        bottom = np.zeros(len(data["categories"]))
+        for i, st in enumerate(data["stacks"]):
+            ax.bar(data["categories"], st["values"], bottom=bottom, label=st["label"], color=f"C{i}")
+            bottom += np.array(st["values"])
+        ax.set_xlabel(data["x_label"])
+        ax.set_ylabel(data["y_label"])
+        plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
+    elif kind == "grid":
+        values, groups = data["values"], data["groups"]
+        ax.imshow(groups, cmap="tab20", aspect="auto")
+        if len(values) * len(values[0] if values else []) <= 400:
+            for r, row in enumerate(values):
+                for c, v in enumerate(row):
+                    ax.text(c, r, fmt_number(v), ha="center", va="center", fontsize=7)
+        ax.set_xlabel(data["x_label"])
+        ax.set_ylabel(data["y_label"])
+    elif kind == "timeline":
+        colors = {"compute": "C0", "comm": "C1"}
+        seen = set()
+        for i, lane in enumerate(data["lanes"]):
+            for b in lane["bars"]:
+                y = i + (0.2 if b["kind"] == "comm" else -0.2)
+                label = b["kind"] if b["kind"] not in seen else None
+                seen.add(b["kind"])
+                ax.barh(y, b["duration"], left=b["start"], height=0.36, color=colors.get(b["kind"], "C2"),
+                        label=label, edgecolor="white")
+        ax.set_yticks(range(len(data["lanes"])), [l["label"] for l in data["lanes"]])
+        ax.invert_yaxis()
+        ax.set_xlabel(data["x_label"])
+    if "logx" in opts:
+        ax.set_xscale("log")
+    if "logy" in opts:
+        ax.set_yscale("log")
+    # Marked values go into the legend, not onto the plot, so no label crosses a curve.
+    if opts.get("vlines"):
+        for i, ref in enumerate(opts["vlines"].split(",")):
+            value, unit = _plot_value(index, ref)
+            ax.axvline(value, color=f"C{i + 4}", linestyle=(0, (4, 3)), linewidth=1.1,
+                       label=f"{ref.split('.')[-1].replace('_', ' ')} = {fmt_quantity(value, unit)}")
+    if opts.get("hline"):
+        value, unit = _plot_value(index, opts["hline"])
+        label = opts.get("hline_label") or (f"{opts['hline'].split('.')[-1].replace('_', ' ')} = "
+                                            f"{fmt_quantity(value, unit)}")
+        ax.axhline(value, color="gray", linestyle=":", linewidth=1.4, label=label)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    path = os.path.join(plot_dir, name.replace(".", "-") + ".svg")
-    fig.savefig(path, format="svg")
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2 if len(handles) > 2 else
+                  len(handles), frameon=False, fontsize=9)
+    fig.savefig(path, format="svg", bbox_inches="tight")  # one layout pass, legend included
     plt.close(fig)
-    return path
 
 
-def fill(text, where, index, source_dir, plot_dir, mentioned):
+# ---------------------------------------------------------------------------------------------
+# Placeholders
+
+class Figures:
+    """Numbers the plots in the order they appear, so {{fig:ID.KEY}} can refer to one."""
+
+    def __init__(self, texts):
+        self.number = {}
+        for text in texts:
+            for m in PLACEHOLDER.finditer(text):
+                kind, sep, rest = m.group(1).partition(":")
+                if sep and kind == "plot":
+                    name = rest.split("|")[0]
+                    self.number.setdefault(name, len(self.number) + 1)
+
+    def anchor(self, name):
+        return "fig-" + name.replace(".", "-")
+
+
+def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
     def replace(match):
         body = match.group(1)
         kind, sep, rest = body.partition(":")
@@ -219,7 +379,17 @@ def fill(text, where, index, source_dir, plot_dir, mentioned):
         if sep and kind == "plot":
             name, *options = rest.split("|")
             path = draw_plot(index, name, options, plot_dir)
-            return f"![{index.series[name]['y_label']} against {index.series[name]['x_label']}]({path})"
+            kind_, data = index.figures[name]
+            caption = next((o.partition("=")[2] for o in options if o.startswith("caption=")), "")
+            if not caption:
+                caption = (f"{data['y_label']} against {data['x_label']}" if "y_label" in data
+                           else f"{data.get('x_label', name)}")
+            number = figures.number[name]
+            return f"![Figure {number}: {caption}.]({path}){{#{figures.anchor(name)}}}"
+        if sep and kind == "fig":
+            if rest not in figures.number:
+                raise ReportError(f"{where}: {{{{fig:{rest}}}}} names no plot of the report")
+            return f"[Figure {figures.number[rest]}](#{figures.anchor(rest)})"
         if sep and kind == "code":
             exercise_source(source_dir, rest)  # fail now if the exercise is missing
             return f"@@CODE {rest}@@"  # spliced in after the placeholder check: C++ has its own braces
@@ -232,6 +402,10 @@ def fill(text, where, index, source_dir, plot_dir, mentioned):
             return fmt_quantity(a["value"], a["unit"])
         if form == "num":
             return fmt_number(a["value"])
+        if form == "yesno":  # a recorded condition (1 or 0) read as a word, never as a number in prose
+            if a["value"] not in (0, 1):
+                raise ReportError(f"{where}: {name} is {a['value']}, not a yes/no (1/0) answer")
+            return "yes" if a["value"] == 1 else "no"
         if form == "book":
             if "book" not in a:
                 raise ReportError(f"{where}: {name} has no book value")
@@ -242,35 +416,379 @@ def fill(text, where, index, source_dir, plot_dir, mentioned):
 
 
 # ---------------------------------------------------------------------------------------------
+# Statuses
+
+SEVERITY_ORDER = {"wrong": 0, "unit": 1, "rounding": 2, "unclassified": 3}
+SEVERITY_TEXT = {"wrong": "wrong", "unit": "unit slip", "rounding": "rounding", "unclassified": "unclassified"}
+
+
+def answer_status(a):
+    """agrees | erratum | checked (no book value, independently checked) | measured."""
+    if "book" in a:
+        return a["book"]["status"]
+    return "checked"
+
+
+def esc(text):
+    return html.escape(str(text), quote=True)
+
+
+def count_chapter(ch):
+    c = {"answers": 0, "agrees": 0, "erratum": 0, "checked": 0, "notes_agree": 0, "notes_differ": 0,
+         "formulas": 0, "formulas_ok": 0, "formulas_erratum": 0, "claims": 0, "claims_ok": 0, "claims_erratum": 0,
+         "severity": {}}
+    for ex in ch["exercises"]:
+        for a in ex["answers"]:
+            c["answers"] += 1
+            s = answer_status(a)
+            c[s if s in ("agrees", "erratum", "checked") else "checked"] += 1
+            if s == "erratum":
+                sev = a.get("erratum", {}).get("severity", "unclassified")
+                c["severity"][sev] = c["severity"].get(sev, 0) + 1
+            for n in a["notes"]:
+                c["notes_agree" if n["status"] == "agrees" else "notes_differ"] += 1
+        for f in ex.get("formulas", []):
+            c["formulas"] += 1
+            c["formulas_erratum" if f["status"] == "erratum" else "formulas_ok"] += 1
+        for cl in ex.get("claims", []):
+            c["claims"] += 1
+            c["claims_erratum" if cl["status"] == "erratum" else "claims_ok"] += 1
+        for item in ex.get("formulas", []) + ex.get("claims", []):  # errata of printed formulas and prose too
+            if item["status"] == "erratum":
+                sev = item.get("severity", "unclassified")
+                c["severity"][sev] = c["severity"].get(sev, 0) + 1
+    return c
+
+
+def badge(kind, text, title):
+    return f'<span class="badge {kind}" title="{esc(title)}">{esc(text)}</span>'
+
+
+def badges_for(exercises):
+    """The status badges of a heading: how many of its answers agree, are errata, were checked independently."""
+    agree = err = checked = differ = 0
+    worst = None
+    for ex in exercises:
+        for a in ex["answers"]:
+            s = answer_status(a)
+            if s == "agrees":
+                agree += 1
+            elif s == "erratum":
+                err += 1
+                sev = a.get("erratum", {}).get("severity", "unclassified")
+                worst = sev if worst is None or SEVERITY_ORDER[sev] < SEVERITY_ORDER[worst] else worst
+            else:
+                checked += 1
+            differ += sum(n["status"] != "agrees" for n in a["notes"])
+        for item in ex.get("formulas", []) + ex.get("claims", []):
+            if item["status"] == "erratum":
+                err += 1
+                sev = item.get("severity", "unclassified")
+                worst = sev if worst is None or SEVERITY_ORDER.get(sev, 3) < SEVERITY_ORDER[worst] else worst
+    out = []
+    if err:
+        out.append(badge(f"erratum sev-{worst}", f"✗ {err}", f"{err} erratum/errata ({SEVERITY_TEXT[worst]} at worst)"))
+    if agree:
+        out.append(badge("agrees", f"✓ {agree}", f"{agree} answer(s) agree with the book"))
+    if checked:
+        out.append(badge("checked", f"◆ {checked}", f"{checked} answer(s) with no book value, checked independently"))
+    if differ:
+        out.append(badge("notes-differ", f"≠ {differ}", f"the reader notes differ on {differ} value(s)"))
+    return " ".join(out)
+
+
+def compared(value, unit, tol, rule):
+    if tol <= 1e-9 or rule == "exact":
+        tol_text = "exact"
+    else:
+        tol_text = f"±{_significant(tol * 100, 2)} %"
+    return (f'{esc(fmt_quantity(value, unit))} <span class="tol" title="{esc(rule)}">{esc(tol_text)}</span>')
+
+
+def answer_card(ex, checks, chapter_number):
+    """The exercise's answers as a table: ours, the book's with its tolerance, the status, the reader notes and
+    links to the C++ and to the independent check. Each row is the anchor #ID.KEY."""
+    rows = []
+    for a in ex["answers"]:
+        name = f"{ex['id']}.{a['key']}"
+        s = answer_status(a)
+        if "book" in a:
+            b = a["book"]
+            book = compared(b["value"], a["unit"], b["tol"], b["tol_rule"])
+        else:
+            book = '<span class="none">not printed</span>'
+        if s == "erratum":
+            e = a.get("erratum", {})
+            sev = e.get("severity", "unclassified")
+            fid = e.get("finding", name)
+            status = (badge(f"erratum sev-{sev}", f"erratum · {SEVERITY_TEXT[sev]}", e.get("reason", "")) +
+                      f' <a href="#{esc(finding_anchor(chapter_number, fid))}">why</a>')
+        elif s == "agrees":
+            status = badge("agrees", "agrees", "within the book's printed precision")
+        else:
+            status = badge("checked", "checked", "no book value: recomputed independently in tests/")
+        notes = []
+        for n in a["notes"]:
+            mark = "agrees" if n["status"] == "agrees" else "differs"
+            notes.append(f'{esc(n["source"])}: {compared(n["value"], a["unit"], n["tol"], n["tol_rule"])} '
+                         + badge("notes-" + ("agree" if mark == "agrees" else "differ"), mark, n.get("reason", "")))
+        extra = []
+        if a.get("derived"):
+            extra.append(f'derived: {esc(fmt_quantity(a["derived"]["value"], a["unit"]))} '
+                         f'({esc(a["derived"]["formula"])})')
+        if a.get("measured"):
+            m = a["measured"]
+            extra.append(f'measured: {esc(fmt_quantity(m["value"], a["unit"]))} ({esc(m["source"])})')
+        links = [f'<a href="#{esc(ex["id"])}.code">C++</a>']
+        if name in checks:
+            links.append(f'<a href="#check-{esc(name)}">check</a>')
+        explanation = esc(a.get("explanation", ""))
+        rows.append(
+            f'<tr id="{esc(name)}" class="row-{s}"><td><a class="key" href="#{esc(name)}">{esc(a["key"])}</a>'
+            f'{"<br><small>" + explanation + "</small>" if explanation else ""}</td>'
+            f'<td class="num" data-label="ours">{esc(fmt_quantity(a["value"], a["unit"]))}'
+            f'{"<br><small>" + "<br>".join(extra) + "</small>" if extra else ""}</td>'
+            f'<td class="num" data-label="book">{book}</td><td data-label="status">{status}</td>'
+            f'<td data-label="reader notes">{"<br>".join(notes) or "—"}</td>'
+            f'<td data-label="see">{" · ".join(links)}</td></tr>')
+    for f in ex.get("formulas", []):
+        name = f"{ex['id']}.{f['key']}"
+        pts = "; ".join(
+            ", ".join(f"{k} = {fmt_number(v)}" for k, v in p["inputs"].items()) +
+            f": book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f["points"])
+        kind = "erratum" if f["status"] == "erratum" else ("agrees" if f["status"] in ("agrees", "approximation")
+                                                           else "checked")
+        rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
+                    f'{esc(f["key"])}</a><br><small>formula</small></td>'
+                    f'<td colspan="2"><code>{esc(f["book_text"])}</code><br><small>{esc(pts)}</small></td>'
+                    f'<td>{badge(kind, f["status"], f.get("reason", ""))}</td>'
+                    f'<td>{esc(f.get("explanation", ""))}</td><td><a href="#{esc(ex["id"])}.code">C++</a></td></tr>')
+    for c in ex.get("claims", []):
+        name = f"{ex['id']}.{c['key']}"
+        kind = "erratum" if c["status"] == "erratum" else ("agrees" if c["status"] == "holds" else "checked")
+        rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
+                    f'{esc(c["key"])}</a><br><small>claim</small></td>'
+                    f'<td colspan="2">{esc(c["text"])}<br><small>ours: {esc(fmt_quantity(c["value"], c["unit"]))}, '
+                    f'the wording asks {esc(c["describe"])}</small></td>'
+                    f'<td>{badge(kind, c["status"], c.get("reason", ""))}</td>'
+                    f'<td>{esc(c.get("explanation", ""))}</td><td><a href="#{esc(ex["id"])}.code">C++</a></td></tr>')
+    if not rows:
+        return ""
+    section = ex.get("section", "")
+    link = book_link(section) if section else book_link(f"§{chapter_number}")
+    where = (f' · book <a href="{esc(link)}">{esc(section or "chapter " + str(chapter_number))}</a>'
+             if link else "")
+    return (f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
+            f'<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
+            f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th><th>reader notes</th><th>see</th>'
+            f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div></div>')
+
+
+def finding_anchor(chapter_number, finding_id):
+    return f"finding-ch{chapter_number}-" + re.sub(r"[^A-Za-z0-9_.-]", "-", finding_id)
+
+
+def code_blocks(source_dir, ex, checks):
+    """The exercise's C++ source and the independent checks of its answers, each foldable and anchored."""
+    out = [f'\n<details class="code" id="{ex["id"]}.code"><summary>C++ source of <code>{ex["id"]}</code></summary>\n\n'
+           f"```cpp\n{exercise_source(source_dir, ex['id'])}\n```\n\n</details>\n"]
+    mine = [(name, c) for name in sorted(checks) if name.startswith(ex["id"] + ".")
+            and name[len(ex["id"]) + 1:] in {a["key"] for a in ex["answers"]} for c in checks[name]]
+    if mine:
+        parts = []
+        seen = set()
+        for name, (path, method, src) in mine:
+            anchor = "" if name in seen else f'<div id="check-{name}"></div>\n\n'
+            seen.add(name)
+            parts.append(f"{anchor}`{name}` — {method} (`{path}`)\n\n```cpp\n{src}\n```\n")
+        out.append(f'\n<details class="checks" id="{ex["id"]}.checks"><summary>Independent checks of '
+                   f'<code>{ex["id"]}</code> ({len(mine)})</summary>\n\n' + "\n".join(parts) + "\n</details>\n")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# The chapter's markdown: anchors, badges, answer cards, foldable answers
+
+HEADING = re.compile(r"^(#{1,4})\s+(.*?)\s*(\{[^{}]*\})?\s*$")
+SECTION_LINK = re.compile(r"§(\d+)(?:\.\d+)*(?:–\d+(?:\.\d+)*)?")
+
+
+def link_sections(line):
+    """Links §N.x in prose (outside code and math) to the book's chapter page."""
+    parts = re.split(r"(`[^`]*`|\$\$[^$]*\$\$|\$[^$]*\$|\[[^\]]*\]\([^)]*\))", line)
+    for i in range(0, len(parts), 2):
+        parts[i] = SECTION_LINK.sub(
+            lambda m: f"[{m.group(0)}]({book_link(m.group(0))})" if book_link(m.group(0)) else m.group(0), parts[i])
+    return "".join(parts)
+
+
+def shape_chapter(text, ch, index, source_dir, checks, used_ids):
+    """Splits a filled chapter into sections at its headings; gives each exercise's heading its stable id and
+    status badges, puts the answer card and the code where {{code:ID}} stood, and folds the answer of a
+    section that states its question."""
+    lines = text.split("\n")
+    sections, current, fence = [], {"heading": None, "body": []}, False
+    for line in lines:
+        if line.startswith("```"):
+            fence = not fence
+        m = None if fence else HEADING.match(line)
+        if m:
+            sections.append(current)
+            current = {"heading": m, "body": []}
+        else:
+            current["body"].append(line)
+    sections.append(current)
+
+    out = []
+    first_heading = next((sec for sec in sections if sec["heading"] is not None), None)
+    for sec in sections:
+        body = "\n".join(sec["body"])
+        ids = re.findall(r"@@CODE (\S+)@@", body)
+        exercises = [index.exercises[i] for i in ids if i in index.exercises]
+        if sec["heading"] is not None:
+            hashes, title, attrs = sec["heading"].group(1), sec["heading"].group(2), sec["heading"].group(3) or ""
+            anchor = re.search(r"#([^\s}]+)", attrs)
+            classes = " ".join(t for t in attrs.strip("{}").split() if t.startswith("."))
+            if anchor:
+                anchor = anchor.group(1)
+            elif exercises and exercises[0]["id"] not in used_ids:
+                anchor = exercises[0]["id"]
+            if anchor:
+                used_ids.add(anchor)
+            # A chapter's own heading sums up the whole chapter.
+            badges = badges_for(ch["exercises"] if hashes == "#" and sec is first_heading else exercises)
+            attr = "{" + " ".join(x for x in ((f"#{anchor}" if anchor else ""), classes) if x) + "}"
+            out.append(f"{hashes} {title}{' ' + badges if badges else ''} {attr if attr != '{}' else ''}".rstrip())
+
+        # Prose: link the book's sections; style the Reproduce line.
+        shaped, fence, reproduce = [], False, False
+        for line in body.split("\n"):
+            if line.startswith("```"):
+                fence = not fence
+            if reproduce and not line.strip():  # the Reproduce paragraph ends at a blank line
+                shaped.append(":::")
+                reproduce = False
+            if not fence and line.startswith("Reproduce:"):
+                shaped.append("::: reproduce")
+                reproduce = True
+            if not fence and not line.startswith("|"):
+                line = link_sections(line)
+            shaped.append(line)
+        if reproduce:
+            shaped.append(":::")
+        body = "\n".join(shaped)
+
+        def splice(m):
+            ex = index.exercises[m.group(1)]
+            anchor = "" if ex["id"] in used_ids else f'\n<div id="{ex["id"]}"></div>\n'
+            used_ids.add(ex["id"])
+            return anchor + "\n" + answer_card(ex, checks, ch["chapter"]) + "\n" + code_blocks(source_dir, ex, checks)
+        body = re.sub(r"@@CODE (\S+)@@", splice, body)
+
+        # A stated question ("**Question.** …" paragraph or a ::: question block): fold what follows.
+        q = re.search(r"(?ms)^(::: *\{?\.?question\}?\s*\n.*?^:::\s*$|\*\*Question\.?\*\*.*?(?:\n\s*\n|\Z))", body)
+        if q:
+            head, rest = body[:q.end()], body[q.end():]
+            if rest.strip():
+                body = (head.rstrip("\n") + "\n\n<details class=\"answer\">\n<summary>Answer — try it first, "
+                        "then open</summary>\n\n" + rest.strip("\n") + "\n\n</details>\n")
+        out.append(body)
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
 # Generated sections
 
-def status_line(a):
-    if "book" not in a:
-        return "no book value (independent check)"
-    return a["book"]["status"]
-
-
-def summary_table(chapter):
-    rows = []
-    for ex in chapter["exercises"]:
-        for a in ex["answers"]:
-            book = fmt_quantity(a["book"]["value"], a["unit"]) if "book" in a else "—"
-            rows.append([f"`{ex['id']}.{a['key']}`", fmt_quantity(a["value"], a["unit"]), book, status_line(a)])
-    return markdown_table(["answer", "ours", "book", "status"], rows)
-
-
-def errata_section(chapters):
-    rows = []
+def dashboard(chapters):
+    rows, total = [], None
     for ch in chapters:
-        for ex in ch["exercises"]:
-            for a in ex["answers"]:
-                if a.get("book", {}).get("status") == "erratum":
-                    rows.append([f"`{ex['id']}.{a['key']}`", fmt_quantity(a["book"]["value"], a["unit"]),
-                                 fmt_quantity(a["value"], a["unit"]), a["explanation"]])
+        c = count_chapter(ch)
+        rows.append((ch, c))
+    head = ("<table class=\"dashboard\"><thead><tr><th>chapter</th><th>answers</th><th>agree</th>"
+            "<th>errata by severity (answers, formulas, claims)</th><th>no book value, checked</th><th>reader notes agree / differ</th>"
+            "<th>formulas agree / errata</th><th>claims hold / errata</th></tr></thead><tbody>")
+    body = []
+    sums = {k: 0 for k in ("answers", "agrees", "erratum", "checked", "notes_agree", "notes_differ", "formulas",
+                           "formulas_ok", "formulas_erratum", "claims", "claims_ok", "claims_erratum")}
+    sev_total = {}
+    for ch, c in rows:
+        for k in sums:
+            sums[k] += c[k]
+        for k, v in c["severity"].items():
+            sev_total[k] = sev_total.get(k, 0) + v
+        body.append(dash_row(f'<a href="#{esc(ch["slug"])}">{ch["chapter"]}. {esc(ch["title"])}</a>', c))
+    sums["severity"] = sev_total
+    body.append(dash_row("<strong>all</strong>", sums, total=True))
+    legend = ('<p class="legend">Badges on the headings and in the contents: '
+              + badge("agrees", "✓ n", "") + " answers that agree with the book, "
+              + badge("erratum sev-wrong", "✗ n", "") + " errata (red: a wrong value or formula; orange: a unit "
+              "slip; yellow: a rounding), " + badge("checked", "◆ n", "") + " answers the book does not print, "
+              "recomputed independently, " + badge("notes-differ", "≠ n", "") + " values where the reader notes "
+              "differ (with the reason).</p>")
+    return ('# Status at a glance {#status}\n\n' + head + "".join(body) + "</tbody></table>\n\n" + legend + "\n")
+
+
+def dash_row(label, c, total=False):
+    sev = c["severity"]
+    errata = " ".join(badge(f"erratum sev-{s}", f"{sev[s]} {SEVERITY_TEXT[s]}", "")
+                      for s in sorted(sev, key=lambda s: SEVERITY_ORDER.get(s, 9))) or "0"
+    cls = ' class="total"' if total else ""
+    return (f"<tr{cls}><td>{label}</td><td class=\"num\">{c['answers']}</td><td class=\"num\">{c['agrees']}</td>"
+            f"<td>{errata}</td><td class=\"num\">{c['checked']}</td>"
+            f"<td class=\"num\">{c['notes_agree']} / {c['notes_differ']}</td>"
+            f"<td class=\"num\">{c['formulas_ok']} / {c['formulas_erratum']}</td>"
+            f"<td class=\"num\">{c['claims_ok']} / {c['claims_erratum']}</td></tr>")
+
+
+def errata_section(chapters, index):
+    """One entry per finding (a cause), serious ones first, with every value it touches."""
+    entries = []
+    for ch in chapters:
+        for f in ch.get("findings", []):
+            entries.append((SEVERITY_ORDER.get(f["severity"], 9), ch["chapter"], ch, f))
+    entries.sort(key=lambda e: (e[0], e[1]))
     out = ["# Errata {#errata}", "",
-           "Where our exact computation disagrees with the book by more than the precision the book printed "
-           "with. Each correct value is confirmed by an independent check in `tests/`.", ""]
-    out.append(markdown_table(["answer", "book", "ours", "why"], rows) if rows else "No errata found.")
+           "Where the book disagrees with an exact computation by more than the precision it printed with. Each "
+           "entry is one cause — one slip in the book — with every value it touches; the serious ones come first "
+           "(a wrong value, formula or constant; then unit slips; then intermediates rounded past the printed "
+           "precision; then those not yet classified). Every correct value is confirmed by an independent check "
+           "in `tests/`.", ""]
+    if not entries:
+        out.append("No errata found.")
+    for _, number, ch, f in entries:
+        anchor = finding_anchor(number, f["id"])
+        title = f.get("title") or f["id"]
+        rows = []
+        for name in f.get("answers", []):
+            a = index.answers.get(name)
+            if a is not None and "book" in a:
+                book, ours = a["book"]["value"], a["value"]
+                pct = (book - ours) / ours * 100 if ours else None
+                off = (("+" if pct > 0 else "−") + _significant(abs(pct), 2) + " %") if pct else "—"
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                            f'<td class="num">{esc(fmt_quantity(book, a["unit"]))}</td>'
+                            f'<td class="num">{esc(fmt_quantity(ours, a["unit"]))}</td><td class="num">{off}</td></tr>')
+            elif name in index.claims:
+                c = index.claims[name]
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                            f'<td colspan="3">claim: {esc(c["text"])} — ours {esc(fmt_quantity(c["value"], c["unit"]))}'
+                            f'</td></tr>')
+            elif name in index.formulas:
+                f_ = index.formulas[name]
+                pts = "; ".join(f"book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f_["points"])
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                            f'<td colspan="3">formula <code>{esc(f_["book_text"])}</code>: {esc(pts)}</td></tr>')
+            else:
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                            '<td colspan="3">see its row</td></tr>')
+        out.append(
+            f'<div class="finding sev-{esc(f["severity"])}" id="{esc(anchor)}"><p class="finding-title">'
+            f'{badge("erratum sev-" + f["severity"], SEVERITY_TEXT.get(f["severity"], f["severity"]), "severity")} '
+            f'<strong>{esc(title)}</strong> <span class="where">chapter {number} · '
+            f'<code>{esc(f["id"])}</code></span></p><p>{esc(f["reason"])}</p><div class="scroll"><table>'
+            f'<thead><tr><th>value</th><th>book</th><th>exact</th><th>book off by</th></tr></thead><tbody>'
+            f'{"".join(rows)}</tbody></table></div></div>')
+        out.append("")
     return "\n".join(out)
 
 
@@ -282,16 +800,74 @@ def notes_section(chapters):
                 for n in a["notes"]:
                     agree += n["status"] == "agrees"
                     differ += n["status"] == "differs"
-                    rows.append([f"`{ex['id']}.{a['key']}`", n["source"], fmt_quantity(n["value"], a["unit"]),
-                                 fmt_quantity(a["value"], a["unit"]), n["status"], n.get("reason", "")])
+                    name = f"{ex['id']}.{a['key']}"
+                    rows.append(f'<tr class="notes-{esc(n["status"])}"><td><a href="#{esc(name)}"><code>{esc(name)}'
+                                f'</code></a></td><td>{esc(n["source"])}</td>'
+                                f'<td class="num">{compared(n["value"], a["unit"], n["tol"], n["tol_rule"])}</td>'
+                                f'<td class="num">{esc(fmt_quantity(a["value"], a["unit"]))}</td>'
+                                f'<td>{badge("notes-agree" if n["status"] == "agrees" else "notes-differ", n["status"], "")}'
+                                f'</td><td>{esc(n.get("reason", ""))}</td></tr>')
     out = ["# Reader notes cross-check {#reader-notes}", "",
-           f"Every number the reader notes give (seed 000: typed notes on chapters 1–4; seed 003: handwritten notes "
-           f"on chapter 1) against ours: {agree} agree, {differ} differ, each difference with its reason.", ""]
-    out.append(markdown_table(["answer", "notes", "their value", "ours", "status", "reason"], rows))
+           f"Every number the reader notes give (see [Sources](#sources): notes 000 are a reader's typed answers to "
+           f"chapters 1–4, notes 003 handwritten notes on chapter 1) against ours: {agree} agree, {differ} differ, "
+           f"each difference with its reason.", "",
+           '<div class="scroll"><table><thead><tr><th>answer</th><th>notes</th><th>their value</th><th>ours</th>'
+           '<th>status</th><th>reason</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></div>"]
     return "\n".join(out)
 
 
 # ---------------------------------------------------------------------------------------------
+
+SCRIPT = """<script>
+// Open the folded block that holds the target of a link, so #ex1.1.key lands on a visible row.
+function openTarget() {
+  if (!location.hash) return;
+  var el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  for (var p = el; p; p = p.parentElement) if (p.tagName === 'DETAILS') p.open = true;
+  if (el) el.scrollIntoView();
+}
+window.addEventListener('hashchange', openTarget);
+window.addEventListener('DOMContentLoaded', function () {
+  openTarget();
+  var toggle = document.getElementById('toggle-answers');
+  if (toggle) toggle.addEventListener('click', function () {
+    var open = toggle.getAttribute('aria-pressed') !== 'true';
+    document.querySelectorAll('details.answer').forEach(function (d) { d.open = open; });
+    toggle.setAttribute('aria-pressed', open ? 'true' : 'false');
+    toggle.textContent = open ? 'Fold all answers' : 'Open all answers';
+  });
+});
+// The contents follow the reading: the section in view is marked in the sidebar and kept visible there.
+window.addEventListener('DOMContentLoaded', function () {
+  var toc = document.getElementById('TOC');
+  if (!toc) return;
+  var links = {};
+  toc.querySelectorAll('a[href^="#"]').forEach(function (a) { links[decodeURIComponent(a.getAttribute('href').slice(1))] = a; });
+  var heads = Array.prototype.filter.call(document.querySelectorAll('h1[id], h2[id], h3[id]'),
+                                         function (h) { return links[h.id]; });
+  var current = null, pending = false;
+  function mark() {
+    pending = false;
+    var last = null;  // the last heading that has reached the top fifth of the window
+    for (var i = 0; i < heads.length && heads[i].getBoundingClientRect().top < window.innerHeight / 5; ++i) last = heads[i];
+    var link = last ? links[last.id] : null;
+    if (link === current) return;
+    if (current) current.classList.remove('current');
+    current = link;
+    if (!current) return;
+    current.classList.add('current');
+    var box = toc.getBoundingClientRect(), r = current.getBoundingClientRect();
+    if (r.top < box.top || r.bottom > box.bottom) toc.scrollTop += r.top - box.top - box.height / 3;
+  }
+  window.addEventListener('scroll', function () { if (!pending) { pending = true; requestAnimationFrame(mark); } });
+  mark();
+});
+window.addEventListener('beforeprint', function () {
+  document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+});
+</script>
+"""
+
 
 def pandoc_self_contained_flag(pandoc):
     help_text = subprocess.run([pandoc, "--help"], capture_output=True, text=True).stdout
@@ -305,53 +881,86 @@ def render(args):
     os.makedirs(plot_dir, exist_ok=True)
     chapters = run_chapters(args.programs, json_dir)
     index = Index(chapters)
+    checks = independent_checks(args.source)
 
     solutions = os.path.join(args.source, "solutions")
-    mentioned = set()
-    parts = [fill(open(os.path.join(solutions, "intro.md")).read(), "solutions/intro.md", index, args.source,
-                  plot_dir, mentioned)]
+    sources = [("solutions/intro.md", None)]
     for ch in chapters:
         path = os.path.join(solutions, f"{ch['slug']}.md")
         if not os.path.exists(path):
             raise ReportError(f"chapter {ch['chapter']} has no solutions/{ch['slug']}.md")
-        parts.append(fill(open(path).read(), f"solutions/{ch['slug']}.md", index, args.source, plot_dir, mentioned))
+        sources.append((f"solutions/{ch['slug']}.md", ch))
         # A chapter split into parts continues in solutions/chNN/*.md, in name order.
         part_dir = os.path.join(solutions, ch["slug"])
         if os.path.isdir(part_dir):
             for name in sorted(n for n in os.listdir(part_dir) if n.endswith(".md")):
-                where = f"solutions/{ch['slug']}/{name}"
-                parts.append(fill(open(os.path.join(part_dir, name)).read(), where, index, args.source, plot_dir,
-                                  mentioned))
-        parts.append(f"## Chapter {ch['chapter']} answers at a glance\n\n{summary_table(ch)}")
+                sources.append((f"solutions/{ch['slug']}/{name}", ch))
+    if os.path.exists(os.path.join(solutions, "glossary.md")):
+        sources.append(("solutions/glossary.md", None))
+    # {{bars:…}}, {{grid:…}} and {{timeline:…}} are older spellings of {{plot:…}} for those figure kinds.
+    texts = [re.sub(r"\{\{\s*(?:bars|grid|timeline):", "{{plot:", open(os.path.join(args.source, where)).read())
+             for where, _ in sources]
+    figures = Figures(texts)
+
+    mentioned, used_ids = set(), set()
+    filled = [fill(text, where, index, args.source, plot_dir, mentioned, figures)
+              for text, (where, _) in zip(texts, sources)]
     unmentioned = sorted(set(index.answers) - mentioned)
     if unmentioned:
         raise ReportError("registered answers that no solution mentions: " + ", ".join(unmentioned))
-    parts += [errata_section(chapters), notes_section(chapters)]
-    document = "\n\n".join(parts) + "\n"
-    leftover = PLACEHOLDER.search(document)
+    leftover = next((m for text in filled for m in [PLACEHOLDER.search(text)] if m), None)
     if leftover:
         raise ReportError(f"unresolved placeholder {leftover.group(0)}")
 
-    document = re.sub(r"@@CODE (\S+)@@", lambda m: "\n<details><summary>C++ source</summary>\n\n```cpp\n" +
-                      exercise_source(args.source, m.group(1)) + "\n```\n\n</details>\n", document)
+    parts, glossary = [], None
+    for text, (where, ch) in zip(filled, sources):
+        if where == "solutions/intro.md":
+            parts.append(text)
+            parts.append(dashboard(chapters))
+        elif where == "solutions/glossary.md":
+            glossary = text
+        else:
+            parts.append(shape_chapter(text, ch, index, args.source, checks, used_ids))
+    parts += [errata_section(chapters, index), notes_section(chapters)]
+    if glossary:
+        parts.append(glossary)
+    document = "\n\n".join(parts) + "\n"
+    document = re.sub(r"@@CODE (\S+)@@", lambda m: code_blocks(args.source, index.exercises[m.group(1)], checks),
+                      document)
 
     markdown_path = os.path.join(out_dir, "report.md")
     with open(markdown_path, "w") as f:
         f.write(document)
     html_path = os.path.join(out_dir, "index.html")
-    css = os.path.join(os.path.dirname(os.path.abspath(__file__)), "style.css")
+    here = os.path.dirname(os.path.abspath(__file__))
+    before = os.path.join(out_dir, "before-body.html")
+    with open(before, "w") as f:
+        f.write('<button id="toggle-answers" type="button" aria-pressed="false">Open all answers</button>\n')
+    after = os.path.join(out_dir, "after-body.html")
+    with open(after, "w") as f:
+        f.write(SCRIPT)
     cmd = [args.pandoc, markdown_path, "--from", "markdown", "--to", "html5", "--standalone", "--toc",
-           "--toc-depth", "2", "--columns", "10000", "--mathml", pandoc_self_contained_flag(args.pandoc), "--css", css,
+           "--toc-depth", "3", "--columns", "10000", "--mathml", pandoc_self_contained_flag(args.pandoc),
+           "--css", os.path.join(here, "style.css"), "--include-before-body", before, "--include-after-body", after,
            "--metadata", "title=How to Scale Your Model — the verified workbook",
+           "--metadata", "pagetitle=How to Scale Your Model — the verified workbook",
            "--resource-path", out_dir, "-o", html_path]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ReportError(f"pandoc failed: {proc.stderr.strip()}")
+    # Pandoc is the slow step: skip it when its inputs are those of the page already there.
+    plots = sorted(os.path.join(plot_dir, n) for n in os.listdir(plot_dir) if n.endswith(".svg"))
+    key = _fingerprint(cmd, *[open(p, "rb").read() for p in [markdown_path, before, after, cmd[cmd.index("--css") + 1]]
+                                + plots])
+    stamp = html_path + ".key"
+    if not (os.path.exists(html_path) and os.path.exists(stamp) and open(stamp).read() == key):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ReportError(f"pandoc failed: {proc.stderr.strip()}")
+        with open(stamp, "w") as f:
+            f.write(key)
 
-    html = open(html_path).read()
-    for needle, what in (("<math", "MathML"), ('id="errata"', "the Errata section"),
+    html_text = open(html_path).read()
+    for needle, what in (("<math", "MathML"), ('id="errata"', "the Errata section"), ('id="status"', "the status table"),
                          ('id="reader-notes"', "the Reader-notes section"), ("data:image/svg+xml", "an embedded plot")):
-        if needle not in html:
+        if needle not in html_text:
             raise ReportError(f"{html_path} lacks {what}")
 
     pdf_note = ""
@@ -362,20 +971,28 @@ def render(args):
 
 
 def print_pdf(html_path):
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        return "; no PDF (install chromium for one)"
+    """The PDF, printed by headless Chromium: folded blocks open (code included), page numbers, an outline."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import cdp
+    if not cdp.find_chromium():
+        return "; no PDF (install chromium for one: scripts/setup-deps.sh)"
     pdf_path = os.path.splitext(html_path)[0] + ".pdf"
-    with tempfile.TemporaryDirectory() as profile:
-        cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               f"--user-data-dir={profile}", "--no-pdf-header-footer", f"--print-to-pdf={pdf_path}",
-               "file://" + html_path]
-        try:
-            subprocess.run(cmd, capture_output=True, timeout=60)
-        except subprocess.TimeoutExpired:
-            return "; PDF timed out"
-    return f"; PDF {pdf_path}" if os.path.exists(pdf_path) else "; PDF failed"
+    key = _fingerprint(open(html_path, "rb").read())
+    stamp = pdf_path + ".key"
+    if os.path.exists(pdf_path) and os.path.exists(stamp) and open(stamp).read() == key:
+        return f"; PDF {pdf_path} (unchanged)"
+    try:
+        with cdp.Browser() as browser:
+            browser.open("file://" + html_path, width=1000)
+            browser.print_pdf(pdf_path, "How to Scale Your Model — the verified workbook")
+    except (cdp.BrowserError, OSError) as e:
+        for stale in (pdf_path, stamp):  # never leave an old PDF beside a new page
+            if os.path.exists(stale):
+                os.remove(stale)
+        return f"; PDF failed: {e}"
+    with open(stamp, "w") as f:
+        f.write(key)
+    return f"; PDF {pdf_path}"
 
 
 def main():

@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++            # build
   doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev   # C++ libraries
   pandoc python3 python3-matplotlib                          # report
+  chromium                                                   # the report's PDF and its browser test
   libbenchmark-dev                                           # bench/
   clang                                                      # fuzz/ (libFuzzer)
 )

@@ -145,6 +145,9 @@ INDEPENDENT("ex3.8.reduce_scatter_512mib", "closed-form cost model", 1e-12) {
 }
 INDEPENDENT("ex3.8.all_reduce_512mib", "closed-form cost model", 1e-12) { return model_time(Collective::all_reduce, k512MiB); }
 INDEPENDENT("ex3.8.all_to_all_512mib", "closed-form cost model", 1e-12) { return model_time(Collective::all_to_all, k512MiB); }
+INDEPENDENT("ex3.8.all_gather_crossover", "hand arithmetic: 8 hops × 1 µs = (15/16)·V / 9e10 B/s, solved for V", 1e-9) {
+  return 8 * 1e-6 * 9e10 * 16 / 15;
+}
 INDEPENDENT("ex3.8.all_gather_bandwidth_bound_from", "the cost model over the same sweep", 0) {
   for (double v = 8192;; v *= 4)
     if (!collective_cost(Collective::all_gather, {{16, true}}, v, kV5e).latency_bound) return v;

@@ -22,6 +22,8 @@
 #include <string>
 #include <utility>
 
+#include "scaling/cost/inference.hpp"
+#include "scaling/hardware/chip.hpp"
 #include "scaling/model/tensors.hpp"
 #include "scaling/model/transformer.hpp"
 #include "scaling/sim/decode_loop.hpp"
@@ -507,4 +509,37 @@ TEST_CASE("the executed decoder rejects what it cannot run, naming the rule") {
   CHECK(sim::greedy_token(std::vector<double>{1, 3, 3, 2}) == 1);
   CHECK(sim::greedy_token(std::vector<double>{-2}) == 0);
   CHECK_THROWS_AS(sim::greedy_token(std::vector<double>{}), std::invalid_argument);
+}
+
+TEST_CASE("executed decode steps against chapter 7's step model (cost/inference.hpp): t_kv, t_params, t_flops") {
+  // The executed loop is the independent side: its bytes and FLOPs are counted where the decoder reads and
+  // multiplies. The library's terms must be those counts over the slice's bandwidth and FLOPs, with the one
+  // documented gap: §7's parameter bytes count every stored weight once, while the decoder reads B rows of
+  // the embedding instead of the whole matrix (which it reads in full only when it doubles as the unembedding).
+  const auto& v5e = chip("tpu-v5e");
+  for (int K : {4, 2, 1})  // MHA, GQA, MQA
+    for (Dtype w : {Dtype::bf16, Dtype::int8})
+      for (Dtype kv : {Dtype::bf16, Dtype::int8})
+        for (bool tied : {false, true})
+          for (const auto& [B, T] : {std::pair{1, 1}, {3, 9}, {8, 33}}) {
+            const auto c = tiny(K, tied);
+            INFO("K " << K << ", weights " << name(w) << ", KV " << name(kv) << (tied ? " tied" : "") << ", B " << B
+                      << ", T " << T);
+            const auto got = sim::executed_decode_step(c, B, T, w, kv);
+            const double chips = 4;
+            const auto in = decode_inputs(c, v5e, chips, {w, kv, Dtype::bf16});
+            const auto s = decode_step(in, B, T);
+            CHECK(s.kv_bytes == got.kv_bytes_read);
+            CHECK(s.flops == got.matmul_flops);
+            const double D = c.d_model, V = c.vocab, lookup_gap = ((tied ? 0 : V) - B) * D * bytes_per_element(w);
+            CHECK(s.param_bytes - lookup_gap == got.param_bytes);
+            // The times are those counts over the slice's figures.
+            CHECK(s.t_kv_s == doctest::Approx(got.kv_bytes_read / (chips * 8.1e11)).epsilon(1e-14));
+            CHECK(s.t_flops_s == doctest::Approx(got.matmul_flops / (chips * 1.97e14)).epsilon(1e-14));
+            CHECK(s.t_params_s ==
+                  doctest::Approx((got.param_bytes + lookup_gap) / (chips * 8.1e11)).epsilon(1e-14));
+            // Attention FLOPs are left out of the step (§7.1.4: the KV read bounds attention), but the
+            // library's per-key figure is what the decoder does: 4·L·N·H per visible key.
+            CHECK(got.attention_flops == B * T * in.attention_flops_per_key);
+          }
 }

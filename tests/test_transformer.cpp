@@ -12,6 +12,7 @@
 #include "scaling/model/presets.hpp"
 #include "scaling/model/transformer.hpp"
 #include "scaling/model/tensors.hpp"
+#include "scaling/cost/training.hpp"
 
 using namespace scaling;
 using doctest::Approx;

@@ -97,37 +97,4 @@ double kv_bytes_per_token(const TransformerConfig& c, Dtype kv) {
   return 2 * c.layers * c.kv_heads * c.head_dim * bytes_per_element(kv);
 }
 
-double saved_tensors_per_layer(Remat r) {
-  switch (r) {
-    case Remat::none: return 20;  // §4.4.2: roughly every node of the layer's graph
-    case Remat::big_matmuls: return 7;
-    case Remat::block: return 1;
-  }
-  return 20;
-}
-
-TrainingMemory training_memory(const TransformerConfig& c, double tokens, Remat r, Dtype params, Dtype grads,
-                               Dtype optimizer, Dtype activation) {
-  if (!std::isfinite(tokens) || tokens <= 0)
-    throw std::invalid_argument("tokens = " + format_number(tokens) + ": must be a positive number");
-  const double n = param_counts(c).total;
-  TrainingMemory m{};
-  m.params = n * bytes_per_element(params);
-  m.grads = n * bytes_per_element(grads);
-  m.optimizer = 2 * n * bytes_per_element(optimizer);
-  m.activations = saved_tensors_per_layer(r) * tokens * c.d_model * c.layers * bytes_per_element(activation);
-  m.total = m.params + m.grads + m.optimizer + m.activations;
-  return m;
-}
-
-double remat_extra_flops_per_token(const TransformerConfig& c, double context, Remat r) {
-  const auto f = forward_flops_per_token(c, context);
-  switch (r) {
-    case Remat::none: return 0;
-    case Remat::block: return f.total - f.unembedding;  // the layers' forward pass, once more
-    case Remat::big_matmuls: return f.attention;
-  }
-  return 0;
-}
-
 }  // namespace scaling

@@ -61,6 +61,11 @@ EinsumDims classify_einsum(std::string_view spec) {
   return d;
 }
 
+EinsumSpec parse_einsum(std::string_view spec) {
+  const Parsed p = parse(spec);
+  return {p.a, p.b, p.out};
+}
+
 double einsum_flops(std::string_view spec, const std::map<char, double>& sizes) {
   const Parsed p = parse(spec);
   const std::string all = letters(p);

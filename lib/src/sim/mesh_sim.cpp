@@ -702,6 +702,7 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
   // Links run concurrently within a phase; phases run one after another. So the bandwidth-bound time
   // is set by the busiest link of each phase, summed over the phases.
   Result res{true, 0, 0, 0};
+  res.sent_elements.assign(static_cast<size_t>(g.devices()), 0.0);
   int phases = 1;
   for (const auto& p : paths) phases = std::max(phases, p.phase + 1);
   const size_t links = static_cast<size_t>(g.devices()) * static_cast<size_t>(g.axes()) * 2;
@@ -711,6 +712,7 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
     int at = p.start;
     for (const auto& mv : p.moves) {
       link_elements[static_cast<size_t>(p.phase)][g.link(at, mv)] += count;
+      res.sent_elements[static_cast<size_t>(at)] += count;
       at = g.step(at, mv);
     }
     res.total_link_elements += count * static_cast<double>(p.moves.size());

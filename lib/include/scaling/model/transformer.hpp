@@ -1,6 +1,6 @@
 #pragma once
 // §4.2–4.4: a decoder-only Transformer (dense or mixture-of-experts) and its accounting — parameters
-// by component, FLOPs per token, KV cache, training memory and the cost of rematerialisation.
+// by component, FLOPs per token and KV cache (training memory: cost/training.hpp).
 //
 // Letters follow §4: D = d_model, F = d_ff, L = layers, N = query heads, K = KV heads, H = head dim,
 // V = vocab, E = experts, k = experts per token. Counts are doubles (they pass 2^53 for big models).
@@ -52,26 +52,6 @@ double six_n_rule_flops_per_token(const TransformerConfig& c);
 // §4.4.3: K and V for every layer, K·H values each.
 double kv_bytes_per_token(const TransformerConfig& c, Dtype kv);
 
-// §4.4.2: how much of each layer's forward pass is kept for the backward pass.
-enum class Remat {
-  none,         // save every intermediate: about 20 [tokens, D] tensors per layer
-  big_matmuls,  // save the outputs of the 7 big matmuls: about 7 per layer
-  block,        // save only each layer's input: 1 per layer; the backward pass reruns the forward
-};
-double saved_tensors_per_layer(Remat r);
-
-struct TrainingMemory {
-  double params, grads, optimizer, activations, total;
-};
-// Memory for one training step over `tokens` tokens (batch × sequence). Activations are saved in
-// `activation` dtype; Adam keeps two moments per parameter in `optimizer` dtype.
-TrainingMemory training_memory(const TransformerConfig& c, double tokens, Remat r, Dtype params = Dtype::bf16,
-                               Dtype grads = Dtype::bf16, Dtype optimizer = Dtype::fp32,
-                               Dtype activation = Dtype::bf16);
-
-// FLOPs per token that rematerialisation adds to a training step: block remat reruns the whole forward
-// pass (6N -> 8N); saving only the big matmul outputs reruns the dot-product attention, whose output
-// (the input of W_O) and probabilities are not among them.
-double remat_extra_flops_per_token(const TransformerConfig& c, double context, Remat r);
+// Training memory and rematerialisation (§4.4.2) are in cost/training.hpp.
 
 }  // namespace scaling

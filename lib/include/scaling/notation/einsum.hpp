@@ -26,4 +26,10 @@ double einsum_flops_from_shapes(std::string_view spec, const std::vector<std::ve
 
 std::map<char, double> parse_letter_sizes(std::string_view text);  // "I=4,J=8"
 
+// The letters of each operand, spaces dropped: "bf,fd->db" -> {"bf", "fd", "db"}. Throws as classify_einsum.
+struct EinsumSpec {
+  std::string lhs, rhs, out;
+};
+EinsumSpec parse_einsum(std::string_view spec);
+
 }  // namespace scaling

@@ -70,6 +70,9 @@ struct Result {
   // busiest link of each phase, since phases do not overlap.
   double max_link_elements;
   double total_link_elements;  // sum over every link transfer
+  // Per device: the elements it put on a link, each hop counted for the device that sends it (a
+  // forwarded element counts again for the device that forwards it). Sums to total_link_elements.
+  std::vector<double> sent_elements = {};
 };
 
 // Throws std::invalid_argument for an impossible request (bad axis, E not divisible, uni links on an

@@ -1,0 +1,49 @@
+// Speed of the parallelism planner (`scaling plan`): layouts evaluated per second on one core, and the
+// time of an exhaustive plan of LLaMA-3.1 405B over one to eight TPU v5p pods (16x20x28 each) at a
+// 16M-token batch.
+#include <benchmark/benchmark.h>
+
+#include "scaling/cost/planner.hpp"
+#include "scaling/model/presets.hpp"
+
+using namespace scaling;
+
+namespace {
+PlanRequest request(const char* model_key, int pods, double batch_tokens) {
+  PlanRequest r;
+  r.model = model(model_key);
+  r.hw = tpu_pods(chip("tpu-v5p"), {16, 20, 28}, pods);
+  r.batch_tokens = batch_tokens;
+  r.top_k = 10;
+  return r;
+}
+}  // namespace
+
+// Layouts per second: LLaMA-3 70B on one v5p pod with the §6 batch of 4M tokens.
+static void BM_LayoutsPerSecond(benchmark::State& state) {
+  const auto r = request("llama3-70b", 1, 4 * 1024 * 1024);
+  double layouts = 0;
+  for (auto _ : state) {
+    const auto out = plan(r);
+    benchmark::DoNotOptimize(out.top.data());
+    layouts += static_cast<double>(out.configs_evaluated);
+  }
+  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_LayoutsPerSecond)->Unit(benchmark::kMillisecond);
+
+// The exhaustive plan of LLaMA-3.1 405B on 1…8 pods (Exercise 6.2's question), 16M tokens per step.
+static void BM_Llama405BPods(benchmark::State& state) {
+  const auto r = request("llama3-405b", static_cast<int>(state.range(0)), 16.0 * 1024 * 1024);
+  double layouts = 0, last = 0;
+  for (auto _ : state) {
+    const auto out = plan(r);
+    benchmark::DoNotOptimize(out.top.data());
+    layouts += static_cast<double>(out.configs_evaluated);
+    last = static_cast<double>(out.configs_evaluated);
+  }
+  state.counters["layouts"] = last;
+  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Llama405BPods)->DenseRange(1, 8)->Unit(benchmark::kMillisecond);
+BENCHMARK_MAIN();

@@ -1,0 +1,91 @@
+// `scaling dot SPEC --shapes S1 S2`: the dot_general XLA gets from a two-operand einsum (§9.1) — which
+// operand goes first, the contracting and batch dimensions, the output shape and type, the FLOPs, and
+// the HLO text.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "commands.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/notation/dot_general.hpp"
+#include "scaling/notation/hlo_shape.hpp"
+
+namespace cli {
+
+namespace {
+
+// An operand: an HLO shape (its own type) or sizes "128,256" (the type from --dtypes, else f32).
+scaling::hlo::Shape operand(const DotArgs& a, size_t i) {
+  using namespace scaling;
+  const std::string& text = a.shapes.at(i);
+  const std::string option = "--shapes '" + escape_for_message(text) + "'";
+  const bool typed = text.find('[') != std::string::npos;
+  const hlo::ElementType* dtype = nullptr;
+  if (!a.dtypes.empty())
+    dtype = &for_option("--dtypes '" + escape_for_message(a.dtypes.at(i)) + "'", [&]() -> const hlo::ElementType& {
+      return hlo::element_type(a.dtypes.at(i));
+    });
+  if (typed) {
+    auto s = for_option(option, [&] { return hlo::parse_shape(text); });
+    if (dtype && dtype->name != s.type->name)
+      throw std::invalid_argument("--dtypes '" + std::string(dtype->name) + "': operand " + std::to_string(i + 1) +
+                                  " is already typed " + std::string(s.type->name) + " by --shapes");
+    return s;
+  }
+  if (text.empty() || text.find_first_not_of("0123456789,") != std::string::npos)
+    throw std::invalid_argument(option + ": expected sizes like 128,256 or an HLO shape like f32[128,256]");
+  return for_option(option, [&] { return hlo::parse_shape(std::string(dtype ? dtype->name : "f32") + "[" + text + "]"); });
+}
+
+}  // namespace
+
+void run_dot(const DotArgs& a) {
+  using namespace scaling;
+  if (a.shapes.size() != 2) throw UsageError("--shapes takes two shapes");
+  if (!a.dtypes.empty() && a.dtypes.size() != 2) throw UsageError("--dtypes takes two types");
+  const auto first = operand(a, 0), second = operand(a, 1);
+  const auto d = hlo::lower_einsum(a.spec, first, second);
+  std::vector<int64_t> out_shape;
+  if (d.transpose.empty()) out_shape = d.output.dims;
+  else
+    for (int64_t k : d.transpose) out_shape.push_back(d.output.dims[static_cast<size_t>(k)]);
+
+  if (a.json) {
+    nlohmann::json out{{"lhs", hlo::to_string(d.lhs.shape)},
+                       {"rhs", hlo::to_string(d.rhs.shape)},
+                       {"lhs_operand", d.lhs.einsum_input + 1},
+                       {"rhs_operand", d.rhs.einsum_input + 1},
+                       {"lhs_converted", d.lhs.converted},
+                       {"rhs_converted", d.rhs.converted},
+                       {"lhs_contracting", d.lhs_contracting},
+                       {"rhs_contracting", d.rhs_contracting},
+                       {"batch_dims", {{"lhs", d.lhs_batch}, {"rhs", d.rhs_batch}}},
+                       {"dot_output_shape", d.output.dims},
+                       {"transpose", d.transpose},
+                       {"output_shape", out_shape},
+                       {"output_dtype", d.output.type->name},
+                       {"flops", d.flops},
+                       {"hlo", d.hlo}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  fmt::print("einsum '{}' on {} and {}\n", a.spec, hlo::to_string(first), hlo::to_string(second));
+  fmt::print("  {:<20} operand {} as {}{}\n", "lhs", d.lhs.einsum_input + 1, hlo::to_string(d.lhs.shape),
+             d.lhs.converted ? " (converted)" : "");
+  fmt::print("  {:<20} operand {} as {}{}\n", "rhs", d.rhs.einsum_input + 1, hlo::to_string(d.rhs.shape),
+             d.rhs.converted ? " (converted)" : "");
+  fmt::print("  {:<20} lhs {{{}}}, rhs {{{}}}\n", "contracting dims", fmt::join(d.lhs_contracting, ","),
+             fmt::join(d.rhs_contracting, ","));
+  fmt::print("  {:<20} {}\n", "batch dims",
+             d.lhs_batch.empty() ? std::string("none")
+                                 : fmt::format("lhs {{{}}}, rhs {{{}}}", fmt::join(d.lhs_batch, ","), fmt::join(d.rhs_batch, ",")));
+  fmt::print("  {:<20} {}{}\n", "output", hlo::to_string(d.output),
+             d.transpose.empty() ? "" : fmt::format(", then transposed by {{{}}}", fmt::join(d.transpose, ",")));
+  fmt::print("  {:<20} {}\n", "FLOPs", format_quantity(d.flops, "FLOPs"));
+  fmt::print("HLO:\n{}\n", d.hlo);
+}
+
+}  // namespace cli

@@ -1,0 +1,511 @@
+#include "scaling/cost/planner.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "scaling/base/format.hpp"
+
+namespace scaling {
+
+const char* to_string(Bound b) {
+  switch (b) {
+    case Bound::compute: return "compute";
+    case Bound::memory: return "memory";
+    case Bound::bubble: return "bubble";
+    case Bound::ici: return "ICI";
+    case Bound::dcn: return "DCN";
+  }
+  return "?";
+}
+
+std::vector<PlanRule> default_saved_rules() {
+  return {{"D", Remat::block}, {"2D+2F+NH+2KH", Remat::big_matmuls}, {"20D", Remat::none}};
+}
+
+PlanHardware tpu_pods(const Chip& c, const std::vector<int>& shape, int pods) {
+  if (c.ici_bidi_bytes_per_s <= 0) throw std::invalid_argument(c.name + ": no ICI bandwidth: not a TPU");
+  if (pods < 1) throw std::invalid_argument("pods = " + std::to_string(pods) + ": must be at least 1");
+  PlanHardware h;
+  h.name = c.display + " " + shape_text(shape) + (pods > 1 ? " × " + std::to_string(pods) + " pods" : "");
+  h.flops_per_s = c.bf16_flops_per_s;
+  h.hbm_bytes = c.hbm_bytes;
+  h.hbm_bytes_per_s = c.hbm_bytes_per_s;
+  h.fast_axes = shape;
+  h.fast_bytes_per_s.assign(shape.size(), c.ici_bidi_bytes_per_s);
+  h.slow_groups = pods;
+  const double per_host = std::min(chips_in(c.host_shape), chips_in(shape));
+  h.slow_bytes_per_s = c.dcn_bytes_per_s_per_host / per_host;
+  return h;
+}
+
+PlanHardware gpu_cluster(const Chip& c, int gpus_per_node, int nodes, double nvlink_bytes_per_s,
+                         double ib_bytes_per_s) {
+  if (gpus_per_node < 1 || nodes < 1)
+    throw std::invalid_argument("a GPU cluster needs at least one node of at least one GPU");
+  if (!(nvlink_bytes_per_s > 0) || !(ib_bytes_per_s > 0) || !std::isfinite(nvlink_bytes_per_s) ||
+      !std::isfinite(ib_bytes_per_s))
+    throw std::invalid_argument("NVLink and InfiniBand bandwidths must be positive and finite");
+  PlanHardware h;
+  h.name = std::to_string(nodes) + " × " + std::to_string(gpus_per_node) + " " + c.display;
+  h.flops_per_s = c.bf16_flops_per_s;
+  h.hbm_bytes = c.hbm_bytes;
+  h.hbm_bytes_per_s = c.hbm_bytes_per_s;
+  h.fast_axes = {gpus_per_node};
+  h.fast_bytes_per_s = {nvlink_bytes_per_s};
+  h.slow_groups = nodes;
+  h.slow_bytes_per_s = ib_bytes_per_s;
+  h.fast_name = "NVLink";
+  h.slow_name = "InfiniBand";
+  return h;
+}
+
+namespace {
+
+constexpr int kMaxAxes = 6;
+constexpr int kMaxRules = 8;
+constexpr int kMaxMicro = 32;  // powers of two: up to 2^31
+
+// What one request fixes: the model's sizes and the per-rule constants.
+struct Fixed {
+  double B, L, D, F, heads, C, hbm, hbm_bw, slow_bw;
+  double p_layer, p_other, p_total;
+  double six_active;           // 6 · active parameters per token (training.hpp)
+  TrainingMemory state;        // the whole model's parameters, gradients, optimizer state and master copy
+  int n_rules;
+  std::array<double, kMaxRules> act_bytes{};    // bytes saved per token per layer
+  std::array<double, kMaxRules> rule_flops{};   // training FLOPs per token with the rule's recomputation
+  std::array<double, kMaxRules> rule_reruns{};  // forward passes rerun (full rematerialisation: 1)
+  int n_fast;
+  std::array<int, kMaxAxes> axis{};
+  std::array<double, kMaxAxes> axis_bw{};
+  int n_micro;
+  std::array<double, kMaxMicro> micro{};
+};
+
+Fixed fix(const PlanRequest& r) {
+  const auto& c = r.model;
+  validate(c);
+  if (!(r.batch_tokens >= 1) || !std::isfinite(r.batch_tokens))
+    throw std::invalid_argument("batch = " + format_number(r.batch_tokens) + " tokens: must be at least 1");
+  if (!(r.seq_len >= 1) || !std::isfinite(r.seq_len))
+    throw std::invalid_argument("sequence length = " + format_number(r.seq_len) + ": must be at least 1");
+  if (r.saved_rules.empty() || r.saved_rules.size() > kMaxRules)
+    throw std::invalid_argument("the planner needs 1 to 8 activation-saving rules");
+  if (r.zero_stages.empty()) throw std::invalid_argument("the planner needs at least one ZeRO stage");
+  for (int z : r.zero_stages)
+    if (z < 0 || z > 3) throw std::invalid_argument("ZeRO stage " + std::to_string(z) + ": must be 0, 1, 2 or 3");
+  if (r.top_k < 1) throw std::invalid_argument("top = " + std::to_string(r.top_k) + ": must be at least 1");
+  if (r.max_microbatches < 1) throw std::invalid_argument("max microbatches must be at least 1");
+  if (r.max_pipeline < 0) throw std::invalid_argument("max pipeline degree must not be negative");
+  const auto& h = r.hw;
+  if (h.fast_axes.empty() || h.fast_axes.size() > kMaxAxes || h.fast_bytes_per_s.size() != h.fast_axes.size())
+    throw std::invalid_argument("the machine needs 1 to 6 fast axes, each with a bandwidth");
+  for (size_t i = 0; i < h.fast_axes.size(); ++i) {
+    if (h.fast_axes[i] < 1 || h.fast_axes[i] > 1 << 20)
+      throw std::invalid_argument("axis size " + std::to_string(h.fast_axes[i]) + ": must be 1 to 2^20");
+    if (!(h.fast_bytes_per_s[i] > 0) || !std::isfinite(h.fast_bytes_per_s[i]))
+      throw std::invalid_argument("axis bandwidth must be positive and finite");
+  }
+  if (h.slow_groups < 1 || h.slow_groups > 1 << 20)
+    throw std::invalid_argument("the slow network joins 1 to 2^20 groups, not " + std::to_string(h.slow_groups));
+  if (!(h.flops_per_s > 0) || !(h.hbm_bytes > 0) || !(h.hbm_bytes_per_s > 0))
+    throw std::invalid_argument("the chip needs positive FLOPs/s, HBM bytes and HBM bandwidth");
+  if (h.slow_groups > 1 && !(h.slow_bytes_per_s > 0))
+    throw std::invalid_argument("more than one group needs a positive " + h.slow_name + " bandwidth");
+  Fixed f;
+  f.B = r.batch_tokens;
+  f.L = c.layers;
+  f.D = c.d_model;
+  f.F = c.d_ff;
+  f.heads = c.q_heads;
+  f.C = h.flops_per_s;
+  f.hbm = h.hbm_bytes;
+  f.hbm_bw = h.hbm_bytes_per_s;
+  f.slow_bw = h.slow_bytes_per_s;
+  const auto p = param_counts(c);
+  const double final_norm = c.final_norm ? c.d_model * (c.norm_bias ? 2 : 1) : 0;
+  f.p_layer = (p.total - p.embedding - p.unembedding - final_norm) / c.layers;
+  f.p_other = p.total - f.p_layer * c.layers;
+  f.p_total = p.total;
+  f.six_active = six_active_flops_per_token(c);
+  TrainingSetup setup = r.setup;
+  f.state = training_memory(c, 1, setup);
+  f.state.activations = 0;
+  f.state.total = f.state.params + f.state.grads + f.state.optimizer + f.state.master;
+  f.n_rules = static_cast<int>(r.saved_rules.size());
+  for (int i = 0; i < f.n_rules; ++i) {
+    const auto& rule = r.saved_rules[static_cast<size_t>(i)];
+    const auto ri = static_cast<size_t>(i);
+    f.act_bytes[ri] = bytes_per_element(setup.activations) * saved_elements_per_layer_token(parse_saved_rule(rule.rule), c);
+    f.rule_flops[ri] = f.six_active + remat_extra_flops_per_token(c, r.seq_len, rule.recompute);
+    f.rule_reruns[ri] = rule.recompute == Remat::block ? 1 : 0;
+  }
+  f.n_fast = static_cast<int>(h.fast_axes.size());
+  for (int i = 0; i < f.n_fast; ++i) {
+    f.axis[static_cast<size_t>(i)] = h.fast_axes[static_cast<size_t>(i)];
+    f.axis_bw[static_cast<size_t>(i)] = h.fast_bytes_per_s[static_cast<size_t>(i)];
+  }
+  f.n_micro = 0;
+  for (double m = 1; m <= r.max_microbatches && f.n_micro < kMaxMicro; m *= 2) f.micro[static_cast<size_t>(f.n_micro++)] = m;
+  return f;
+}
+
+// What one assignment of the axes fixes (independent of ZeRO stage, rule and microbatches); every
+// communication term comes from the training library's per-layer costs (training.hpp).
+struct Assignment {
+  double X, X_fast, X_slow, Y, S, S_fast, S_slow, chips;
+  double lps, p_stage, imbalance;
+  double w_data, w_tensor, w_pipe;  // bandwidths of the groups (bytes/s), 0 when the group is trivial
+  TrainingMemory stage;             // the stage's model state per chip before ZeRO: 1/Y of it
+  double weights;                   // bytes of the stage's weights per chip (1/Y)
+  double t_gather_fast;             // one AllGather (= one ReduceScatter) of them over the slice's data group
+  double t_gather_slow;             // one of a chip's 1/X_fast share over the pods
+  double t_tensor, t_tensor_rerun;  // TP: the step's collectives, and those a rerun forward adds
+  double t_pipe_fast, t_pipe_slow;  // pipeline sends per step
+  std::array<double, kMaxMicro> bubble{};  // t_bubble / t_chip for each microbatch count: f / (1 − f)
+};
+
+Assignment assign(const Fixed& f, const AxisRoles* axes, AxisRoles slow) {
+  Assignment a{};
+  a.X_fast = a.Y = a.S_fast = 1;
+  double pipe_bw = 0;
+  for (int i = 0; i < f.n_fast; ++i) {
+    const auto& s = axes[i];
+    const int share = (s.data > 1) + (s.tensor > 1) + (s.pipeline > 1);
+    const double w = share > 0 ? f.axis_bw[static_cast<size_t>(i)] / share : 0;
+    a.X_fast *= s.data;
+    a.Y *= s.tensor;
+    a.S_fast *= s.pipeline;
+    if (s.data > 1) a.w_data += w;
+    if (s.tensor > 1) a.w_tensor += w;
+    // A stage hands its activations to the next over one link, one way: the slowest axis it crosses.
+    if (s.pipeline > 1) pipe_bw = pipe_bw > 0 ? std::min(pipe_bw, w / 2) : w / 2;
+  }
+  a.w_pipe = pipe_bw;
+  a.X_slow = slow.data;
+  a.S_slow = slow.pipeline;
+  a.X = a.X_fast * a.X_slow;
+  a.S = a.S_fast * a.S_slow;
+  a.chips = a.X * a.Y * a.S;
+  return a;
+}
+
+// The terms that need the layout to be valid (Y dividing the heads, S ≤ L, X ≤ B).
+void cost_assignment(const Fixed& f, Assignment& a) {
+  a.lps = std::ceil(f.L / a.S);
+  a.p_stage = a.lps * f.p_layer + f.p_other;
+  a.imbalance = a.S * a.lps / f.L;
+  const double share = a.p_stage / f.p_total / a.Y;
+  a.stage = f.state;
+  a.stage.params *= share, a.stage.grads *= share, a.stage.optimizer *= share, a.stage.master *= share;
+  a.weights = a.stage.params;
+  // The stage's weights as one §5 layer of equal size (2·D·F_stage parameters): its FSDP AllGather is
+  // comm_x_fwd — the collective ZeRO repeats.
+  const MlpLayer stage_layer{f.B, f.D, a.p_stage / (2 * f.D)};
+  if (a.X_fast > 1)
+    a.t_gather_fast = layer_cost(stage_layer, Strategy::fsdp_tp, a.X_fast, a.Y).comm_x_fwd_exact / a.w_data;
+  if (a.X_slow > 1)
+    a.t_gather_slow = layer_cost(stage_layer, Strategy::fsdp_tp, a.X_slow, a.Y * a.X_fast).comm_x_fwd_exact / f.slow_bw;
+  // Tensor parallelism: each layer has two blocks (attention, MLP) that gather and scatter like §5's layer.
+  if (a.Y > 1) {
+    const auto tp = layer_cost(MlpLayer{f.B, f.D, f.F}, Strategy::fsdp_tp, a.X, a.Y);
+    a.t_tensor = 2 * a.lps * (tp.comm_y_fwd_exact + tp.comm_y_bwd_exact) / a.w_tensor;
+    a.t_tensor_rerun = 2 * a.lps * tp.comm_y_fwd_exact / a.w_tensor;
+  }
+  if (a.S > 1) {
+    // §5.1.5: a replica's B/X tokens cross each stage boundary forward and back; TP splits them over Y.
+    const auto pc = pipeline_cost(MlpLayer{f.B / a.X, f.D, f.F}, f.L, a.S, 1);
+    const double bytes = (pc.bytes_sent_per_stage_fwd + pc.bytes_sent_per_stage_bwd) / a.Y;
+    if (a.S_fast > 1) a.t_pipe_fast = bytes / a.w_pipe;
+    if (a.S_slow > 1) a.t_pipe_slow = bytes / f.slow_bw;
+    for (int i = 0; i < f.n_micro; ++i) {
+      const double b = pipeline_cost(MlpLayer{f.B / a.X, f.D, f.F}, f.L, a.S, f.micro[static_cast<size_t>(i)]).bubble_fraction;
+      a.bubble[static_cast<size_t>(i)] = b / (1 - b);
+    }
+  }
+}
+
+struct Terms {
+  double step, bytes, t_math, t_hbm, t_bubble, t_ici, t_dcn;
+  Bound bound;
+};
+
+// The exact model of planner.hpp for one layout; `state` is the stage's model state per chip after ZeRO.
+inline Terms score(const Fixed& f, const Assignment& a, int zero, bool zero_all, double state, int mi, int rule) {
+  const auto ri = static_cast<size_t>(rule);
+  const double m = f.micro[static_cast<size_t>(mi)];
+  const double b = f.B / (a.X * m);  // tokens per microbatch per data replica
+  // Memory per chip: model state, and the saved activations of ⌈L/S⌉ layers for the microbatches in flight.
+  const double inflight = a.S > 1 ? std::min(m, a.S) : 1;
+  const double bytes = state + f.act_bytes[ri] * a.lps * (b / a.Y) * inflight;
+  // The chip: FLOPs, and the weights read from HBM for each microbatch (forward, and twice backward).
+  const double t_math = f.rule_flops[ri] * f.B * a.imbalance / (a.chips * f.C);
+  const double t_hbm = m * (3 + f.rule_reruns[ri]) * a.weights / f.hbm_bw;
+  const double chip = std::max(t_math, t_hbm);
+  const double t_bubble = a.bubble[static_cast<size_t>(mi)] * chip;
+  // ZeRO's pattern of AllGathers (ag) and ReduceScatters (rs) of the stage per step, in units of one.
+  const double units = zero == 3 ? 3 * m : zero == 2 ? m + 1 : 2;
+  const double t_data = units * a.t_gather_fast;
+  const double t_tensor = a.t_tensor + f.rule_reruns[ri] * a.t_tensor_rerun;
+  const double t_ici = std::max(t_data, std::max(t_tensor, a.t_pipe_fast));
+  // Over the pods: an AllReduce of each chip's gradient share, or ZeRO's own pattern across them.
+  const double t_dcn = (zero_all ? units : 2) * a.t_gather_slow + a.t_pipe_slow;
+  const double step = std::max(chip + t_bubble, std::max(t_ici, t_dcn));
+  Bound bound;
+  if (t_ici >= chip + t_bubble && t_ici >= t_dcn) bound = Bound::ici;
+  else if (t_dcn >= chip + t_bubble) bound = Bound::dcn;
+  else if (t_bubble > chip) bound = Bound::bubble;
+  else bound = t_hbm > t_math ? Bound::memory : Bound::compute;
+  return {step, bytes, t_math, t_hbm, t_bubble, t_ici, t_dcn, bound};
+}
+
+double state_bytes(const Assignment& a, int zero, bool zero_all) {
+  const auto m = zero_memory_per_device(a.stage, zero_all ? a.X : a.X_fast, zero);
+  return m.params + m.grads + m.optimizer + m.master;
+}
+
+// All (d, t, p) with d·t·p = n; the slow axis takes t = 1.
+std::vector<AxisRoles> splits(int n, bool tensor) {
+  std::vector<AxisRoles> out;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d) continue;
+    for (int t = 1; t <= n / d; ++t) {
+      if ((n / d) % t || (!tensor && t > 1)) continue;
+      out.push_back({d, t, n / d / t});
+    }
+  }
+  return out;
+}
+
+// Faster first; on a tie, less memory, then less time on the networks (more headroom).
+bool better(const PlanLayout& a, const PlanLayout& b) {
+  if (a.step_s != b.step_s) return a.step_s < b.step_s;
+  if (a.bytes_per_chip != b.bytes_per_chip) return a.bytes_per_chip < b.bytes_per_chip;
+  return std::max(a.t_ici_s, a.t_dcn_s) < std::max(b.t_ici_s, b.t_dcn_s);
+}
+
+// Layouts that differ only in how the same degrees sit on the axes count once in the list: the best mapping.
+bool same_degrees(const PlanLayout& a, const PlanLayout& b) {
+  return a.fsdp == b.fsdp && a.tp == b.tp && a.pipeline == b.pipeline && a.microbatches == b.microbatches &&
+         a.zero == b.zero && a.zero_all == b.zero_all && a.saved == b.saved && a.fsdp_slow == b.fsdp_slow && a.pipeline_slow == b.pipeline_slow;
+}
+
+// The K best so far, kept sorted; `worst` is the step time a layout must beat once full.
+struct TopK {
+  int k;
+  std::vector<PlanLayout> items;
+  double worst_step() const { return static_cast<int>(items.size()) < k ? INFINITY : items.back().step_s; }
+  void offer(const PlanLayout& l) {
+    if (static_cast<int>(items.size()) == k && !better(l, items.back())) return;
+    for (auto it = items.begin(); it != items.end(); ++it) {
+      if (!same_degrees(*it, l)) continue;
+      if (!better(l, *it)) return;
+      items.erase(it);
+      break;
+    }
+    items.insert(std::upper_bound(items.begin(), items.end(), l, better), l);
+    if (static_cast<int>(items.size()) > k) items.pop_back();
+  }
+};
+
+PlanLayout make_layout(const Fixed& f, const Assignment& a, const Terms& t, const AxisRoles* axes, AxisRoles slow,
+                       int m, int rule, int zero, bool zero_all) {
+  PlanLayout l;
+  l.fsdp = static_cast<int>(a.X);
+  l.tp = static_cast<int>(a.Y);
+  l.pipeline = static_cast<int>(a.S);
+  l.microbatches = m;
+  l.zero = zero;
+  l.zero_all = zero_all;
+  l.fsdp_slow = slow.data;
+  l.pipeline_slow = slow.pipeline;
+  l.axes.assign(axes, axes + f.n_fast);
+  l.saved = rule;
+  l.step_s = t.step;
+  l.bytes_per_chip = t.bytes;
+  l.t_math_s = t.t_math;
+  l.t_hbm_s = t.t_hbm;
+  l.t_bubble_s = t.t_bubble;
+  l.t_ici_s = t.t_ici;
+  l.t_dcn_s = t.t_dcn;
+  l.bound = t.bound;
+  l.mfu = f.six_active * f.B / (a.chips * f.C * t.step);
+  return l;
+}
+
+// §5.1.4: the book's FSDP × TP model on one slice. M_X + M_Y = the slice's axes longer than 1; the tensor
+// group takes one of them when both groups are sharded.
+struct BookAxes {
+  double m_x, m_y;
+};
+BookAxes book_axes(const Fixed& f, double X, double Y) {
+  int long_axes = 0;
+  for (int i = 0; i < f.n_fast; ++i) long_axes += f.axis[static_cast<size_t>(i)] > 1;
+  long_axes = std::max(long_axes, 1);
+  if (Y == 1) return {static_cast<double>(long_axes), 1};
+  if (X == 1) return {1, static_cast<double>(long_axes)};
+  return {std::max(long_axes - 1, 1) * 1.0, 1};
+}
+
+// The book models the forward pass (the most communication per FLOP) with the two axes' comms summed;
+// a training step is three times it (forward + backward = 4 + 8 in the §5.2 table's compute).
+Terms score_book(const Fixed& f, const PlanRequest& r, double X, double Y, int rule) {
+  const auto& c = r.model;
+  const auto [m_x, m_y] = book_axes(f, X, Y);
+  const Strategy s = X > 1 && Y > 1 ? Strategy::fsdp_tp : Y > 1 ? Strategy::tp : Strategy::fsdp;
+  const auto cost = layer_cost(MlpLayer{f.B, c.d_model, c.d_ff}, s, X, Y);
+  const auto t = layer_time(cost, Pass::forward, f.C, f.axis_bw[0], m_x, m_y, CommsModel::summed);
+  TrainingSetup setup = r.setup;
+  setup.saved = parse_saved_rule(r.saved_rules[static_cast<size_t>(rule)].rule);
+  const double bytes = zero_memory_per_device(training_memory(c, f.B, setup), X * Y, 3).total;
+  const double k = 3 * f.L;
+  return {k * t.t_s, bytes, k * t.t_math_s, 0, 0, k * t.t_comms_s, 0, t.compute_bound ? Bound::compute : Bound::ici};
+}
+
+PlanLayout book_layout(const Fixed& f, const Terms& t, double X, double Y, int rule) {
+  PlanLayout l;
+  const auto [m_x, m_y] = book_axes(f, X, Y);
+  l.m_x = m_x;
+  l.m_y = m_y;
+  l.fsdp = static_cast<int>(X);
+  l.tp = static_cast<int>(Y);
+  l.saved = rule;
+  l.step_s = t.step;
+  l.bytes_per_chip = t.bytes;
+  l.t_math_s = t.t_math;
+  l.t_ici_s = t.t_ici;
+  l.bound = t.bound;
+  l.mfu = t.t_math / t.step;  // of the book's FLOPs: the two MLP matrices
+  return l;
+}
+
+PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
+  if (r.hw.slow_groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
+  double N = 1;
+  for (int i = 0; i < f.n_fast; ++i) N *= f.axis[static_cast<size_t>(i)];
+  PlanResult out;
+  TopK top{r.top_k, {}};
+  for (int y = 1; y <= N; ++y) {
+    if (static_cast<int>(N) % y || std::fmod(f.heads, y) != 0) continue;
+    const double X = N / y;
+    if (X > f.B) continue;
+    ++out.configs_evaluated;
+    const Terms t = score_book(f, r, X, y, 0);  // the first rule: memory only, the book's time has none
+    if (t.bytes > f.hbm) continue;
+    ++out.configs_fit;
+    top.offer(book_layout(f, t, X, y, 0));
+  }
+  out.top = std::move(top.items);
+  return out;
+}
+
+}  // namespace
+
+PlanResult plan(const PlanRequest& r) {
+  const Fixed f = fix(r);
+  if (r.cost_model == CostModel::book) return plan_book(r, f);
+  std::array<std::vector<AxisRoles>, kMaxAxes> options;
+  for (int i = 0; i < f.n_fast; ++i) options[static_cast<size_t>(i)] = splits(f.axis[static_cast<size_t>(i)], true);
+  const auto slow_options = splits(r.hw.slow_groups, false);
+
+  PlanResult out;
+  TopK top{r.top_k, {}};
+  std::array<size_t, kMaxAxes> idx{};
+  std::array<AxisRoles, kMaxAxes> axes{};
+  for (;;) {
+    for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
+    for (const auto& slow : slow_options) {
+      Assignment a = assign(f, axes.data(), slow);
+      if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.B || (r.max_pipeline > 0 && a.S > r.max_pipeline))
+        continue;
+      cost_assignment(f, a);
+      for (int zero : r.zero_stages) {
+        // ZeRO over the slice's data group only, or over every replica (only distinct with pods and a stage).
+        for (int all = 0; all <= (zero > 0 && a.X_slow > 1); ++all) {
+          const double state = state_bytes(a, zero, all);
+          for (int rule = 0; rule < f.n_rules; ++rule) {
+            for (int mi = 0; mi < f.n_micro && a.X * f.micro[static_cast<size_t>(mi)] <= f.B; ++mi) {
+              ++out.configs_evaluated;
+              const Terms t = score(f, a, zero, all, state, mi, rule);
+              if (t.bytes > f.hbm) continue;
+              ++out.configs_fit;
+              if (t.step > top.worst_step()) continue;
+              top.offer(make_layout(f, a, t, axes.data(), slow, static_cast<int>(f.micro[static_cast<size_t>(mi)]),
+                                    rule, zero, all));
+            }
+          }
+        }
+      }
+    }
+    int i = 0;
+    for (; i < f.n_fast; ++i) {
+      auto& k = idx[static_cast<size_t>(i)];
+      if (++k < options[static_cast<size_t>(i)].size()) break;
+      k = 0;
+    }
+    if (i == f.n_fast) break;
+  }
+  out.top = std::move(top.items);
+  return out;
+}
+
+PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisRoles>& axes, AxisRoles slow, int microbatches,
+                    int saved, int zero, bool zero_all) {
+  const Fixed f = fix(r);
+  if (static_cast<int>(axes.size()) != f.n_fast)
+    throw std::invalid_argument("the layout names " + std::to_string(axes.size()) + " axes; the machine has " +
+                                std::to_string(f.n_fast));
+  if (saved < 0 || saved >= f.n_rules) throw std::invalid_argument("no activation rule " + std::to_string(saved));
+  if (zero < 0 || zero > 3) throw std::invalid_argument("ZeRO stage " + std::to_string(zero) + ": must be 0–3");
+  int mi = 0;
+  while (mi < f.n_micro && f.micro[static_cast<size_t>(mi)] != microbatches) ++mi;
+  if (mi == f.n_micro)
+    throw std::invalid_argument("microbatches = " + std::to_string(microbatches) +
+                                ": must be a power of two up to the request's maximum");
+  for (int i = 0; i < f.n_fast; ++i) {
+    const auto& s = axes[static_cast<size_t>(i)];
+    if (s.data < 1 || s.tensor < 1 || s.pipeline < 1 || s.data * s.tensor * s.pipeline != f.axis[static_cast<size_t>(i)])
+      throw std::invalid_argument("axis " + std::to_string(i) + ": data·tensor·pipeline must equal its size " +
+                                  std::to_string(f.axis[static_cast<size_t>(i)]));
+  }
+  if (slow.tensor != 1 || slow.data < 1 || slow.pipeline < 1 || slow.data * slow.pipeline != r.hw.slow_groups)
+    throw std::invalid_argument("the slow axis: data·pipeline must equal " + std::to_string(r.hw.slow_groups) +
+                                " and tensor must be 1");
+  Assignment a = assign(f, axes.data(), slow);
+  if (r.cost_model == CostModel::book) {
+    if (r.hw.slow_groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
+    if (a.S > 1) throw std::invalid_argument("the book's cost model has no pipeline");
+    auto l = book_layout(f, score_book(f, r, a.X, a.Y, saved), a.X, a.Y, saved);
+    l.axes = axes;
+    return l;
+  }
+  if (std::fmod(f.heads, a.Y) != 0)
+    throw std::invalid_argument("tensor degree " + format_number(a.Y) + " does not divide the " +
+                                format_number(f.heads) + " heads");
+  if (a.S > f.L)
+    throw std::invalid_argument("pipeline degree " + format_number(a.S) + " exceeds the " + format_number(f.L) + " layers");
+  if (a.X * microbatches > f.B)
+    throw std::invalid_argument("data degree × microbatches exceeds the batch of " + format_number(f.B) + " tokens");
+  cost_assignment(f, a);
+  const Terms t = score(f, a, zero, zero_all, state_bytes(a, zero, zero_all), mi, saved);
+  return make_layout(f, a, t, axes.data(), slow, microbatches, saved, zero, zero_all);
+}
+
+std::string describe_axes(const PlanLayout& l, const PlanHardware& hw) {
+  if (l.m_x > 0) return fmt::format("M_X={} M_Y={}", l.m_x, l.m_y);
+  std::string s;
+  for (size_t i = 0; i < l.axes.size() && i < hw.fast_axes.size(); ++i) {
+    const auto& a = l.axes[i];
+    s += fmt::format("{}{}={}·{}·{}", s.empty() ? "" : " ", hw.fast_axes[i], a.data, a.tensor, a.pipeline);
+  }
+  if (hw.slow_groups > 1)
+    s += fmt::format(" {} {}={}·1·{}", hw.slow_name, hw.slow_groups, l.fsdp_slow, l.pipeline_slow);
+  return s;
+}
+
+}  // namespace scaling

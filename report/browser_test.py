@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Loads the rendered report in headless Chromium and fails on what a reader would trip over.
+
+  browser_test.py REPORT_DIR
+
+Checks, each failure named: an exercise or answer of the chapter JSON without its anchor (#ID,
+#ID.KEY); a console error or failed resource; a link to an anchor that does not exist;
+an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; horizontal overflow at
+390 px (a phone); a code listing that would not print (folded blocks closed on paper); the
+generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
+in REPORT_DIR/browser/ for a person to look at.
+"""
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+CHECK_PAGE = r"""(() => {
+  const problems = [];
+  const ids = new Set();
+  for (const el of document.querySelectorAll('[id]')) {
+    if (ids.has(el.id)) problems.push('duplicate id #' + el.id);
+    ids.add(el.id);
+  }
+  for (const a of document.querySelectorAll('a[href^="#"]')) {
+    const target = decodeURIComponent(a.getAttribute('href').slice(1));
+    if (target && !document.getElementById(target)) problems.push('broken anchor ' + a.getAttribute('href'));
+  }
+  for (const img of document.images) {
+    if (!img.complete || img.naturalWidth === 0) problems.push('image not loaded: ' + (img.alt || img.src.slice(0, 60)));
+  }
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.parentElement.closest('pre, code, script')) continue;
+    const m = n.textContent.match(/\{\{[^}]*\}\}|@@CODE[^@]*@@/);
+    if (m) problems.push('unresolved placeholder ' + m[0]);
+  }
+  const counts = {
+    exercises: document.querySelectorAll('h2[id^="ex"], h3[id^="ex"]').length,
+    code: document.querySelectorAll('details.code pre').length,
+    cards: document.querySelectorAll('.card').length,
+    figures: document.querySelectorAll('figure img').length,
+  };
+  if (!document.getElementById('status')) problems.push('no status table (#status)');
+  if (!document.getElementById('errata')) problems.push('no errata section (#errata)');
+  if (counts.code === 0) problems.push('no code listings');
+  return {problems, counts};
+})()"""
+
+CHECK_OVERFLOW = r"""(() => {
+  const width = document.documentElement.clientWidth;
+  const over = [];
+  if (document.documentElement.scrollWidth > width + 1) {
+    for (const el of document.body.querySelectorAll('*')) {
+      const r = el.getBoundingClientRect();
+      if (r.right > width + 1 && !el.closest('.scroll, pre, table, math[display="block"], nav#TOC')) {
+        over.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className ? '.' + el.className : '') +
+                  ' reaches ' + Math.round(r.right) + ' px');
+        if (over.length >= 8) break;
+      }
+    }
+    over.unshift('page is ' + document.documentElement.scrollWidth + ' px wide at ' + width + ' px');
+  }
+  return over;
+})()"""
+
+CHECK_PRINT = r"""(() => {
+  const hidden = [...document.querySelectorAll('details pre')].filter(p => p.getClientRects().length === 0);
+  return {listings: document.querySelectorAll('details pre').length, hidden: hidden.length};
+})()"""
+
+
+def element_clip(browser, selector):
+    box = browser.evaluate(f"""(() => {{ const el = document.querySelector({selector!r});
+        if (!el) return null; el.scrollIntoView();
+        const r = el.getBoundingClientRect();
+        return {{x: 0, y: r.top + window.scrollY - 10, width: document.documentElement.clientWidth, height: 1100}}; }})()""")
+    return box
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    report_dir = os.path.abspath(sys.argv[1])
+    html_path = os.path.join(report_dir, "index.html")
+    shots = os.path.join(report_dir, "browser")
+    os.makedirs(shots, exist_ok=True)
+    if not os.path.exists(html_path):
+        print(f"browser test: {html_path} does not exist (render the report first)", file=sys.stderr)
+        return 1
+    if not cdp.find_chromium():
+        print("browser test: no chromium on PATH; scripts/setup-deps.sh installs Debian's chromium", file=sys.stderr)
+        return 1
+    # Every exercise and every recorded value must have its stable anchor: #ID and #ID.KEY.
+    anchors = []
+    json_dir = os.path.join(report_dir, "json")
+    for name in sorted(os.listdir(json_dir)) if os.path.isdir(json_dir) else []:
+        with open(os.path.join(json_dir, name)) as f:
+            chapter = json.load(f)
+        for ex in chapter["exercises"]:
+            anchors.append(ex["id"])
+            anchors += [f"{ex['id']}.{item['key']}" for kind in ("answers", "formulas", "claims")
+                        for item in ex.get(kind, [])]
+    failures = []
+    url = "file://" + html_path
+    with cdp.Browser() as browser:
+        browser.open(url, width=1280, height=900)
+        result = browser.evaluate(CHECK_PAGE)
+        failures += result["problems"]
+        missing = browser.evaluate(f"{json.dumps(anchors)}.filter(id => !document.getElementById(id))")
+        failures += [f"no anchor #{m}" for m in missing]
+        if not anchors:
+            failures.append(f"no chapter JSON in {json_dir}")
+        browser.screenshot(os.path.join(shots, "first-page.png"))
+        exercise = browser.evaluate("(document.getElementById('ex1.1') || document.querySelector('h2[id^=ex], "
+                                    "h3[id^=ex]') || {}).id || ''")
+        if exercise:
+            browser.evaluate(f"location.hash = {('#' + exercise)!r}; true")
+            browser.evaluate("new Promise(r => setTimeout(r, 100))")
+            clip = element_clip(browser, f"[id='{exercise}']")
+            browser.screenshot(os.path.join(shots, "exercise.png"), clip=clip)
+
+        # A phone: 390 px wide, the mobile viewport honoured.
+        browser.open(url, width=390, height=844, mobile=True)
+        failures += [f"at 390 px: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
+        browser.screenshot(os.path.join(shots, "phone.png"))
+        browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true); true")
+        failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
+
+        # Paper: Ctrl+P with the page as it is (CSS alone must print the folded code), then the PDF.
+        browser.open(url, width=1000, height=900)
+        browser.call("Emulation.setEmulatedMedia", {"media": "print"})
+        printed = browser.evaluate(CHECK_PRINT)
+        if printed["listings"] == 0 or printed["hidden"]:
+            failures.append(f"print: {printed['hidden']} of {printed['listings']} code listings would not print")
+        failures += [f"console: {e}" for e in browser.console_errors()]
+    # The PDF the generator printed next to the page (generate.py, through the same driver).
+    pdf_path = os.path.join(report_dir, "index.pdf")
+    if not os.path.exists(pdf_path):
+        failures.append(f"no PDF at {pdf_path}")
+    pdf = open(pdf_path, "rb").read() if os.path.exists(pdf_path) else b""
+    pages = len(re.findall(rb"/Type\s*/Page\b", pdf))
+    if not pdf.startswith(b"%PDF") or pages < 2:
+        failures.append(f"PDF: {pages} page(s)")
+    if b"/Outlines" not in pdf:
+        failures.append("PDF: no outline")
+    for failure in failures:
+        print(f"browser test: FAIL {failure}", file=sys.stderr)
+    print(f"browser test: {result['counts']}, PDF {pages} pages; screenshots in {shots}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+// `scaling plan`, run as a user would: the JSON keys, the book model's §5.1.4 arithmetic redone by hand for
+// LLaMA-3 70B on a v5p pod, the exact model's best re-evaluated by hand from its own reported terms, the
+// GPU cluster, and every rejection.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+
+using namespace testing;
+using doctest::Approx;
+
+namespace {
+nlohmann::json plan_json(const std::string& args) {
+  const auto r = run("plan " + args + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+// Every number in the output is finite (no NaN, no infinity, no null).
+void all_finite(const nlohmann::json& j) {
+  if (j.is_object() || j.is_array())
+    for (const auto& v : j) all_finite(v);
+  else {
+    CHECK_FALSE(j.is_null());
+    if (j.is_number()) CHECK(std::isfinite(j.get<double>()));
+  }
+}
+}  // namespace
+
+TEST_CASE("scaling plan: JSON keys and the top list") {
+  const auto j = plan_json("--model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1048576 --top 5");
+  all_finite(j);
+  CHECK(j["configs_evaluated"].get<double>() > j["top"].size());
+  CHECK(j["top"].size() == 5);
+  for (const char* key : {"fsdp", "tp", "pipeline", "microbatches", "saved", "zero", "step_s", "bytes_per_chip", "bound"})
+    CHECK_MESSAGE(j["best"].contains(key), key);
+  CHECK(j["best"] == j["top"][0]);
+  double last = 0;
+  for (const auto& l : j["top"]) {
+    CHECK(l["fsdp"].get<int>() * l["tp"].get<int>() * l["pipeline"].get<int>() == 64);
+    CHECK(l["bytes_per_chip"].get<double>() <= 96e9);
+    CHECK(l["step_s"].get<double>() >= last);
+    last = l["step_s"].get<double>();
+  }
+}
+
+TEST_CASE("scaling plan: the book model on a v5p pod, by hand (§5.1.4, §6.3)") {
+  // LLaMA-3 70B, B = 4·2^20 tokens on 16x20x28 = 8960 chips, W = 1.8e11 B/s, C = 4.59e14, M_X = 2, M_Y = 1.
+  const auto j = plan_json("--model llama3-70b --chip tpu-v5p --slice 16x20x28 --batch-tokens 4194304 "
+                           "--cost-model book --top 7");
+  const double B = 4194304, D = 8192, F = 28672, N = 8960, L = 80, C = 4.59e14, W = 1.8e11;
+  CHECK(j["configs_evaluated"] == 7);  // Y = 1, 2, 4, …, 64 (the 64 heads; 8960 = 2^8·35)
+  CHECK(j["best"]["tp"] == 4);
+  CHECK(j["best"]["fsdp"] == 2240);
+  // Per layer forward: 4BDF/(N·C) against 4DF/(Y·W·M_X) + 4BD/(X·W·M_Y), a step 3·L times the larger.
+  const double math = 4 * B * D * F / (N * C), comms = 4 * D * F / (4 * W * 2) + 4 * B * D / (2240 * W * 1);
+  CHECK(j["best"]["step_s"].get<double>() == Approx(3 * L * std::max(math, comms)).epsilon(1e-12));
+  CHECK(j["best"]["bound"] == "ICI");  // comms exceed compute by about 4%
+  for (const auto& l : j["top"]) CHECK(l["pipeline"] == 1);
+}
+
+TEST_CASE("scaling plan: the exact model's best against its own terms") {
+  const auto j = plan_json("--model llama3-70b --chip tpu-v5p --slice 16x20x28 --pods 2 --batch-tokens 4194304");
+  const auto& b = j["best"];
+  all_finite(j);
+  const double step = b["step_s"], math = b["t_math_s"], hbm = b["t_hbm_s"], bubble = b["t_bubble_s"],
+               ici = b["t_ici_s"], dcn = b["t_dcn_s"];
+  CHECK(step == Approx(std::max({std::max(math, hbm) + bubble, ici, dcn})).epsilon(1e-12));
+  // MFU: 6 × 70.55B parameters × B over (2·8960 chips × C × step).
+  const double params = 80 * (2 * 8192.0 * 8192 + 2 * 8192.0 * 1024 + 3 * 8192.0 * 28672 + 2 * 8192) +
+                        2 * 128256.0 * 8192 + 8192;
+  CHECK(b["mfu"].get<double>() == Approx(6 * params * 4194304 / (2 * 8960 * 4.59e14 * step)).epsilon(1e-9));
+  CHECK(b["fsdp"].get<int>() * b["tp"].get<int>() * b["pipeline"].get<int>() == 2 * 8960);
+}
+
+TEST_CASE("scaling plan: a GPU cluster") {
+  const auto j = plan_json("--model llama3-70b --chip h100 --nodes 16 --gpus-per-node 8 --nvlink-bw 9e11 "
+                           "--ib-bw 5e10 --batch-tokens 4194304 --top 3");
+  all_finite(j);
+  CHECK(j["hardware"].get<std::string>().find("H100") != std::string::npos);
+  for (const auto& l : j["top"]) {
+    CHECK(l["fsdp"].get<int>() * l["tp"].get<int>() * l["pipeline"].get<int>() == 128);
+    CHECK(l["tp"].get<int>() <= 8);  // tensor parallelism stays inside a node
+    CHECK(l["bytes_per_chip"].get<double>() <= 80e9);
+  }
+  const auto text = run("plan --model llama3-70b --chip h100 --nodes 16 --gpus-per-node 8 --nvlink-bw 9e11 "
+                        "--ib-bw 5e10 --batch-tokens 4194304");
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("InfiniBand") != std::string::npos);
+}
+
+TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
+  const std::string base = "plan --model llama3-8b --chip tpu-v5p ";
+  expect_rejected({
+      {base + "--slice 4x4x4 --batch-tokens 0", "--batch-tokens '0'"},
+      {base + "--slice 4x4x4 --batch-tokens -5", "--batch-tokens '-5'"},
+      {base + "--slice 4x4x4 --batch-tokens 2.5", "--batch-tokens '2.5'"},
+      {base + "--slice 4x4x4 --batch-tokens x", "--batch-tokens 'x'"},
+      {base + "--slice 64x64x64 --batch-tokens 1024", "64x64x64"},
+      {base + "--slice 4x0x4 --batch-tokens 1024", "4x0x4"},
+      {base + "--slice 4x4x4 --pods 0 --batch-tokens 1024", "--pods '0'"},
+      {base + "--slice 4x4x4 --pods 1.5 --batch-tokens 1024", "--pods '1.5'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --top 0", "--top '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --top 1001", "--top '1001'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --seq 0", "--seq '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --saved none", "--saved 'none'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --zero 4", "--zero '4'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --zero x", "--zero"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --max-microbatches 0", "--max-microbatches '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model 'guess'"},
+      {base + "--slice 4x4x4 --pods 2 --batch-tokens 1024 --cost-model book", "--pods 1"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --hbm-bytes 1e6", "no layout"},
+      {"plan --model nope --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024", "'nope'"},
+      {"plan --model llama3-8b --chip tpu-v9 --slice 4x4x4 --batch-tokens 1024", "'tpu-v9'"},
+      {"plan --model llama3-8b --chip h100 --slice 2x2 --batch-tokens 1024", "h100"},
+      {"plan --model llama3-8b --chip h100 --nodes 0 --gpus-per-node 8 --nvlink-bw 9e11 --ib-bw 5e10 --batch-tokens 1024",
+       "--nodes '0'"},
+      {"plan --model llama3-8b --chip h100 --nodes 2 --gpus-per-node 8 --nvlink-bw 0 --ib-bw 5e10 --batch-tokens 1024",
+       "--nvlink-bw '0'"},
+      {"plan --config /nonexistent/config.json --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024", "config.json"},
+  });
+}
+
+TEST_CASE("scaling plan: usage errors exit 2") {
+  for (const char* args :
+       {"plan --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024",
+        "plan --model llama3-8b --config x.json --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4",
+        "plan --model llama3-8b --chip tpu-v5p --batch-tokens 1024",
+        "plan --model llama3-8b --slice 4x4x4 --batch-tokens 1024",
+        "plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1024",
+        "plan --model llama3-8b --chip h100 --nodes 2 --gpus-per-node 8 --nvlink-bw 9e11 --ib-bw 5e10 --slice 2x2 "
+        "--batch-tokens 1024"}) {
+    INFO(args);
+    const auto r = run(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+  }
+}

@@ -1,0 +1,189 @@
+// `scaling serve`, run as a user would: every --json key against values worked out here from the model's
+// raw shape and the chip's figures, the frontier against a brute-force dominance check, and every rejection.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unistd.h>
+
+#include "cli_run.hpp"
+
+using namespace testing;
+using doctest::Approx;
+
+namespace {
+nlohmann::json serve_json(const std::string& args) {
+  const auto r = run("serve " + args + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+// LLaMA-2-13B written out: D, F, L, N = K, H, V.
+constexpr double D = 5120, F = 13824, L = 40, NH = 40 * 128, V = 32000;
+constexpr double kParams = L * (4 * D * NH + 3 * D * F + 2 * D) + 2 * V * D + D;
+constexpr double kMatmulParams = L * (4 * D * NH + 3 * D * F) + V * D;  // the input embedding is a lookup
+}  // namespace
+
+TEST_CASE("scaling serve: LLaMA-2-13B on 8 v5e, every key by hand") {
+  const auto j = serve_json(
+      "--model llama2-13b --chip tpu-v5e --chips 8 --batch 16 --context 8192 --decode-len 512 --prefill-len 4096 --mfu 0.5");
+  const double W = 8 * 8.1e11, C = 8 * 1.97e14, kv_token = 2 * L * NH * 2, kv = 16 * 8192 * kv_token;
+  CHECK(j["param_bytes"].get<double>() == Approx(2 * kParams));
+  CHECK(j["kv_bytes_per_token"].get<double>() == Approx(kv_token));
+  CHECK(j["kv_bytes"].get<double>() == Approx(kv));
+  CHECK(j["total_bytes"].get<double>() == Approx(2 * kParams + kv));
+  CHECK(j["hbm_bytes"].get<double>() == 8 * 16e9);
+  CHECK(j["fits"] == false);  // 133 GB > 128 GB: §7.1.7's batch 16 does not fit
+  CHECK(j["max_batch"].get<double>() == std::floor((128e9 - 2 * kParams) / (8192 * kv_token)));
+  CHECK(j["t_kv_s"].get<double>() == Approx(kv / W));
+  CHECK(j["t_params_s"].get<double>() == Approx(2 * kParams / W));
+  CHECK(j["t_flops_s"].get<double>() == Approx(16 * 2 * kMatmulParams / C));
+  const double step = kv / W + 2 * kParams / W;
+  CHECK(j["step_s"].get<double>() == Approx(step));
+  CHECK(j["tokens_per_s"].get<double>() == Approx(16 / step));
+  CHECK(j["tokens_per_s_per_chip"].get<double>() == Approx(2 / step));
+  CHECK(j["bound"] == "kv");
+  CHECK(j["critical_batch"].get<double>() == Approx(2 * kParams * 1.97e14 / (2 * kMatmulParams * 8.1e11)));
+  CHECK(j["min_chips"].get<double>() == std::ceil((2 * kParams + kv) / 16e9));  // 9
+  CHECK(j["min_slice"] == "4x4");
+  CHECK(j["qps_per_chip"].get<double>() == Approx(2 / step / 512));
+  const double prefill_flops = 4096 * 2 * kMatmulParams + 4 * L * NH * 4096 * 4097 / 2;  // causal attention
+  CHECK(j["prefill_s"].get<double>() == Approx(prefill_flops / (0.5 * C)));
+}
+
+TEST_CASE("scaling serve: dtypes, --slice, chip overrides and a chip file") {
+  const auto base = serve_json("--model llama3-70b --chip tpu-v5e --slice 4x4 --batch 32 --context 8192");
+  const auto q = serve_json("--model llama3-70b --chip tpu-v5e --slice 4x4 --batch 32 --context 8192 --weights int8 --kv int4");
+  CHECK(q["param_bytes"].get<double>() == Approx(base["param_bytes"].get<double>() / 2));
+  CHECK(q["kv_bytes_per_token"].get<double>() == Approx(2 * 80 * 8 * 128 * 0.5));
+  CHECK(q["critical_batch"].get<double>() == Approx(base["critical_batch"].get<double>() / 2));
+  const auto i8 = serve_json("--model llama3-70b --chip tpu-v5e --slice 4x4 --batch 32 --context 8192 --weights int8 --compute int8");
+  CHECK(i8["t_flops_s"].get<double>() == Approx(base["t_flops_s"].get<double>() / 2));  // 3.94e14 against 1.97e14
+  // The book's other v5e bandwidth, as an override and as a chip file.
+  const auto path = std::filesystem::temp_directory_path() / ("serve_chip_" + std::to_string(::getpid()) + ".json");
+  auto chips = nlohmann::json::parse(run("chips --json").out);
+  for (auto& c : chips)
+    if (c["name"] == "tpu-v5e") {
+      c["hbm_bytes_per_s"] = 8.2e11;
+      std::ofstream(path) << c.dump();
+    }
+  for (const std::string& chip : {std::string("--chip tpu-v5e --hbm-bw 8.2e11"), "--chip-file '" + path.string() + "'"}) {
+    INFO(chip);
+    const auto j = serve_json("--model llama3-70b " + chip + " --slice 4x4 --batch 32 --context 8192");
+    CHECK(j["t_params_s"].get<double>() == Approx(base["t_params_s"].get<double>() * 8.1 / 8.2));
+  }
+  // Broken chip files: one line naming the field.
+  const std::vector<std::pair<std::string, std::string>> broken{
+      {"not json {", ""}, {R"({"name": "x"})", "hbm_bytes"}};
+  for (const auto& [text, field] : broken) {
+    std::ofstream(path) << text;
+    const auto r = run("serve --model llama3-70b --chip-file '" + path.string() + "' --slice 4x4 --batch 1 --context 1");
+    CHECK(r.exit_code == 1);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find(field) != std::string::npos);
+  }
+  chips = nlohmann::json::parse(run("chips --json").out);
+  for (auto& c : chips)
+    if (c["name"] == "tpu-v5e") {
+      c["hbm_bytes_per_s"] = -3;
+      std::ofstream(path) << c.dump();
+    }
+  const auto neg = run("serve --model llama3-70b --chip-file '" + path.string() + "' --slice 4x4 --batch 1 --context 1");
+  CHECK(neg.exit_code == 1);
+  CHECK(neg.err.find("hbm_bytes_per_s") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("scaling serve: an MoE config pays bytes for every expert, FLOPs for the two it uses") {
+  // Mixtral 8x7B: 46,702,792,704 parameters (its published count); a token multiplies by the attention,
+  // 2 of the 8 experts (3·4096·14336 each), the router (4096·8) and the unembedding, in each of 32 layers.
+  const auto j = serve_json("--config '" + std::string(TEST_DATA_DIR) + "/mixtral-8x7b-v0.1.json' --chip tpu-v5e "
+                            "--slice 4x4 --batch 8 --context 4096");
+  const double L = 32, D = 4096, Fe = 14336, attention = D * 4096 * 2 + 2 * D * 1024, V = 32000;
+  const double matmul = L * (attention + 2 * 3 * D * Fe + D * 8) + V * D;
+  CHECK(j["param_bytes"].get<double>() == 2 * 46702792704.0);
+  CHECK(j["t_flops_s"].get<double>() == Approx(8 * 2 * matmul / (16 * 1.97e14)));
+  CHECK(j["kv_bytes_per_token"].get<double>() == 2 * L * 8 * 128 * 2);
+}
+
+TEST_CASE("scaling serve: a model that does not fit is an answer, not an error") {
+  const auto j = serve_json("--model llama3-405b --chip tpu-v5e --slice 2x2 --batch 1 --context 1024 --frontier");
+  CHECK(j["fits"] == false);
+  CHECK(j["max_batch"].get<double>() == 0);
+  CHECK(j["frontier"].empty());
+  CHECK(j["min_slice"] == "8x8");  // 812 GB of weights over 16 GB chips: 51 chips
+  const auto huge = serve_json("--model llama3-405b --chip tpu-v5e --slice 16x16 --batch 1000 --context 8192");
+  CHECK(huge["min_slice"] == "none");  // 4.2 TB of KV alone: more than a 16x16 pod (4.1 TB) holds
+  const auto text = run("serve --model llama3-405b --chip tpu-v5e --slice 2x2 --batch 1 --context 1024");
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("fits") != std::string::npos);
+}
+
+TEST_CASE("scaling serve --frontier: every batch that fits, the Pareto set by brute force") {
+  const auto j = serve_json("--model llama3-70b --chip tpu-v5e --slice 4x4 --batch 1 --context 8192 --weights int8 --kv int8");
+  const auto f = serve_json("--model llama3-70b --chip tpu-v5e --slice 4x4 --batch 1 --context 8192 --weights int8 --kv int8 --frontier")["frontier"];
+  REQUIRE(f.size() == j["max_batch"].get<std::size_t>());
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    CHECK(f[i]["batch"].get<double>() == static_cast<double>(i + 1));
+    const double s = f[i]["step_s"], t = f[i]["tokens_per_s_per_chip"];
+    bool dominated = false;
+    for (const auto& o : f) {
+      const double os = o["step_s"], ot = o["tokens_per_s_per_chip"];
+      dominated |= (os <= s && ot > t * (1 + 1e-12)) || (os < s && ot * (1 + 1e-12) >= t);
+    }
+    CHECK(f[i]["pareto"].get<bool>() == !dominated);
+  }
+  const auto text = run("serve --model llama3-70b --chip tpu-v5e --slice 4x4 --batch 1 --context 8192 --frontier");
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("Pareto") != std::string::npos);
+}
+
+TEST_CASE("scaling serve rejects bad values with one line naming them, exit 1") {
+  const std::string m = "serve --model llama3-70b --chip tpu-v5e --slice 4x4 ";
+  expect_rejected({
+      {m + "--batch 0 --context 8", "--batch '0'"},
+      {m + "--batch -2 --context 8", "--batch '-2'"},
+      {m + "--batch 1.5 --context 8", "--batch '1.5'"},
+      {m + "--batch 1 --context 0", "--context '0'"},
+      {m + "--batch 1 --context 2.5", "--context '2.5'"},
+      {m + "--batch 1 --context x", "--context 'x'"},
+      {m + "--batch 1 --context 8 --decode-len 0", "--decode-len '0'"},
+      {m + "--batch 1 --context 8 --decode-len 3.5", "--decode-len '3.5'"},
+      {m + "--batch 1 --context 8 --weights int3", "--weights"},
+      {m + "--batch 1 --context 8 --kv fp64", "--kv"},
+      {m + "--batch 1 --context 8 --compute int4", "--compute 'int4'"},
+      {m + "--batch 1 --context 8 --prefill-len 10 --mfu 1.5", "--mfu '1.5'"},
+      {m + "--batch 1 --context 8 --prefill-len 10 --mfu 0", "--mfu '0'"},
+      {m + "--batch 1 --context 8 --prefill-len 0 --mfu 0.5", "--prefill-len '0'"},
+      {"serve --model llama3-70b --chip tpu-v5e --slice 4xq --batch 1 --context 8", "--slice"},
+      {"serve --model llama3-70b --chip tpu-v5e --chips 0 --batch 1 --context 8", "--chips '0'"},
+      {"serve --model llama9 --chip tpu-v5e --chips 4 --batch 1 --context 8", "llama9"},
+      {"serve --config /nonexistent.json --chip tpu-v5e --chips 4 --batch 1 --context 8", "/nonexistent.json"},
+      {"serve --model llama3-70b --chip h100 --chips 8 --batch 1 --context 8 --compute int8", "int8"},
+      {"serve --model llama3-70b --chip tpu-v5e --hbm-bw 0 --chips 8 --batch 1 --context 8", "--hbm-bw"},
+      {"serve --model llama3-8b --chip tpu-v5e --slice 16x16 --batch 1 --context 1 --frontier", "--frontier"},
+      {m + "--batch 1e300 --context 1e300", "--batch 1e300 × --context 1e300"},
+      {"serve --model llama3-70b --chip tpu-v5e --chips 1e300 --batch 1 --context 8", "--chips"},
+      {m + "--batch 1 --context 8 --prefill-len 1e200 --mfu 0.5", "--prefill-len/--mfu"},
+      {m + "--batch 1 --context 8 --prefill-len 8192 --mfu 1e-320", "--prefill-len/--mfu"},
+  });
+}
+
+TEST_CASE("scaling serve usage errors exit 2") {
+  for (const std::string args :
+       {"serve --chip tpu-v5e --slice 4x4 --batch 1 --context 8",
+        "serve --model llama3-70b --config x.json --chip tpu-v5e --slice 4x4 --batch 1 --context 8",
+        "serve --model llama3-70b --chip tpu-v5e --batch 1 --context 8",
+        "serve --model llama3-70b --chip tpu-v5e --slice 4x4 --chips 16 --batch 1 --context 8",
+        "serve --model llama3-70b --slice 4x4 --batch 1 --context 8",
+        "serve --model llama3-70b --chip tpu-v5e --slice 4x4 --context 8",
+        "serve --model llama3-70b --chip tpu-v5e --slice 4x4 --batch 1 --context 8 --mfu 0.5"}) {
+    INFO(args);
+    const auto r = run(args);
+    CHECK(r.exit_code == 2);
+    CHECK(lines(r.err) == 1);
+  }
+}

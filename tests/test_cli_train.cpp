@@ -1,0 +1,162 @@
+// `scaling train`, run as a user would: its values against hand-computed ones, and every rejection.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+
+using namespace testing;
+using doctest::Approx;
+
+namespace {
+nlohmann::json train_json(const std::string& args) {
+  const auto r = run("train " + args + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return nlohmann::json::parse(r.out);
+}
+// LLaMA-2 13B typed in: L, D, F, N = K, H, V; all weights (norms included).
+constexpr double L = 40, D = 5120, F = 13824, N = 40, H = 128, V = 32000;
+constexpr double kParams = L * (3 * D * F + 4 * D * N * H + 2 * D) + 2 * V * D + D;
+constexpr double kC = 4.59e14, kW = 1.8e11;  // v5p: bf16 FLOPs/s, one link both ways
+}  // namespace
+
+TEST_CASE("scaling train: LLaMA-2 13B on a v5p 16x16x16, by hand") {
+  const double B = 3e6, chips = 4096;
+  const auto j = train_json("--model llama2-13b --chip tpu-v5p --slice 16x16x16 --batch-tokens 3e6 --tokens 1e12 "
+                            "--mfu 0.4 --fsdp 1024 --tp 4");
+  for (const char* k : {"total_params", "active_params", "param_bytes", "grad_bytes", "optimizer_bytes", "master_bytes",
+                        "activation_bytes", "total_bytes", "min_chips", "bytes_per_chip", "fits", "flops_per_token",
+                        "total_flops", "time_s", "alpha", "batch_per_chip", "fsdp_min_batch_per_chip", "tp_max_degree",
+                        "x_opt", "t_math_s", "t_fsdp_s", "t_tp_s", "compute_bound"})
+    CHECK_MESSAGE(j.contains(k), k);
+  CHECK(j["total_params"].get<double>() == kParams);
+  CHECK(j["active_params"].get<double>() == kParams);
+  CHECK(j["param_bytes"].get<double>() == 2 * kParams);
+  CHECK(j["grad_bytes"].get<double>() == 2 * kParams);
+  CHECK(j["optimizer_bytes"].get<double>() == 8 * kParams);
+  CHECK(j["master_bytes"].get<double>() == 0);
+  const double act = 2 * L * B * (D + 2 * F);  // the default rule D+2F, bf16
+  CHECK(j["activation_bytes"].get<double>() == Approx(act));
+  CHECK(j["total_bytes"].get<double>() == Approx(12 * kParams + act));
+  CHECK(j["min_chips"].get<double>() == Approx((12 * kParams + act) / 96e9));
+  CHECK(j["bytes_per_chip"].get<double>() == Approx((12 * kParams + act) / chips));
+  CHECK(j["fits"] == true);
+  CHECK(j["flops_per_token"].get<double>() == 6 * kParams);
+  CHECK(j["total_flops"].get<double>() == Approx(6 * kParams * 1e12));
+  CHECK(j["time_s"].get<double>() == Approx(6 * kParams * 1e12 / (chips * kC * 0.4)));
+  CHECK(j["alpha"].get<double>() == Approx(2550));
+  CHECK(j["batch_per_chip"].get<double>() == Approx(B / chips));
+  CHECK(j["fsdp_min_batch_per_chip"].get<double>() == Approx(850));
+  CHECK(j["tp_max_degree"].get<double>() == Approx(3 * F / 2550));
+  CHECK(j["x_opt"].get<double>() == Approx(std::sqrt(B * 2 * chips / F)));  // M_X = 2, M_Y = 1
+  // Y = 4 is a sub-ring of the first axis; X spans all three axes (the rest of the first and the other two).
+  CHECK(j["m_y"].get<double>() == 1);
+  CHECK(j["m_x"].get<double>() == 3);
+  const double t_math = 6 * kParams * B / (chips * kC);
+  const double t_fsdp = 3 * (1023.0 / 1024) * (2 * kParams / 4) / (kW * 3);
+  const double t_tp = 2 * L * 4 * (3.0 / 4) * 2 * (B / 1024) * D / kW;
+  CHECK(j["t_math_s"].get<double>() == Approx(t_math));
+  CHECK(j["t_fsdp_s"].get<double>() == Approx(t_fsdp));
+  CHECK(j["t_tp_s"].get<double>() == Approx(t_tp));
+  CHECK(j["compute_bound"] == (t_math >= std::max(t_fsdp, t_tp)));
+}
+
+TEST_CASE("scaling train: options change the memory terms as stated") {
+  const auto j = train_json("--model llama2-13b --chip tpu-v5p --chips 64 --batch-tokens 4096 --saved 2D+2F+NH+2KH "
+                            "--weights fp32 --grads none --optimizer sgd --master fp32");
+  CHECK(j["param_bytes"].get<double>() == 4 * kParams);
+  CHECK(j["grad_bytes"].get<double>() == 0);
+  CHECK(j["optimizer_bytes"].get<double>() == 0);
+  CHECK(j["master_bytes"].get<double>() == 4 * kParams);
+  CHECK(j["activation_bytes"].get<double>() == Approx(4 * L * 4096 * (2 * D + 2 * F + N * H + 2 * N * H)));
+  CHECK_FALSE(j.contains("total_flops"));
+  CHECK_FALSE(j.contains("t_math_s"));
+  CHECK(j["fsdp_min_batch_per_chip"].get<double>() == Approx(2550));  // --chips counts as one axis
+}
+
+TEST_CASE("scaling train: MoE memory from all experts, FLOPs from the active ones") {
+  const auto j = train_json("--model mixtral-8x7b --chip tpu-v5p --chips 256 --batch-tokens 1e6");
+  CHECK(j["param_bytes"].get<double>() == 2 * j["total_params"].get<double>());
+  CHECK(j["flops_per_token"].get<double>() == 6 * j["active_params"].get<double>());
+  CHECK(j["total_params"].get<double>() > 3 * j["active_params"].get<double>());
+}
+
+TEST_CASE("scaling train: pods over DCN give the per-pod bound of §5.1.6") {
+  const auto j = train_json("--model llama3-70b --chip tpu-v5p --slice 16x20x28 --pods 10 --batch-tokens 4e7");
+  CHECK(j["chips"].get<double>() == 89600);
+  CHECK(j["batch_per_pod"].get<double>() == 4e6);
+  // 8960 chips · 4.59e14 over 2240 hosts · 2.5e10 B/s
+  CHECK(j["dcn_min_batch_per_pod"].get<double>() == Approx(8960 * kC / (2240 * 2.5e10)));
+}
+
+TEST_CASE("scaling train: the text output names the terms") {
+  const auto r = run("train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1e5");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("optimizer state") != std::string::npos);
+  CHECK(r.out.find("D+2F") != std::string::npos);
+}
+
+TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
+  const std::string base = "train --model llama2-13b --chip tpu-v5p ";
+  expect_rejected({
+      {base + "--chips 4 --batch-tokens 1 --saved 4Q", "'4Q'"},
+      {base + "--chips 4 --batch-tokens 1 --saved D+", "'D+'"},
+      {base + "--chips 4 --batch-tokens 1 --saved=-D", "'-D'"},
+      {base + "--chips 4 --batch-tokens 1 --saved ''", "rule ''"},
+      {base + "--chips 4 --batch-tokens 0", "--batch-tokens '0'"},
+      {base + "--chips 4 --batch-tokens -5", "--batch-tokens '-5'"},
+      {base + "--chips 4 --batch-tokens 2.5", "--batch-tokens '2.5'"},
+      {base + "--chips 0 --batch-tokens 1", "--chips '0'"},
+      {base + "--chips 1.5 --batch-tokens 1", "--chips '1.5'"},
+      {base + "--chips 4 --batch-tokens 1 --mfu 0", "--mfu '0'"},
+      {base + "--chips 4 --batch-tokens 1 --mfu 1.01", "--mfu '1.01'"},
+      {base + "--chips 4 --batch-tokens 1 --mfu nan", "--mfu 'nan'"},
+      {base + "--chips 4 --batch-tokens 1 --tokens 0", "--tokens '0'"},
+      {base + "--chips 4 --batch-tokens 1 --weights fp7", "'fp7'"},
+      {base + "--chips 4 --batch-tokens 1 --grads fp7", "'fp7'"},
+      {base + "--chips 4 --batch-tokens 1 --optimizer lion", "'lion'"},
+      {base + "--chips 4 --batch-tokens 1 --master bf16", "'bf16'"},
+      {base + "--slice 64x64x64 --batch-tokens 1", "64x64x64"},
+      {base + "--slice 4x0x4 --batch-tokens 1", "4x0x4"},
+      {base + "--slice 4x4x4 --pods 0 --batch-tokens 1", "--pods '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 1 --fsdp 8 --tp 4", "--fsdp 8"},
+      {base + "--slice 4x4x4 --batch-tokens 1 --fsdp 0 --tp 4", "--fsdp '0'"},
+      {base + "--slice 12x4x4 --batch-tokens 1 --fsdp 24 --tp 8", "--tp 8"},
+      {"train --model nope --chip tpu-v5p --chips 4 --batch-tokens 1", "'nope'"},
+      {"train --model llama2-13b --chip tpu-v9 --chips 4 --batch-tokens 1", "'tpu-v9'"},
+      {"train --model llama2-13b --chip h100 --slice 2x2 --batch-tokens 1", "h100"},
+      {"train --model llama2-13b --chip h100 --chips 8 --batch-tokens 1 --fsdp 4 --tp 2", "h100"},
+  });
+}
+
+TEST_CASE("scaling train: usage errors exit 2") {
+  for (const char* args : {"train --chip tpu-v5p --chips 4 --batch-tokens 1",
+                           "train --model llama2-13b --chip tpu-v5p --batch-tokens 1",
+                           "train --model llama2-13b --chip tpu-v5p --chips 4 --slice 4x4x4 --batch-tokens 1",
+                           "train --model llama2-13b --chip tpu-v5p --chips 4",
+                           "train --model llama2-13b --chip tpu-v5p --chips 4 --batch-tokens 1 --fsdp 4",
+                           "train --model llama2-13b --chip tpu-v5p --chips 4 --pods 2 --batch-tokens 1",
+                           "train --model llama2-13b --chips 4 --batch-tokens 1"}) {
+    INFO(args);
+    const auto r = run(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("scaling train: an H100 cluster gets memory and time, no ICI bounds") {
+  const auto j = train_json("--model llama3-8b --chip h100 --chips 64 --batch-tokens 1e6 --tokens 1e12");
+  CHECK_FALSE(j.contains("alpha"));
+  CHECK(j["time_s"].get<double>() == Approx(6 * j["active_params"].get<double>() * 1e12 / (64 * 9.89e14 * 0.5)));
+}
+
+TEST_CASE("scaling train: a config.json counts as its preset does") {
+  const auto file = train_json("--config '" + std::string(TEST_DATA_DIR) +
+                               "/llama-3-8b.json' --chip tpu-v5e --slice 16x16 --batch-tokens 1e6");
+  const auto preset = train_json("--model llama3-8b --chip tpu-v5e --slice 16x16 --batch-tokens 1e6");
+  CHECK(file["total_bytes"] == preset["total_bytes"]);
+  CHECK(file["n_axes"].get<double>() == 2);
+  CHECK(file["alpha"].get<double>() == Approx(1.97e14 / 9e10));
+  expect_rejected({{"train --config /nonexistent.json --chip tpu-v5e --chips 4 --batch-tokens 1", "/nonexistent.json"}});
+}
