@@ -12,6 +12,7 @@
 #include "scaling/cost/inference.hpp"
 #include "scaling/cost/inference_sharding.hpp"
 #include "scaling/cost/roofline.hpp"
+#include "scaling/cost/training.hpp"
 #include "scaling/hardware/chip.hpp"
 #include "scaling/model/presets.hpp"
 #include "scaling/model/tensors.hpp"

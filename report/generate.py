@@ -287,8 +287,10 @@ def _draw_plot(index, name, options, path):
         styles = ["-", "--", "-.", ":"]  # lines that coincide (AllGather and ReduceScatter) stay visible
         for i, line in enumerate(data["lines"]):
             mode = line.get("mode", "line")
-            ax.plot(line["x"], line["y"], label=line["label"], linewidth=1.8 if mode != "points" else 0,
-                    linestyle=styles[i % len(styles)], marker="o" if mode != "line" else None, markersize=4,
+            # A set of points (a Pareto set) has no line: a dash pattern scaled by width 0 is invalid.
+            ax.plot(line["x"], line["y"], label=line["label"], linewidth=1.8,
+                    linestyle=styles[i % len(styles)] if mode != "points" else "none",
+                    marker="o" if mode != "line" else None, markersize=4,
                     color=f"C{i}")
         ax.set_xlabel(data["x_label"])
         ax.set_ylabel(data["y_label"])
