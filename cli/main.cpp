@@ -210,10 +210,11 @@ int scaling_main(int argc, char** argv) {
   }
 
   try {
-    // An option given an empty value ('--model ""') is a bad value of that option, not a missing option.
+    // An option without a default given an empty value ('--model ""') is a bad value of that option, not
+    // a missing one (runners read an empty string as "not given"); options with a default check their own.
     for (const auto* sub : app.get_subcommands())
       for (const auto* opt : sub->get_options())
-        if (opt->get_type_size() != 0 && opt->count() > 0)
+        if (opt->get_type_size() != 0 && opt->count() > 0 && opt->get_default_str().empty())
           for (const auto& value : opt->results())
             if (value.empty()) throw std::invalid_argument(opt->get_name() + " '': empty value");
     chosen();
