@@ -43,4 +43,27 @@ static void BM_TorusAllToAll(benchmark::State& state) {
 }
 BENCHMARK(BM_TorusAllToAll)->Unit(benchmark::kMillisecond);
 
+// Count-only scaling on a bidirectional ring of 10² … 10⁵ devices (README, "Limits"): time and memory
+// linear in the devices. The counters are one double per directed link and phase (AllReduce: 2 phases);
+// AllToAll needs none, its n² blocks are summed in closed form per axis. `counter_bytes` reports that
+// memory; the fitted complexity (BigO) reports the time.
+static void count_only_ring(benchmark::State& state, sim::Op op) {
+  const int devices = static_cast<int>(state.range(0));
+  const auto topo = sim::ring(devices, sim::Links::bi);
+  const double elements = op == sim::Op::all_to_all ? 1.0 * devices * devices : 1.0 * devices;
+  for (auto _ : state) {
+    const auto r = sim::simulate(topo, {op, {0}, elements, 1, true});
+    benchmark::DoNotOptimize(r.max_link_elements);
+  }
+  const double phases = op == sim::Op::all_reduce ? 2 : op == sim::Op::all_to_all ? 0 : 1;
+  state.counters["counter_bytes"] = phases * devices * 2 * sizeof(double);
+  state.SetComplexityN(devices);
+}
+static void BM_CountOnlyAllGather(benchmark::State& s) { count_only_ring(s, sim::Op::all_gather); }
+static void BM_CountOnlyAllReduce(benchmark::State& s) { count_only_ring(s, sim::Op::all_reduce); }
+static void BM_CountOnlyAllToAll(benchmark::State& s) { count_only_ring(s, sim::Op::all_to_all); }
+BENCHMARK(BM_CountOnlyAllGather)->RangeMultiplier(10)->Range(100, 100000)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK(BM_CountOnlyAllReduce)->RangeMultiplier(10)->Range(100, 100000)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK(BM_CountOnlyAllToAll)->RangeMultiplier(10)->Range(100, 100000)->Unit(benchmark::kMillisecond)->Complexity();
+
 BENCHMARK_MAIN();

@@ -17,6 +17,11 @@ void run_collective(const CollectiveArgs& a) {
   const auto axes = slice_axes(s, parse_indices("--axes", a.axes));
   const double v = parse_size("--bytes", a.bytes);
   const auto c = collective_cost(op, axes, v, ici_link(s.chip));
+  auto options = chip_overrides(a.chip);
+  options.insert(options.begin(), {"--bytes", a.bytes});
+  for (const auto& [what, t] : {std::pair{"the time", c.t_s}, {"the bandwidth time", c.t_bandwidth_s},
+                                {"the latency time", c.t_latency_s}})
+    require_finite(what, t, given(options));
   if (a.json) {
     std::cout << nlohmann::json{{"t_s", c.t_s},
                                 {"t_bandwidth_s", c.t_bandwidth_s},

@@ -58,6 +58,17 @@ void run_collective_matmul(const CollectiveMatmulArgs& a) {
   const auto run = sim::run(p, a.verify ? sim::example_inputs(p) : sim::shape_inputs(p));
   const auto t = sim::times(p, run, sim::machine(c));
   const bool y_wraps = p.mesh.wraps[static_cast<size_t>(p.y_axis)];
+  {
+    auto options = chip_overrides(a.chip);
+    options.insert(options.begin(), {{"--B", a.B}, {"--D", a.D}, {"--F", a.F}});
+    const std::string inputs = given(options);
+    for (const auto& [what, v] : {std::pair{"the overlapped time", t.overlapped_s}, {"the blocking time", t.blocking_s},
+                                  {"the blocking collective", t.blocking_comm_s}, {"the ideal time", t.ideal_s},
+                                  {"a step's compute", t.step_compute_s}, {"a step's communication", t.step_comm_s}})
+      require_finite(what, v, inputs);
+    for (const auto& s : t.timeline)
+      for (double v : {s.start_s, s.compute_s, s.comm_s}) require_finite("a step of the timeline", v, inputs);
+  }
 
   if (a.json) {
     nlohmann::json timeline = nlohmann::json::array();

@@ -4,6 +4,7 @@
 // Runners throw std::invalid_argument for invalid values (exit 1) and UsageError for usage (exit 2).
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scaling/hardware/chip.hpp"
@@ -115,6 +116,13 @@ auto for_option(const std::string& option, Fn&& f) -> decltype(f()) {
     throw std::invalid_argument(option + ": " + e.what());
   }
 }
+// "--B '1e300', --D '7'": the options given (empty ones left out), for require_finite's message.
+std::string given(const std::vector<std::pair<std::string, std::string>>& options);
+// The chip overrides given, as for given().
+std::vector<std::pair<std::string, std::string>> chip_overrides(const ChipArgs& a);
+// A computed quantity that must be finite: throws std::invalid_argument "<what> overflows a double for
+// <inputs>: out of range" (inputs names the options and values, e.g. "--bytes '1e308'") when it is inf or NaN.
+void require_finite(const std::string& what, double value, const std::string& inputs);
 // "0,2" -> {0, 2}: non-negative whole numbers.
 std::vector<int> parse_indices(const std::string& option, const std::string& text);
 

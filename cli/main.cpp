@@ -5,11 +5,15 @@
 
 #include <functional>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string>
 
 #include "commands.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling_main.hpp"
 
-int main(int argc, char** argv) {
+int scaling_main(int argc, char** argv) {
   CLI::App app{"scaling: roofline and scaling arithmetic from How to Scale Your Model"};
   app.require_subcommand(1);
   std::function<void()> chosen;
@@ -190,27 +194,42 @@ int main(int argc, char** argv) {
   serve->add_flag("--json", sv.json, "print one JSON object, SI units");
   on(serve, [&] { cli::run_serve(sv); });
 
+  // Every message is one line: user values may hold newlines or escapes, so the whole text is escaped
+  // (and cut when very long) where it is printed. Exit 2 for usage, 1 for a value, 3 for a bug of ours.
+  auto say = [](const std::string& message, const char* suffix = "") {
+    std::cerr << "scaling: " << scaling::escape_for_message(message, 600) << suffix << "\n";
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "scaling: " << e.what() << " (see scaling --help)\n";
+    say(e.what(), " (see scaling --help)");
     return 2;
   }
 
   try {
+    // An option without a default given an empty value ('--model ""') is a bad value of that option, not
+    // a missing one (runners read an empty string as "not given"); options with a default check their own.
+    for (const auto* sub : app.get_subcommands())
+      for (const auto* opt : sub->get_options())
+        if (opt->get_type_size() != 0 && opt->count() > 0 && opt->get_default_str().empty())
+          for (const auto& value : opt->results())
+            if (value.empty()) throw std::invalid_argument(opt->get_name() + " '': empty value");
     chosen();
     return 0;
   } catch (const cli::UsageError& e) {
-    std::cerr << "scaling: " << e.what() << " (see scaling --help)\n";
+    say(e.what(), " (see scaling --help)");
     return 2;
   } catch (const std::invalid_argument& e) {
-    std::cerr << "scaling: " << e.what() << "\n";
+    say(e.what());
+    return 1;
+  } catch (const nlohmann::json::exception& e) {  // a value JSON cannot hold or a mistyped field left unchecked
+    say(std::string("invalid JSON value: ") + e.what());
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "scaling: internal error: " << e.what() << "\n";
+    say(std::string("internal error: ") + e.what());
     return 3;
   }
 }

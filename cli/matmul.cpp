@@ -16,10 +16,19 @@ void run_matmul(const MatmulArgs& a) {
   const Chip c = resolve_chip(a.chip);
   const Matmul m{parse_size("--B", a.B), parse_size("--D", a.D), parse_size("--F", a.F), parse_dtype(a.lhs),
                  parse_dtype(a.rhs), parse_dtype(a.out)};
+  auto options = chip_overrides(a.chip);
+  options.insert(options.begin(), {{"--B", a.B}, {"--D", a.D}, {"--F", a.F}});
+  const std::string inputs = given(options);
+  require_finite("FLOPs 2·B·D·F", flops(m), inputs);
+  require_finite("bytes", bytes(m), inputs);
   const double peak = peak_flops_per_s(c, parse_dtype(a.compute));
+  require_finite("chip intensity", critical_intensity(peak, c.hbm_bytes_per_s), inputs);
   const double chip_i = critical_intensity(peak, c.hbm_bytes_per_s);
   const Roofline r = roofline(flops(m), bytes(m), peak, c.hbm_bytes_per_s);
   const auto crit = critical_batch(m.D, m.F, m.lhs, m.rhs, m.out, chip_i);
+  for (const auto& [what, v] : {std::pair{"T_math", r.t_math_s}, {"T_comms", r.t_comms_s}, {"the upper bound", r.t_upper_s},
+                                {"intensity", intensity(m)}, {"critical batch", crit.value_or(1.0)}})
+    require_finite(what, v, inputs);
 
   if (a.json) {
     nlohmann::json out = {{"flops", flops(m)},
@@ -36,8 +45,8 @@ void run_matmul(const MatmulArgs& a) {
     return;
   }
   auto row = [](const char* what, const std::string& value) { fmt::print("  {:<24} {}\n", what, value); };
-  fmt::print("{}[{:.0f}, {:.0f}] · {}[{:.0f}, {:.0f}] -> {}[{:.0f}, {:.0f}] on {} ({} compute)\n", a.lhs, m.B, m.D,
-             a.rhs, m.D, m.F, a.out, m.B, m.F, c.display, a.compute);
+  fmt::print("{}[{}, {}] · {}[{}, {}] -> {}[{}, {}] on {} ({} compute)\n", a.lhs, format_whole(m.B), format_whole(m.D),
+             a.rhs, format_whole(m.D), format_whole(m.F), a.out, format_whole(m.B), format_whole(m.F), c.display, a.compute);
   row("FLOPs", format_quantity(flops(m), "FLOPs"));
   row("bytes (HBM)", format_quantity(bytes(m), "B"));
   row("intensity", format_quantity(intensity(m), "FLOPs/byte"));

@@ -16,12 +16,17 @@ void run_simulate(const SimulateArgs& a) {
   using namespace scaling;
   const sim::Op op = a.op == "ppermute" ? sim::Op::ppermute : sim::to_op(parse_collective(a.op));
   const double devices = parse_size("--devices", a.devices);
-  if (devices > 1e5) throw std::invalid_argument("--devices '" + a.devices + "': at most 100000");
+  if (devices > sim::kMaxDevices)
+    throw std::invalid_argument(given({{"--devices", a.devices}}) + ": at most " + format_number(sim::kMaxDevices));
   if (a.direction != "uni" && a.direction != "bi")
-    throw std::invalid_argument("--direction '" + a.direction + "': expected uni or bi");
+    throw std::invalid_argument(given({{"--direction", a.direction}}) + ": expected uni or bi");
   const double elements = parse_size("--elements", a.elements);
   const auto topo = sim::ring(static_cast<int>(devices), a.direction == "uni" ? sim::Links::uni : sim::Links::bi);
-  const auto r = sim::simulate(topo, {op, {0}, elements, 1, a.count_only});
+  const auto r = for_option(a.count_only ? "--devices, --elements" : "--devices, --elements (data mode)",
+                            [&] { return sim::simulate(topo, {op, {0}, elements, 1, a.count_only}); });
+  for (const auto& [what, v] : {std::pair{"the busiest link's elements", r.max_link_elements},
+                                {"the total link elements", r.total_link_elements}})
+    require_finite(what, v, given({{"--devices", a.devices}, {"--elements", a.elements}}));
   if (a.json) {
     std::cout << nlohmann::json{{"correct", a.count_only ? nlohmann::json(nullptr) : nlohmann::json(r.correct)},
                                 {"steps", r.steps},

@@ -9,6 +9,7 @@ packages=(
   pandoc python3 python3-matplotlib                          # report
   chromium                                                   # the report's PDF and its browser test
   libbenchmark-dev                                           # bench/
+  clang                                                      # fuzz/ (libFuzzer)
 )
 
 missing=()

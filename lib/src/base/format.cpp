@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <stdexcept>
 #include <utility>
 
 namespace scaling {
@@ -19,8 +20,12 @@ std::string with_separators(double whole) {
   return out;
 }
 
-// `digits` significant digits, trailing zeros dropped: 240.24 -> "240.2", 1.5 -> "1.5".
+std::string scientific(double value, int digits);
+
+// `digits` significant digits, trailing zeros dropped: 240.24 -> "240.2", 1.5 -> "1.5"; from 1e6 up
+// (a time of 1e300 s, an exabyte in PB) scientific, never hundreds of digits.
 std::string significant(double value, int digits) {
+  if (std::fabs(value) >= 1e6) return scientific(value, digits);
   const double magnitude = std::floor(std::log10(std::fabs(value)));
   const int decimals = std::max(0, digits - 1 - static_cast<int>(magnitude));
   std::string s = fmt::format("{:.{}f}", value, decimals);
@@ -72,6 +77,11 @@ std::string format_number(double value, int digits) {
   return scientific(value, digits);
 }
 
+std::string format_whole(double value) {
+  if (std::isfinite(value) && value == std::round(value) && std::fabs(value) < 1e15) return fmt::format("{:.0f}", value);
+  return format_number(value);
+}
+
 std::string format_quantity(double value, std::string_view unit, int digits) {
   if (!std::isfinite(value) || value == 0)
     return unit.empty() ? format_number(value) : fmt::format("{} {}", format_number(value), unit);
@@ -99,6 +109,12 @@ std::string escape_for_message(std::string_view text, size_t max_chars) {
     }
   }
   return out;
+}
+
+void require_printable(std::string_view what, std::string_view text) {
+  for (const char c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw std::invalid_argument(std::string(what) + " '" + escape_for_message(text) + "': holds a control character");
 }
 
 }  // namespace scaling

@@ -22,6 +22,7 @@ double bandwidth(const Axis& a, const Link& l) { return a.wraps ? l.bidi_bytes_p
 }  // namespace
 
 Collective parse_collective(std::string_view text) {
+  require_printable("collective", text);
   for (const auto& [op, n] : kNames)
     if (n == text) return op;
   throw std::invalid_argument("unknown collective '" + std::string(text) +

@@ -37,6 +37,7 @@ const std::vector<Chip>& table() {
 std::span<const Chip> chips() { return table(); }
 
 const Chip& chip(std::string_view name) {
+  require_printable("chip", name);
   for (const auto& c : table())
     if (c.name == name) return c;
   std::string known;

@@ -14,7 +14,7 @@ namespace {
 using nlohmann::json;
 
 [[noreturn]] void fail(std::string_view file, const std::string& what) {
-  throw std::invalid_argument(std::string(file) + ": " + what);
+  throw std::invalid_argument(escape_for_message(file, 200) + ": " + what);
 }
 
 const json* field(const json& j, const char* key) {
@@ -39,7 +39,12 @@ std::string text(const json& j, const char* key, std::string_view file, const st
   const json* v = field(j, key);
   if (!v) return fallback;
   if (!v->is_string()) fail(file, std::string("field '") + key + "': expected a string, got " + v->type_name());
-  return v->get<std::string>();
+  const std::string value = v->get<std::string>();
+  // Names are printed in tables and messages: one line each.
+  for (const char c : value)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      fail(file, std::string("field '") + key + "' = '" + escape_for_message(value) + "': holds a control character");
+  return value;
 }
 
 std::vector<int> shape(const json& j, const char* key, std::string_view file) {

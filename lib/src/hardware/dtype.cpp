@@ -3,6 +3,8 @@
 #include <array>
 #include <stdexcept>
 
+#include "scaling/base/format.hpp"
+
 namespace scaling {
 namespace {
 constexpr std::array<DtypeInfo, 5> kDtypes{{
@@ -25,6 +27,7 @@ double bytes_per_element(Dtype d) { return info(d).bytes; }
 std::string_view name(Dtype d) { return info(d).name; }
 
 Dtype parse_dtype(std::string_view text) {
+  require_printable("dtype", text);
   for (const auto& i : kDtypes)
     if (i.name == text) return i.dtype;
   std::string known;

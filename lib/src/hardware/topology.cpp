@@ -10,6 +10,7 @@
 namespace scaling {
 
 std::vector<int> parse_shape(std::string_view text) {
+  require_printable("slice shape", text);
   std::vector<int> shape;
   size_t start = 0;
   while (start <= text.size()) {
@@ -18,9 +19,11 @@ std::vector<int> parse_shape(std::string_view text) {
     char* stop = nullptr;
     const long v = part.empty() ? 0 : std::strtol(part.c_str(), &stop, 10);
     if (part.empty() || *stop != '\0' || v <= 0 || v > 1'000'000)
-      throw std::invalid_argument("slice shape '" + std::string(text) +
+      throw std::invalid_argument("slice shape '" + escape_for_message(text) +
                                   "': expected positive whole numbers joined by 'x', like 4x4x4");
     shape.push_back(static_cast<int>(v));
+    if (shape.size() > 8)
+      throw std::invalid_argument("slice shape '" + escape_for_message(text) + "': more than 8 axes");
     start = end + 1;
   }
   return shape;

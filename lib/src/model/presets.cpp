@@ -72,6 +72,11 @@ const HfDefaults* hf_defaults(std::string_view model_type) {
   return nullptr;
 }
 
+// Bounds on a config.json (README, "Limits"): each size an exact integer in a double, and the model
+// below 1e18 parameters, so every count and byte figure derived from it is finite.
+constexpr double kMaxSize = 9007199254740992.0;  // 2^53
+constexpr double kMaxParams = 1e18;
+
 const json* find(const json& j, const char* key) {
   const auto it = j.find(key);
   return it == j.end() || it->is_null() ? nullptr : &*it;
@@ -86,6 +91,9 @@ double size_of(const json& j, const char* key, std::string_view file) {
   if (!(x > 0) || x != std::floor(x))
     throw std::invalid_argument(std::string(file) + ": key '" + key + "' = " + format_number(x) +
                                 ": must be a positive whole number");
+  if (x > kMaxSize)
+    throw std::invalid_argument(std::string(file) + ": key '" + key + "' = " + format_number(x) + ": larger than " +
+                                format_number(kMaxSize) + ", the largest size accepted");
   return x;
 }
 
@@ -106,6 +114,7 @@ bool optional_bool(const json& j, const char* key, bool fallback, std::string_vi
 std::span<const ModelPreset> model_presets() { return table(); }
 
 const TransformerConfig& model(std::string_view key) {
+  require_printable("model", key);
   for (const auto& p : table())
     if (p.key == key) return p.config;
   std::string known;
@@ -113,12 +122,18 @@ const TransformerConfig& model(std::string_view key) {
   throw std::invalid_argument("unknown model '" + std::string(key) + "' (known: " + known + ")");
 }
 
-TransformerConfig from_hf_config(std::string_view text, std::string_view file) {
+TransformerConfig from_hf_config(std::string_view text, std::string_view path) {
+  // The name as it appears in messages: one line, however the path is spelled.
+  const std::string shown = escape_for_message(path, 200);
+  const std::string_view file = shown;
   json j;
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw std::invalid_argument(std::string(file) + ": malformed JSON at byte " + std::to_string(e.byte));
+  } catch (const json::exception& e) {  // out_of_range: a number beyond a double (1e400)
+    throw std::invalid_argument(std::string(file) + ": a number beyond the range of a double (JSON error " +
+                                std::to_string(e.id) + ")");
   }
   if (!j.is_object()) throw std::invalid_argument(std::string(file) + ": expected a JSON object");
   const json* type = find(j, "model_type");
@@ -128,10 +143,10 @@ TransformerConfig from_hf_config(std::string_view text, std::string_view file) {
   const std::string model_type = type->get<std::string>();
   const HfDefaults* defaults = hf_defaults(model_type);
   if (!defaults)
-    throw std::invalid_argument(std::string(file) + ": unknown model_type '" + model_type +
+    throw std::invalid_argument(std::string(file) + ": unknown model_type '" + escape_for_message(model_type) +
                                 "' (supported: llama, mistral, mixtral, gemma)");
   TransformerConfig c;
-  c.name = std::string(file);
+  c.name = std::string(path);
   c.d_model = size_of(j, "hidden_size", file);
   c.d_ff = size_of(j, "intermediate_size", file);
   c.layers = size_of(j, "num_hidden_layers", file);
@@ -153,6 +168,11 @@ TransformerConfig from_hf_config(std::string_view text, std::string_view file) {
     c.experts_per_token = optional_size(j, "num_experts_per_tok", defaults->experts_per_token, file);
   }
   validate(c);
+  // Sizes are bounded one by one; their products must be too (hidden_size 1e15 × vocab 1e15 …).
+  const auto counts = param_counts(c);
+  if (!std::isfinite(counts.total) || counts.total > kMaxParams || !std::isfinite(kv_bytes_per_token(c, Dtype::fp32)))
+    throw std::invalid_argument(std::string(file) + ": " + format_number(counts.total) + " parameters: more than the " +
+                                format_number(kMaxParams) + " a model can have here");
   return c;
 }
 

@@ -14,6 +14,7 @@ struct Parsed {
 };
 
 Parsed parse(std::string_view spec) {
+  require_printable("einsum", spec);
   std::string s;
   for (char c : spec)
     if (!std::isspace(static_cast<unsigned char>(c))) s += c;
@@ -105,6 +106,7 @@ double einsum_flops_from_shapes(std::string_view spec, const std::vector<std::ve
 }
 
 std::map<char, double> parse_letter_sizes(std::string_view text) {
+  require_printable("sizes", text);
   std::map<char, double> out;
   size_t start = 0;
   while (start < text.size()) {

@@ -12,6 +12,9 @@ namespace scaling {
 
 namespace {
 
+// Bounds that keep parsing linear and every product finite: no real mesh or array comes near them.
+constexpr size_t kMaxMeshAxes = 16, kMaxDims = 64;
+
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
@@ -73,6 +76,7 @@ double Mesh::devices() const {
 }
 
 Mesh parse_mesh(std::string_view text) {
+  require_printable("mesh", text);
   Mesh mesh;
   for (const auto& part : split(text, ',')) {
     const auto eq = part.find('=');
@@ -87,13 +91,17 @@ Mesh parse_mesh(std::string_view text) {
     for (const auto& a : mesh.axes)
       if (a.name == name) throw std::invalid_argument("mesh axis " + name + " named twice");
     mesh.axes.push_back({name, static_cast<int>(size)});
+    if (mesh.axes.size() > kMaxMeshAxes)
+      throw std::invalid_argument("mesh '" + escape_for_message(text) + "': more than " + std::to_string(kMaxMeshAxes) +
+                                  " axes");
   }
   return mesh;
 }
 
 Sharding parse_sharding(std::string_view raw, const Mesh& mesh) {
+  require_printable("sharding", raw);
   const std::string text = trim(raw);
-  const std::string where = "sharding '" + text + "'";
+  const std::string where = "sharding '" + escape_for_message(text) + "'";
   const auto open = text.find('['), close = text.find(']');
   if (open == std::string::npos || close == std::string::npos || close < open)
     throw std::invalid_argument(where + ": expected NAME[dim, dim, ...], like A[I_X, J]");
@@ -119,6 +127,8 @@ Sharding parse_sharding(std::string_view raw, const Mesh& mesh) {
     for (const auto& other : s.dims)
       if (other.name == d.name) throw std::invalid_argument(where + ": dimension " + d.name + " named twice");
     s.dims.push_back(d);
+    if (s.dims.size() > kMaxDims)
+      throw std::invalid_argument(where + ": more than " + std::to_string(kMaxDims) + " dimensions");
   }
 
   const std::string rest = trim(std::string_view(text).substr(close + 1));
@@ -183,6 +193,9 @@ ShardedArray evaluate(const Sharding& s, const Mesh& mesh, const std::vector<dou
   out.bytes_per_device = local_elements * bytes_per_element(dtype);
   out.total_bytes = out.bytes_per_device * mesh.devices();
   out.replication = out.total_bytes / (global_elements * bytes_per_element(dtype));
+  if (!std::isfinite(out.total_bytes) || !std::isfinite(out.replication) || !(out.replication > 0))
+    throw std::invalid_argument(to_string(s) + ": the array's bytes overflow a double (" + format_number(global_elements) +
+                                " elements); give a smaller shape");
   return out;
 }
 

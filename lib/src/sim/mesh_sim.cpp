@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -51,11 +52,17 @@ class Grid {
   explicit Grid(const Topology& t) : topo_(t) {
     if (t.shape.empty() || t.shape.size() != t.wraps.size())
       throw std::invalid_argument("topology needs a size and a wrap flag per axis");
-    devices_ = 1;
+    if (t.shape.size() > static_cast<size_t>(kMaxAxes))
+      throw std::invalid_argument("topology of " + std::to_string(t.shape.size()) + " axes: at most " +
+                                  std::to_string(kMaxAxes));
+    double devices = 1;
     for (int s : t.shape) {
       if (s < 1) throw std::invalid_argument("axis size " + std::to_string(s) + ": must be at least 1");
-      devices_ *= s;
+      devices *= s;
     }
+    if (devices > kMaxDevices)
+      throw std::invalid_argument("topology of " + format_number(devices) + " devices: at most " + format_number(kMaxDevices));
+    devices_ = static_cast<int>(devices);
   }
   int devices() const { return devices_; }
   int axes() const { return static_cast<int>(topo_.shape.size()); }
@@ -300,6 +307,285 @@ void route(const Grid& g, const std::vector<int>& axes, size_t axis_i, int from,
   }
 }
 
+// ---- Count-only mode: the same algorithms, counted without building a path or a hop. ----------------
+// A straight run of h hops along one axis adds its elements to h consecutive links of one line of the
+// mesh; difference arrays make that O(1), so the work is linear in the devices (AllGather and
+// ReduceScatter: k² runs per device over k axes) and the memory is one counter per link and phase.
+// AllToAll's n² routes are summed in closed form per axis instead (all_to_all_counts).
+class LinkCounter {
+ public:
+  LinkCounter(const Grid& g, int phases)
+      : g_(g), per_phase_(static_cast<size_t>(g.devices()) * static_cast<size_t>(g.axes()) * 2),
+        diff_(static_cast<size_t>(phases) * per_phase_) {}
+
+  // `elements` cross the links from `start` along `axis` in direction `dir`, `hops` of them.
+  void run(int start, int axis, int dir, int hops, double elements, int phase) {
+    const int m = g_.size(axis);
+    const int pos = g_.coords(start)[static_cast<size_t>(axis)];
+    const int first = dir > 0 ? pos : pos - hops + 1;  // the links used are positions [first, first + hops)
+    const int line_start = start - pos * stride(axis);
+    if (first >= 0 && first + hops <= m) {
+      add(line_start, axis, dir, first, first + hops, elements, phase);
+    } else {  // wraps around: two pieces
+      const int lo = ((first % m) + m) % m;
+      add(line_start, axis, dir, lo, m, elements, phase);
+      add(line_start, axis, dir, 0, lo + hops - m, elements, phase);
+    }
+  }
+
+  // The busiest link of each phase, summed over the phases (they run one after another).
+  double busiest_per_phase_summed() {
+    double sum = 0;
+    for (size_t p = 0; p * per_phase_ < diff_.size(); ++p) {
+      double busiest = 0;
+      for (int axis = 0; axis < g_.axes(); ++axis)
+        for (int dir = 0; dir < 2; ++dir)
+          for (int d = 0; d < g_.devices(); ++d) {
+            if ((d / stride(axis)) % g_.size(axis) != 0) continue;  // one prefix sum per line
+            double running = 0;
+            for (int x = 0; x < g_.size(axis); ++x) {
+              running += diff_[slot(p, d + x * stride(axis), axis, dir)];
+              busiest = std::max(busiest, running);
+            }
+          }
+      sum += busiest;
+    }
+    return sum;
+  }
+
+ private:
+  int stride(int axis) const {
+    int s = 1;
+    for (int a = g_.axes() - 1; a > axis; --a) s *= g_.size(a);
+    return s;
+  }
+  size_t slot(size_t phase, int device, int axis, int dir) const {
+    return phase * per_phase_ + (static_cast<size_t>(device) * static_cast<size_t>(g_.axes()) + static_cast<size_t>(axis)) * 2 +
+           static_cast<size_t>(dir);
+  }
+  void add(int line_start, int axis, int dir, int lo, int hi, double elements, int phase) {  // positions [lo, hi)
+    if (hi <= lo) return;
+    const int d = dir > 0 ? 0 : 1;
+    diff_[slot(static_cast<size_t>(phase), line_start + lo * stride(axis), axis, d)] += elements;
+    if (hi < g_.size(axis)) diff_[slot(static_cast<size_t>(phase), line_start + hi * stride(axis), axis, d)] -= elements;
+  }
+
+  const Grid& g_;
+  size_t per_phase_;
+  std::vector<double> diff_;
+};
+
+// What the count pass tells the data mode before it builds anything: the counts, and the work it would do.
+struct Counted {
+  Result result{true, 0, 0, 0};
+  double records = 0;  // hops plus ranges the data mode would store (an upper bound for AllToAll)
+};
+
+struct Tally {
+  Counted& c;
+  LinkCounter* links;
+  // One path of `hops` hops along `axis` carrying `elements`; `kept` as the path builder keeps it (a path
+  // whose ranges are all empty is dropped), starting at step `first_step`.
+  void run(int start, int axis, int dir, int hops, double elements, long long ranges, int first_step, int phase) {
+    if (hops <= 0 || ranges == 0) return;
+    if (links) links->run(start, axis, dir, hops, elements, phase);
+    c.result.total_link_elements += elements * hops;
+    c.result.steps = std::max(c.result.steps, first_step + hops - 1);
+    c.records += static_cast<double>(hops + ranges);
+  }
+};
+
+// flood() counted: `matches` ranges of `part` elements each.
+void flood_counts(const Grid& g, Tally& t, int d, int axis, long long matches, long long part, int first_step, int phase) {
+  const int m = g.size(axis), pos = g.coords(d)[static_cast<size_t>(axis)];
+  if (m == 1) return;
+  const long long lo = part / 2, hi = part - part / 2;  // halves(): the first half is the shorter
+  const double all = static_cast<double>(matches * part);
+  if (!g.wraps(axis)) {
+    t.run(d, axis, +1, m - 1 - pos, all, matches, first_step, phase);
+    t.run(d, axis, -1, pos, all, matches, first_step, phase);
+  } else if (g.uni()) {
+    t.run(d, axis, +1, m - 1, all, matches, first_step, phase);
+  } else if (m % 2 == 1) {
+    t.run(d, axis, +1, m / 2, all, matches, first_step, phase);
+    t.run(d, axis, -1, m / 2, all, matches, first_step, phase);
+  } else {
+    const int h = m / 2;
+    const long long lo_ranges = lo > 0 ? matches : 0, hi_ranges = hi > 0 ? matches : 0;
+    t.run(d, axis, +1, h, static_cast<double>(matches * lo), lo_ranges, first_step, phase);
+    t.run(d, axis, +1, h - 1, static_cast<double>(matches * hi), hi_ranges, first_step, phase);
+    t.run(d, axis, -1, h, static_cast<double>(matches * hi), hi_ranges, first_step, phase);
+    t.run(d, axis, -1, h - 1, static_cast<double>(matches * lo), lo_ranges, first_step, phase);
+  }
+}
+
+// reduce_to() counted: the chains that end at `owner`, with the hop counts and halves reduce_to uses.
+void reduce_counts(const Grid& g, Tally& t, int owner, int axis, long long matches, long long part, int first_step,
+                   int phase) {
+  const int m = g.size(axis);
+  if (m == 1) return;
+  auto c = g.coords(owner);
+  const int pos = c[static_cast<size_t>(axis)];
+  auto at = [&](int coord) {
+    c[static_cast<size_t>(axis)] = ((coord % m) + m) % m;
+    return g.index(c);
+  };
+  const long long lo = part / 2, hi = part - part / 2;
+  const double all = static_cast<double>(matches * part);
+  if (!g.wraps(axis)) {
+    t.run(at(m - 1), axis, -1, m - 1 - pos, all, matches, first_step, phase);
+    t.run(at(0), axis, +1, pos, all, matches, first_step, phase);
+  } else if (g.uni()) {
+    t.run(at(pos + 1), axis, +1, m - 1, all, matches, first_step, phase);
+  } else if (m % 2 == 1) {
+    const int h = m / 2;
+    t.run(at(pos + h), axis, -1, h, all, matches, first_step, phase);
+    t.run(at(pos - h), axis, +1, h, all, matches, first_step, phase);
+  } else {
+    const int h = m / 2;
+    const long long lo_ranges = lo > 0 ? matches : 0, hi_ranges = hi > 0 ? matches : 0;
+    t.run(at(pos + h), axis, -1, h, static_cast<double>(matches * lo), lo_ranges, first_step, phase);
+    t.run(at(pos + h - 1), axis, -1, h - 1, static_cast<double>(matches * hi), hi_ranges, first_step, phase);
+    t.run(at(pos - h), axis, +1, h, static_cast<double>(matches * hi), hi_ranges, first_step, phase);
+    t.run(at(pos - h + 1), axis, +1, h - 1, static_cast<double>(matches * lo), lo_ranges, first_step, phase);
+  }
+}
+
+long long part_size(long long shard, int part, int parts) { return shard * (part + 1) / parts - shard * part / parts; }
+
+// all_gather_paths() counted: in phase q, part p holds the shards of every rank that differs from mine
+// only on the axes it has already gathered, so the number of ranges is the product of their sizes.
+void all_gather_counts(const Grid& g, const Group& grp, long long shard, int first_step, int first_phase, Tally& t) {
+  const int k = static_cast<int>(grp.axes.size());
+  const auto start = phase_starts(g, grp.axes, first_step, false);
+  for (int d = 0; d < g.devices(); ++d)
+    for (int p = 0; p < k; ++p)
+      for (int q = 0; q < k; ++q) {
+        long long matches = 1;
+        for (int qq = 0; qq < q; ++qq) matches *= grp.grid.size(grp.axes[static_cast<size_t>((p + qq) % k)]);
+        flood_counts(g, t, d, grp.axes[static_cast<size_t>((p + q) % k)], matches, part_size(shard, p, k),
+                     start[static_cast<size_t>(q)], first_phase + q);
+      }
+}
+
+void reduce_scatter_counts(const Grid& g, const Group& grp, long long shard, int first_step, Tally& t) {
+  const int k = static_cast<int>(grp.axes.size());
+  const auto start = phase_starts(g, grp.axes, first_step, true);
+  for (int d = 0; d < g.devices(); ++d)
+    for (int p = 0; p < k; ++p)
+      for (int q = 0; q < k; ++q) {
+        long long matches = 1;  // the axes not yet reduced are free
+        for (int qq = q + 1; qq < k; ++qq) matches *= g.size(grp.axes[static_cast<size_t>((p + k - 1 - qq) % k)]);
+        reduce_counts(g, t, d, grp.axes[static_cast<size_t>((p + k - 1 - q) % k)], matches, part_size(shard, p, k),
+                      start[static_cast<size_t>(q)], q);
+      }
+}
+
+// AllToAll in closed form. A block routed axis by axis (route()) crosses a link on the i-th axis with
+// its coordinates on the earlier axes already the destination's and on the later ones still the
+// source's. So a link of axis i carries, for each pair of positions (s, t) on that axis whose 1D route
+// uses it, every choice of the source's earlier coordinates (each either the same as the destination's,
+// antipodal to it — the block was halved there — or other) times every choice of the destination's later
+// coordinates. The block sizes after halvings are tracked as a small weighted multiset.
+void all_to_all_counts(const Grid& g, const Group& grp, long long block, Counted& c) {
+  std::vector<std::pair<long long, double>> sizes{{block, 1.0}};  // block size -> number of source choices
+  for (size_t i = 0; i < grp.axes.size(); ++i) {
+    const int axis = grp.axes[i], m = g.size(axis);
+    const bool wrapped = g.wraps(axis), uni = g.uni();
+    double later = 1;
+    for (size_t j = i + 1; j < grp.axes.size(); ++j) later *= g.size(grp.axes[j]);
+    double full = 0, first_half = 0, second_half = 0;  // Σ weight × size over the multiset
+    for (const auto& [v, w] : sizes) {
+      full += w * static_cast<double>(v);
+      first_half += w * static_cast<double>(v / 2);
+      second_half += w * static_cast<double>(v - v / 2);
+    }
+    // Pairs of positions whose 1D route uses a link at position x, direction + or −.
+    const double md = m;
+    auto load = [&](int x, int dir) {
+      if (!wrapped) return later * full * (dir > 0 ? (x + 1.0) * (md - 1 - x) : x * (md - x));
+      if (uni) return dir > 0 ? later * full * md * (md - 1) / 2 : 0.0;
+      const double shorter = (m + 1) / 2 - 1;  // forward distances f with f < m − f
+      double l = full * shorter * (shorter + 1) / 2;
+      if (m % 2 == 0) l += (md / 2) * (dir > 0 ? first_half : second_half);
+      return later * l;
+    };
+    double axis_total = 0;
+    for (int x = 0; x < m; ++x)
+      for (int dir : {+1, -1}) {
+        const double l = load(x, dir);
+        c.result.max_link_elements = std::max(c.result.max_link_elements, l);
+        axis_total += l;
+      }
+    c.result.total_link_elements += axis_total * (g.devices() / m);
+    c.result.steps += (wrapped && !uni) ? m / 2 : m - 1;
+    // The source's coordinate on this axis, seen from the destination's: the same one, the antipode
+    // (halves), or another.
+    const int antipodes = (wrapped && !uni && m % 2 == 0) ? 1 : 0;
+    std::vector<std::pair<long long, double>> next;
+    for (const auto& [v, w] : sizes) {
+      next.push_back({v, w * (m - antipodes)});
+      if (antipodes) {
+        next.push_back({v / 2, w});
+        next.push_back({v - v / 2, w});
+      }
+    }
+    std::sort(next.begin(), next.end());
+    sizes.clear();
+    for (const auto& e : next) {  // merge equal sizes: at most two per number of halvings
+      if (!sizes.empty() && sizes.back().first == e.first) sizes.back().second += e.second;
+      else sizes.push_back(e);
+    }
+  }
+  // An upper bound on what the data mode would store: at most 2^k pieces of each of n² blocks per group.
+  c.records = std::ldexp(static_cast<double>(g.devices()) * grp.n, static_cast<int>(grp.axes.size())) *
+              (c.result.steps + 1);
+}
+
+// ppermute counted: each device's shard goes `shift` places along the one axis by route()'s choice.
+void ppermute_counts(const Grid& g, const Group& grp, long long shard, int shift, Tally& t) {
+  const int axis = grp.axes[0], m = g.size(axis), s = ((shift % m) + m) % m;
+  for (int d = 0; d < g.devices(); ++d) {
+    const int here = g.coords(d)[static_cast<size_t>(axis)], there = (here + s) % m;
+    if (!g.wraps(axis)) {
+      t.run(d, axis, there >= here ? +1 : -1, std::abs(there - here), static_cast<double>(shard), 1, 1, 0);
+    } else if (g.uni() || s < m - s) {
+      t.run(d, axis, +1, s, static_cast<double>(shard), 1, 1, 0);
+    } else if (s > m - s) {
+      t.run(d, axis, -1, m - s, static_cast<double>(shard), 1, 1, 0);
+    } else {
+      t.run(d, axis, +1, s, static_cast<double>(shard / 2), shard / 2 > 0 ? 1 : 0, 1, 0);
+      t.run(d, axis, -1, s, static_cast<double>(shard - shard / 2), 1, 1, 0);
+    }
+  }
+}
+
+Counted count(const Grid& g, const Group& grp, const Request& req, long long E) {
+  Counted c;
+  const long long shard = E / grp.n;
+  const int k = static_cast<int>(grp.axes.size());
+  if (req.op == Op::all_to_all) {
+    all_to_all_counts(g, grp, E / (static_cast<long long>(grp.n) * grp.n), c);
+    return c;
+  }
+  const int phases = req.op == Op::all_reduce ? 2 * k : req.op == Op::ppermute ? 1 : k;
+  LinkCounter links(g, phases);
+  Tally t{c, &links};
+  switch (req.op) {
+    case Op::all_gather: all_gather_counts(g, grp, shard, 1, 0, t); break;
+    case Op::reduce_scatter: reduce_scatter_counts(g, grp, shard, 1, t); break;
+    case Op::all_reduce: {
+      reduce_scatter_counts(g, grp, shard, 1, t);
+      all_gather_counts(g, grp, shard, c.result.steps + 1, k, t);
+      break;
+    }
+    case Op::ppermute: ppermute_counts(g, grp, shard, req.shift, t); break;
+    case Op::all_to_all: break;
+  }
+  c.result.max_link_elements = links.busiest_per_phase_summed();
+  return c;
+}
+
 // Deterministic small integers, so sums are exact in double precision.
 double value(int group, int rank, long long idx) {
   return static_cast<double>((group * 7919LL + rank * 104729LL + idx * 31LL) % 1000);
@@ -357,6 +643,29 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
   const auto E = static_cast<long long>(req.elements);
   const long long shard = E / grp.n;
 
+  // Count pass (README, "Limits"): memory is one counter per directed link and phase, checked first.
+  const int k = static_cast<int>(req.axes.size());
+  const double count_phases = req.op == Op::all_reduce ? 2.0 * k : req.op == Op::all_gather || req.op == Op::reduce_scatter ? k : 1;
+  const double counters = req.op == Op::all_to_all ? 0 : count_phases * g.devices() * g.axes() * 2;
+  if (counters > kMaxLinkCounters)
+    throw std::invalid_argument("counting " + format_number(g.devices()) + " devices × " + std::to_string(g.axes()) +
+                                " axes × " + format_number(count_phases) + " phases of links: more than " +
+                                format_number(kMaxLinkCounters) + " counters");
+  const Counted counted = count(g, grp, req, E);
+  if (req.count_only) return counted.result;
+
+  // Data mode: bounded before any path is built, by what the count pass says it would hold and move.
+  const double held = static_cast<double>(g.devices()) * req.elements;
+  if (held > kMaxDataValues)
+    throw std::invalid_argument("data mode would hold " + format_number(held) + " values (devices × elements); at most " +
+                                format_number(kMaxDataValues) + ": use count-only mode");
+  if (counted.result.total_link_elements > kMaxDataMoves)
+    throw std::invalid_argument("data mode would move " + format_number(counted.result.total_link_elements) +
+                                " values over links; at most " + format_number(kMaxDataMoves) + ": use count-only mode");
+  if (counted.records > kMaxDataRecords)
+    throw std::invalid_argument("data mode would route " + format_number(counted.records) + " hops and ranges; at most " +
+                                format_number(kMaxDataRecords) + ": use count-only mode");
+
   std::vector<Path> paths;
   switch (req.op) {
     case Op::all_gather: all_gather_paths(g, grp, shard, 1, 0, paths); break;
@@ -410,12 +719,8 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
     res.steps = std::max(res.steps, p.first_step + static_cast<int>(p.moves.size()) - 1);
   }
   for (const auto& phase : link_elements) res.max_link_elements += *std::max_element(phase.begin(), phase.end());
-  if (req.count_only) return res;
 
   // Data mode: run the paths step by step on real arrays and compare with the plain computation.
-  if (static_cast<double>(g.devices()) * req.elements > 5e7)
-    throw std::invalid_argument("data mode holds " + format_number(g.devices() * req.elements) +
-                                " values; above 5e7 use count-only mode");
   std::vector<std::vector<double>> own;
   if (external) {
     if (external->size() != static_cast<size_t>(g.devices()))
@@ -450,31 +755,33 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
       at = next;
     }
   }
+  std::vector<double> payload;  // one step's messages, read before any is delivered: they are simultaneous
   for (const auto& hops : by_step) {
-    std::vector<std::vector<double>> payload;  // read everything first: messages of one step are simultaneous
-    for (const auto& h : hops) {
-      std::vector<double> v;
+    payload.clear();
+    for (const auto& h : hops)
       for (const auto& r : h.path->ranges)
-        v.insert(v.end(), buf[static_cast<size_t>(h.from)].begin() + r.begin, buf[static_cast<size_t>(h.from)].begin() + r.end);
-      payload.push_back(std::move(v));
-    }
-    for (size_t i = 0; i < hops.size(); ++i) {
-      size_t k = 0;
-      auto& dst = buf[static_cast<size_t>(hops[i].to)];
-      for (const auto& r : hops[i].path->ranges)
+        payload.insert(payload.end(), buf[static_cast<size_t>(h.from)].begin() + r.begin,
+                       buf[static_cast<size_t>(h.from)].begin() + r.end);
+    size_t k = 0;
+    for (const auto& h : hops) {
+      auto& dst = buf[static_cast<size_t>(h.to)];
+      for (const auto& r : h.path->ranges)
         for (long long x = r.begin; x < r.end; ++x, ++k)
-          dst[static_cast<size_t>(x)] = hops[i].path->add ? dst[static_cast<size_t>(x)] + payload[i][k] : payload[i][k];
+          dst[static_cast<size_t>(x)] = h.path->add ? dst[static_cast<size_t>(x)] + payload[k] : payload[k];
     }
   }
   if (external) return res;  // the caller checks its own data
+  std::map<int, std::vector<double>> sums;  // per group: the plain reduction of every element, computed once
   for (int d = 0; d < g.devices() && res.correct; ++d) {
     const int gid = grp.id(d), r = grp.rank(d);
     const auto& b = buf[static_cast<size_t>(d)];
-    auto total = [&](long long x) {
-      double s = 0;
-      for (int q = 0; q < grp.n; ++q) s += value(gid, q, x);
-      return s;
-    };
+    if ((req.op == Op::reduce_scatter || req.op == Op::all_reduce) && !sums.count(gid)) {
+      auto& sum = sums[gid];
+      sum.assign(static_cast<size_t>(E), 0.0);
+      for (int q = 0; q < grp.n; ++q)
+        for (long long x = 0; x < E; ++x) sum[static_cast<size_t>(x)] += value(gid, q, x);
+    }
+    auto total = [&](long long x) { return sums[gid][static_cast<size_t>(x)]; };
     switch (req.op) {
       case Op::all_gather:
         for (long long x = 0; x < E; ++x) res.correct &= b[static_cast<size_t>(x)] == value(gid, 0, x);
@@ -493,7 +800,7 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
         break;
       }
       case Op::ppermute: {
-        const int m = grp.n, src = ((r - req.shift) % m + m) % m;
+        const int m = grp.n, src = static_cast<int>(((r - static_cast<long long>(req.shift)) % m + m) % m);
         for (long long x = src * shard; x < (src + 1) * shard; ++x) res.correct &= b[static_cast<size_t>(x)] == value(gid, 0, x);
         break;
       }

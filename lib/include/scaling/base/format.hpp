@@ -9,6 +9,10 @@ namespace scaling {
 // digits, switching to scientific notation ("4.2e11") outside [1e-3, 1e6).
 std::string format_number(double value, int digits = 4);
 
+// A whole number in plain digits without separators ("8192", as in a shape), or format_number's
+// scientific form from 1e15 up, so no value prints as hundreds of digits.
+std::string format_whole(double value);
+
 // A value with its unit, scaled to a readable prefix for seconds ("s"), bytes ("B", "B/s");
 // FLOPs and FLOPs/s in scientific notation; any other unit appended as given.
 std::string format_quantity(double value, std::string_view unit, int digits = 3);
@@ -16,5 +20,10 @@ std::string format_quantity(double value, std::string_view unit, int digits = 3)
 // A value quoted in a one-line error message: control characters (newline, tab, escape, …) and
 // non-printable bytes become \n, \t or \xNN, and text longer than `max_chars` is cut with "…".
 std::string escape_for_message(std::string_view text, size_t max_chars = 80);
+
+// Refuses text that holds a control character (a newline, a tab, an escape, …): no name, number or
+// notation has one. Throws std::invalid_argument "<what> '<escaped text>': holds a control character", so
+// every later message that quotes the text (or a part of it) stays on one line.
+void require_printable(std::string_view what, std::string_view text);
 
 }  // namespace scaling

@@ -26,6 +26,19 @@
 
 namespace scaling::sim {
 
+// Limits (README, "Limits"), checked before anything is allocated. Both modes: at most kMaxDevices
+// devices on at most kMaxAxes axes. Count-only mode keeps one counter per directed link and phase
+// (AllReduce over k axes has 2k phases; AllToAll needs none: its counts are summed in closed form), so
+// its memory is linear in the devices and its work too (k² runs per device). Data mode holds every
+// device's array and moves every element hop by hop: bounded by the values held, the values moved over
+// links and the hops and ranges routed, all known from the count pass before a path is built.
+inline constexpr int kMaxAxes = 8;
+inline constexpr double kMaxDevices = 1e6;
+inline constexpr double kMaxLinkCounters = 1 << 24;  // 128 MiB of counters
+inline constexpr double kMaxDataValues = 1 << 23;    // devices × elements (64 MiB of values)
+inline constexpr double kMaxDataMoves = 1e8;         // element copies over links
+inline constexpr double kMaxDataRecords = 3e6;       // hops and ranges of the paths (about 100 MB)
+
 enum class Links { uni, bi };  // uni: each device sends only to its + neighbour (needs wrapped axes)
 
 struct Topology {

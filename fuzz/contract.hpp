@@ -1,0 +1,74 @@
+#pragma once
+// The contract every fuzz target asserts (README, "Fuzzing"): bad input is refused by the one documented
+// exception type, std::invalid_argument, whose message is one printable line; every number an accepted
+// input produces is finite; a canonical text parses back to itself. A broken contract aborts with the
+// reason, which libFuzzer reports as a crash and saves the input.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+#include <vector>
+
+namespace fuzz {
+
+[[noreturn]] inline void broken(const std::string& what) {
+  std::fprintf(stderr, "\ncontract broken: %s\n", what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+inline void require(bool ok, const std::string& what) {
+  if (!ok) broken(what);
+}
+
+// One line: no control characters at all (a message quotes user text escaped), and not empty.
+inline bool one_line(std::string_view message) {
+  if (message.empty()) return false;
+  for (const char c : message)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
+inline void finite(double value, const std::string& what) {
+  if (!std::isfinite(value)) broken(what + " is not finite");
+}
+
+// Runs f; std::invalid_argument with a one-line message is a refusal (returns false), any other
+// exception breaks the contract. Returns true when f ran to the end.
+template <class Fn>
+bool accepted(Fn&& f) {
+  try {
+    f();
+    return true;
+  } catch (const std::invalid_argument& e) {
+    if (!one_line(e.what())) broken(std::string("message is not one line: ") + e.what());
+    return false;
+  } catch (const std::exception& e) {
+    broken(std::string("escaped ") + typeid(e).name() + ": " + e.what());
+  } catch (...) {
+    broken("escaped a non-std exception");
+  }
+}
+
+// The input cut at NUL bytes into fields (a missing field is empty), so one input can carry several
+// texts (a mesh and a sharding) and each may hold any other byte, newlines included.
+inline std::vector<std::string> fields(const uint8_t* data, size_t size, size_t count) {
+  std::vector<std::string> out(count);
+  size_t f = 0;
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] == 0) {
+      if (++f == count) break;
+    } else {
+      out[f] += static_cast<char>(data[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace fuzz
