@@ -750,7 +750,8 @@ namespace {
 const Finding kSeq96{
     "ex53-96-sequences", Severity::rounding, "3M tokens of 32k counted as 96 sequences",
     "Solution 5.3 divides a 3M-token batch into 32k-token sequences and gets 96: that is 3 × 2^20 / 2^15 = 96, binary "
-    "prefixes. Its memory figures take 3M as 3e6 (16M → 3M scales 4.2e13 to 7.86e12), and 3e6 / 32,768 = 91.6."};
+    "prefixes. Its memory figures take 3M as 3e6: Solution 5.2 evaluates its 4.2e13 with B = 16e6 (2 · 40 · 16e6 · 5120 · 6.4), "
+    "and 5.3 scales that by 3/16 to 7.86e12, i.e. 3e6 tokens; 3e6 / 32,768 = 91.6."};
 
 // The §5 layer of LLaMA-2 13B and the best FSDP × TP split of the 16x16x16 for a global batch B.
 struct Layout {
