@@ -325,12 +325,13 @@ static const workbook::Finding kGbAsGib{
     "batch 1 is 6.7 + 26 = 32.7 — 30.5 GiB. Likewise the '128 GiB' of HBM is 8 × 16e9 = 128 GB (119 GiB) and "
     "'6.5 TiB/s (0.82 TiB/s each)' is 8 × 8.2e11 = 6.56e12 B/s (5.97 TiB/s)."};
 static const workbook::Finding kRoundedTableInputs{
-    "llama2-rounded-inputs", workbook::Severity::rounding, "§7.1.7's step times use rounded sizes and no FLOPs term",
+    "llama2-rounded-inputs", workbook::Severity::rounding, "§7.1.7's step times use rounded sizes",
     "Every step and throughput cell of §7.1.7 is (B · 6.7 GB + 26 GB) / (8 · 8.2e11 B/s) — e.g. 32.7e9 / 6.56e12 = "
     "4.985 ms at batch 1 and 1634e9 / 6.56e12 = 249.09 ms at 240 — with the 8k cache rounded to 6.7 GB (exactly "
-    "6.711 GB; 1.34 GB for the 5× smaller cache, exactly 1.342 GB) and the weights to 26 GB (exactly 26.03 GB), "
-    "and the memory-only bound in place of equation (4). With exact sizes (and the same 8.2e11 B/s) the cells "
-    "move in their third or fourth printed digit."};
+    "6.711 GB; 1.34 GB for the 5× smaller cache, exactly 1.342 GB) and the weights to 26 GB (exactly 26.03 GB). "
+    "The book also drops equation (4)'s FLOPs term, but that moves nothing: even at batch 240 the matmul FLOPs take "
+    "3.86 ms against 3.97 ms of weight loading, so the rounded sizes alone account for the gap. With exact sizes "
+    "(and the same 8.2e11 B/s) the cells move in their third or fourth printed digit."};
 static const workbook::Finding kOomBeyond16{
     "llama2-oom-16", workbook::Severity::wrong, "batch 16 already does not fit",
     "§7.1.7 says the 8 v5e run out of memory beyond batch 16, but its own table puts batch 16 at 133.2 GB "
@@ -472,8 +473,9 @@ EXERCISE("ch7.llama2-table-gqa", "The same model with a 5× smaller KV cache (8 
 static const workbook::Finding kBetaNine{
     "beta-nine", workbook::Severity::rounding, "β = W_hbm / W_ici is 9, not 8, with the §2.3 figures",
     "§7.3.2 says β is usually around 8 on v5e and v6e. The §2.3 tables give 8.1e11 / 9e10 = 9.0 (v5e) and "
-    "1.6e12 / 1.8e11 = 8.9 (v6e) against the bidirectional ICI of one link; 8 comes out only with §1.1's "
-    "8.2e11 B/s over a 1e11 B/s link (8.2), figures the book uses elsewhere."};
+    "1.6e12 / 1.8e11 = 8.9 (v6e) against the bidirectional ICI of one link; 8 comes out only by mixing in "
+    "figures from elsewhere, e.g. §1.1's 8.2e11 B/s of HBM per v5e over the 100 GB/s per link of §2.3's footnote "
+    "(which is about the v5p): 8.2e11 / 1e11 = 8.2."};
 
 EXERCISE("ch7.gen-mp-limit", "How far decode can be model-sharded before ICI overtakes HBM") {
   ex.section("§7.3.2");

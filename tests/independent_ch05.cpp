@@ -188,6 +188,15 @@ INDEPENDENT("ch5.llama-pod-recipe.min_batch_pod_concurrent", "8,192 × the searc
             1e-5) {
   return 8192 * min_batch_per_chip_search(30000, 8192, 1, 1, false);
 }
+INDEPENDENT("ch5.llama-pod-recipe.min_batch_recipe_split",
+            "bisection on B at X = 1,024, Y = 8 on 8,192 chips: max(T_FSDP, T_MP) vs T_math in seconds", 1e-9) {
+  const double D = 8192, F = 30000, N = 8192, X = 1024, Y = 8, M_X = 2, M_Y = 1;
+  return testing::bisect(1, 1e9, [&](double B) {
+    const double t_math = 4 * B * D * F / (N * kC);
+    const double t_fsdp = 4 * D * F / (Y * kW * M_X), t_mp = 4 * B * D / (X * kW * M_Y);
+    return std::max(t_fsdp, t_mp) > t_math;
+  });
+}
 INDEPENDENT("ch5.llama-pod-recipe.pod_is_8k", "16 × 20 × 28", 1e-12) { return kPod; }
 
 // ---- Figure 16 ----
