@@ -129,6 +129,67 @@ EXERCISE("ch3.allgather-cost", "How long an AllGather takes") {
         .approximation(workbook::rel(0.07).because("exact chunk-hops ⌊n²/4⌋ over n(n − 1) against 1/4: "
                                                    "6.7% at n = 16, 1.6% at n = 64"));
   }
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    // §3.2: the exact model, bandwidth and latency, on one wrapped ring (or several) of the inputs' size.
+    auto ring = [](Collective op, const Inputs& p, int axes) {
+      const Link l{in(p, "W") / 2, in(p, "W"), in(p, "T")};
+      const std::vector<Axis> rings(axes, Axis{static_cast<int>(in(p, "n")), true});
+      return collective_cost(op, rings, in(p, "V"), l);
+    };
+    ex.formula("hops_bidir", "a bidirectional AllGather needs ⌈|X|/2⌉ hops (§3.2, footnote 3)",
+               [](const Inputs& p) { return std::ceil(in(p, "n") / 2); },
+               [ring](const Inputs& p) { return double(ring(Collective::all_gather, p, 1).hops); })
+        .at({{"V", v}, {"n", 8}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
+        .at({{"V", 3e8}, {"n", 7}, {"W", 1.8e11}, {"T", 2e-6}})
+        .erratum(workbook::Finding{"ceil-half-ring", workbook::Severity::wrong,
+                                   "hops of a bidirectional ring rounded up instead of down",
+                                   "Footnote 3 of §3.2 corrects |X|/2 to ⌈|X|/2⌉; on a ring of 7 that is ⌈3.5⌉ = 4, "
+                                   "but the farthest device is min(k, 7 − k) ≤ 3 hops away either way, so 3 hops "
+                                   "suffice: the count is ⌊|X|/2⌋, which equals the book's value only for even |X|."});
+    ex.formula("t_hop", "T_hop = 2·V / (|X|·W_ici) (bidirectional ring, §3.2)",
+               [](const Inputs& p) { return 2 * in(p, "V") / (in(p, "n") * in(p, "W")); },
+               [ring](const Inputs& p) {
+                 const auto c = ring(Collective::all_gather, p, 1);
+                 return c.t_bandwidth_s / c.hops;
+               })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
+        .at({{"V", 3e8}, {"n", 64}, {"W", 1.8e11}, {"T", 2e-6}})
+        .approximation(workbook::rel(0.07).because("the same (n − 1)/n: each hop forwards shards the receiver "
+                                                   "lacks, 6.3% at n = 16, 1.6% at n = 64"));
+    ex.formula("t_latency_floor", "T_total = max[T_min·|X|/2, V/W_ici] (§3.2, with the per-hop latency)",
+               [](const Inputs& p) {
+                 return std::max(in(p, "T") * in(p, "n") / 2, in(p, "V") / in(p, "W"));
+               },
+               [ring](const Inputs& p) { return ring(Collective::all_gather, p, 1).t_s; })
+        .at({{"V", 1e5}, {"n", 16}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
+        .at({{"V", 3e9}, {"n", 64}, {"W", 1.8e11}, {"T", 2e-6}})
+        .approximation(workbook::rel(0.02).because("latency-bound at the first point (exact), bandwidth-bound at "
+                                                   "the second, where it drops the (n − 1)/n = 63/64: 1.6%"));
+    ex.formula("t_multi_axis", "T_total = max[T_min·Σ|X_i|/2, V/(W_ici·n_axes)] (§3.2, two axes)",
+               [](const Inputs& p) {
+                 return std::max(in(p, "T") * 2 * in(p, "n") / 2, in(p, "V") / (in(p, "W") * 2));
+               },
+               [ring](const Inputs& p) { return ring(Collective::all_gather, p, 2).t_s; })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
+        .at({{"V", 1e5}, {"n", 8}, {"W", 1.8e11}, {"T", 2e-6}})
+        .approximation(workbook::rel(0.005).because("drops (n² − 1)/n² of the data each device already holds: "
+                                                    "0.4% on 16×16; the second point is latency-bound, exact"));
+    ex.formula("t_reduce_scatter", "T_ReduceScatter = V / W_ici (bidirectional ring, §3.2)",
+               [](const Inputs& p) { return in(p, "V") / in(p, "W"); },
+               [ring](const Inputs& p) { return ring(Collective::reduce_scatter, p, 1).t_bandwidth_s; })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
+        .at({{"V", 3e8}, {"n", 64}, {"W", 1.8e11}, {"T", 2e-6}})
+        .approximation(workbook::rel(0.07).because("as the AllGather: (n − 1)/n dropped, 6.3% at n = 16"));
+    const auto exact_n = [&](int n) {
+      return collective_cost(Collective::all_gather, {{n, true}}, v, link).t_s;
+    };
+    ex.claim("independent_of_ring_size", "§3.2 takeaway: a bandwidth-bound AllGather's time does not depend on the "
+             "number of devices (1 GiB, exact time on a ring of 16 over a ring of 4)", exact_n(16) / exact_n(4), "")
+        .about(1, sig(1))
+        .explain("(15/16)/(3/4) = 1.25: independent of |X| to the wording's one digit, not exactly");
+  }
   // The book's claim: in the bandwidth-bound regime the time does not depend on |X|.
   auto& t = ex.table("independent-of-n", {"ring size", "exact AllGather of 1 GiB", "the book's rule V / W, evaluated"});
   for (int n : {2, 4, 8, 16}) {
@@ -251,6 +312,39 @@ EXERCISE("ch3.collective-table", "The collective cost rules (§3.4 table)") {
   const double two = collective_cost(Collective::all_gather, slice_axes(s, {0, 1}), v, link).t_s;
   ex.answer("two_axes_speedup", one / two, "").book(2, sig(1))
       .explain("AllGather of the same 100 MB over one axis vs both: 1.88 exactly, since both axes move 255/256 of V");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    // §3.2's four cases, priced by the planner on a wrapped axis X of n chips (bandwidth term only).
+    auto plan_time = [](const char* a, const char* b, const Inputs& p) {
+      const Mesh m = parse_mesh(fmt::format("X={}", static_cast<int>(in(p, "n"))));
+      const auto plan = plan_matmul(parse_sharding(a, m), parse_sharding(b, m), m,
+                                    {{"I", in(p, "I")}, {"J", in(p, "J")}, {"K", in(p, "K")}}, Dtype::bf16);
+      return comms_time_s(plan, m, {{"X", true}}, Link{in(p, "W") / 2, in(p, "W"), 0});
+    };
+    const Inputs book_point{{"I", 8192}, {"J", 4096}, {"K", 16384}, {"n", 16}, {"W", link.bidi_bytes_per_s}};
+    const Inputs other{{"I", 1000}, {"J", 6000}, {"K", 3000}, {"n", 64}, {"W", 1.8e11}};
+    ex.formula("case1_comms", "case 1, A[I_X, J]·B[J, K] → C[I_X, K]: no communication (§3.2)",
+               [](const Inputs&) { return 0.0; },
+               [plan_time](const Inputs& p) { return plan_time("A[I_X, J]", "B[J, K]", p); })
+        .at(book_point).at(other);
+    ex.formula("case2_comms", "case 2, A[I, J_X]·B[J, K]: AllGather A first, T = bytes(A) / W_ici (§3.2)",
+               [](const Inputs& p) { return 2 * in(p, "I") * in(p, "J") / in(p, "W"); },
+               [plan_time](const Inputs& p) { return plan_time("A[I, J_X]", "B[J, K]", p); })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.07).because("the AllGather's (n − 1)/n: 6.3% at n = 16, 1.6% at n = 64"));
+    ex.formula("case3_comms", "case 3, A[I, J_X]·B[J_X, K]: AllReduce C, T = 2·bytes(C) / W_ici (§3.2)",
+               [](const Inputs& p) { return 2 * (2 * in(p, "I") * in(p, "K")) / in(p, "W"); },
+               [plan_time](const Inputs& p) { return plan_time("A[I, J_X]", "B[J_X, K]", p); })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.07).because("(n − 1)/n in both halves of the AllReduce"));
+    ex.formula("case4_comms", "case 4, A[I_X, J]·B[J, K_X]: AllGather one operand first (here the smaller, as the planner does), "
+               "T = min(bytes(A), bytes(B)) / W_ici (§3.2)",
+               [](const Inputs& p) { return 2 * in(p, "J") * std::min(in(p, "I"), in(p, "K")) / in(p, "W"); },
+               [plan_time](const Inputs& p) { return plan_time("A[I_X, J]", "B[J, K_X]", p); })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.07).because("the AllGather's (n − 1)/n: 6.3% at n = 16"));
+  }
 }
 
 EXERCISE("ex3.1", "Replication factor") {
