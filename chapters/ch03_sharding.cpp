@@ -36,6 +36,12 @@ ShardedArray shard(const char* sharding, const char* mesh, std::vector<double> s
   return evaluate(parse_sharding(sharding, m), m, shape, dtype);
 }
 
+// A two-dimensional array on a mesh X=x,Y=y[,Z=z] (§3.1), for formulas evaluated at arbitrary sizes.
+ShardedArray shard_on(const char* sharding, int x, int y, int z, std::vector<double> shape, Dtype dtype) {
+  const std::string mesh = z > 0 ? fmt::format("X={},Y={},Z={}", x, y, z) : fmt::format("X={},Y={}", x, y);
+  return shard(sharding, mesh.c_str(), std::move(shape), dtype);
+}
+
 std::string describe(const MatmulPlan& p) {
   std::string out = fmt::format("case {}:", p.case_number);
   for (const auto& s : p.steps) {
@@ -63,6 +69,28 @@ EXERCISE("ch3.local-shape", "Local shape of a sharded array") {
   ex.answer("fraction_per_device", a.bytes_per_device / (4 * 128 * bytes_per_element(Dtype::bf16)), "")
       .book(0.25, rel(1e-12))
       .explain("bytes per device over the bytes of the whole array");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto size = [](const Inputs& v, const char* k) { return static_cast<int>(in(v, k)); };
+    const Inputs book_point{{"X", 2}, {"Y", 2}, {"I", 4}, {"J", 128}};
+    const Inputs other{{"X", 4}, {"Y", 8}, {"I", 96}, {"J", 40}};
+    ex.formula("fraction_formula", "A[I_X, J_Y]: each shard holds 1/(|X|·|Y|) of the array (§3.1.1)",
+               [](const Inputs& v) { return 1 / (in(v, "X") * in(v, "Y")); },
+               [size](const Inputs& v) {
+                 const auto a = shard_on("A[I_X, J_Y]", size(v, "X"), size(v, "Y"), 0, {in(v, "I"), in(v, "J")},
+                                         Dtype::bf16);
+                 return a.bytes_per_device / (in(v, "I") * in(v, "J") * bytes_per_element(Dtype::bf16));
+               })
+        .at(book_point).at(other);
+    ex.formula("local_rows_xy", "A[I_XY, J]: local shape (|I|/(|X|·|Y|), |J|), first entry (§3.1.1)",
+               [](const Inputs& v) { return in(v, "I") / (in(v, "X") * in(v, "Y")); },
+               [size](const Inputs& v) {
+                 return shard_on("A[I_XY, J]", size(v, "X"), size(v, "Y"), 0, {in(v, "I"), in(v, "J")}, Dtype::bf16)
+                     .local_shape[0];
+               })
+        .at(book_point).at(other);
+  }
 }
 
 EXERCISE("ch3.quiz-memory", "Memory of int8[128, 2048] sharded A[I_XY, J]") {
@@ -71,6 +99,19 @@ EXERCISE("ch3.quiz-memory", "Memory of int8[128, 2048] sharded A[I_XY, J]") {
   ex.answer("bytes_per_device", a.bytes_per_device, "B").book(16384, rel(1e-12)).notes("000", 16384, rel(1e-12));
   ex.answer("total_bytes", a.total_bytes, "B").book(512 * 1024, rel(1e-12)).notes("000", 524288, rel(1e-12))
       .explain("one copy per Z-plane, two planes: 512 KiB");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto size = [](const Inputs& v, const char* k) { return static_cast<int>(in(v, k)); };
+    ex.formula("total_formula", "total = 128 · 2048 · 2: one int8 copy per Z-plane (§3.1 pop quiz)",
+               [](const Inputs& v) { return in(v, "I") * in(v, "J") * in(v, "Z"); },
+               [size](const Inputs& v) {
+                 return shard_on("A[I_XY, J]", size(v, "X"), size(v, "Y"), size(v, "Z"), {in(v, "I"), in(v, "J")},
+                                 Dtype::int8).total_bytes;
+               })
+        .at({{"X", 2}, {"Y", 8}, {"Z", 2}, {"I", 128}, {"J", 2048}})
+        .at({{"X", 4}, {"Y", 2}, {"Z", 3}, {"I", 64}, {"J", 100}});
+  }
 }
 
 EXERCISE("ch3.jax-local-shapes", "Local shapes in the §3.1.2 JAX snippet") {
@@ -351,6 +392,21 @@ EXERCISE("ex3.1", "Replication factor") {
   const auto a = shard("A[I_X, J, K]", "X=4,Y=8,Z=2", {64, 32, 16}, Dtype::bf16);
   ex.answer("replication", a.replication, "").book(16, rel(1e-12)).notes("000", 16, rel(1e-12))
       .explain("replicated over Y and Z: 8 × 2 (the shape, 64×32×16, does not matter)");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("replication_formula", "total size / one chip's size = Y·Z·sizeof(A) / sizeof(A) (solution 3.1)",
+               [](const Inputs& v) { return in(v, "Y") * in(v, "Z"); },
+               [](const Inputs& v) {
+                 const auto a = shard_on("A[I_X, J]", static_cast<int>(in(v, "X")), static_cast<int>(in(v, "Y")),
+                                         static_cast<int>(in(v, "Z")), {in(v, "I"), in(v, "J")}, Dtype::bf16);
+                 return a.replication;
+               })
+        .at({{"X", 4}, {"Y", 8}, {"Z", 2}, {"I", 64}, {"J", 32}})
+        .at({{"X", 2}, {"Y", 3}, {"Z", 5}, {"I", 10}, {"J", 7}})
+        .explain("sizeof(A) here is one copy of the whole array, as the question asks; one chip's shard is "
+                 "sizeof(A)/|X|");
+  }
 }
 
 EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
@@ -383,6 +439,41 @@ EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
       .notes("000", 1.16e-5, sig(3)).differs("the notes truncate 11.65 µs the same way")
       .explain("twice 5.83 µs; the solution and the notes print 11.65 µs as 11.6");
   ex.answer("ar_z_exact", collective_cost(Collective::all_reduce, z, v_z, link).t_s, "s");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    // Bandwidth term of the exact model on wrapped axes of the inputs' sizes (the cube's axes all wrap).
+    auto exact = [](Collective op, std::vector<Axis> axes, double bytes, const Inputs& v) {
+      return collective_cost(op, axes, bytes, Link{in(v, "W") / 2, in(v, "W"), 0}).t_bandwidth_s;
+    };
+    auto n = [](const Inputs& v, const char* k) { return static_cast<int>(in(v, k)); };
+    const Inputs book_point{{"B", B}, {"D", D}, {"X", 4}, {"Y", 4}, {"Z", 4}, {"W", link.bidi_bytes_per_s}};
+    const Inputs other{{"B", 640}, {"D", 3000}, {"X", 8}, {"Y", 2}, {"Z", 16}, {"W", 1.8e11}};
+    const auto factor = workbook::rel(0.34).because("the book's rule drops (n − 1)/n: 3/4 on an axis of 4, so the "
+                                                    "rule is 4/3 of the exact time, 33% above it");
+    ex.formula("ag_x_formula", "AllGather_X([B_X, D_Y]): T = 2BD / (W·Y) (solution 3.2)",
+               [](const Inputs& v) { return 2 * in(v, "B") * in(v, "D") / (in(v, "W") * in(v, "Y")); },
+               [exact, n](const Inputs& v) {
+                 return exact(Collective::all_gather, {{n(v, "X"), true}}, 2 * in(v, "B") * in(v, "D") / in(v, "Y"), v);
+               })
+        .at(book_point).at(other).approximation(factor);
+    ex.formula("ag_xy_formula", "AllGather_XY([B_X, D_Y]): T = 2BD / (2·W) (solution 3.2)",
+               [](const Inputs& v) { return 2 * in(v, "B") * in(v, "D") / (2 * in(v, "W")); },
+               [exact, n](const Inputs& v) {
+                 return exact(Collective::all_gather, {{n(v, "X"), true}, {n(v, "Y"), true}},
+                              2 * in(v, "B") * in(v, "D"), v);
+               })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.07).because("(XY − 1)/XY dropped: 15/16 on 4×4 (6.3%), 15/16 again at "
+                                                   "the second point's 8×2"));
+    ex.formula("ar_z_formula", "AllReduce_Z([B_X, D_Y]{U_Z}): T = 4BD / (X·Y·W) (solution 3.2)",
+               [](const Inputs& v) { return 4 * in(v, "B") * in(v, "D") / (in(v, "X") * in(v, "Y") * in(v, "W")); },
+               [exact, n](const Inputs& v) {
+                 return exact(Collective::all_reduce, {{n(v, "Z"), true}},
+                              2 * in(v, "B") * in(v, "D") / (in(v, "X") * in(v, "Y")), v);
+               })
+        .at(book_point).at(other).approximation(factor);
+  }
 }
 
 EXERCISE("ex3.3", "A latency-bound AllGather") {
@@ -426,6 +517,37 @@ EXERCISE("ex3.4", "Gather then multiply, or multiply then AllReduce?") {
   ex.answer("t_strategy2_example", t2, "s").explain("same shapes: a quarter of the FLOPs, an AllReduce of 2BF bytes");
   ex.answer("s2_cheaper_comms_below_batch", D / 2, "tokens").notes("000", D / 2, rel(1e-12))
       .explain("with both comms-bound, strategy 2 sends less when B < D/2 (the AllReduce's 4BF vs the gather's 2DF)");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    // Both strategies through the planner and the exact model, on a wrapped axis X of the inputs' size.
+    auto strategy = [](const char* x_sharding, const Inputs& v) {
+      const Mesh m = parse_mesh(fmt::format("X={}", static_cast<int>(in(v, "X"))));
+      const std::map<std::string, double> dims{{"B", in(v, "B")}, {"D", in(v, "D")}, {"F", in(v, "F")}};
+      const auto plan = plan_matmul(parse_sharding(x_sharding, m), parse_sharding("Y[D_X, F]", m), m, dims, Dtype::bf16);
+      return std::max(t_math_s(plan.flops_per_device, in(v, "C")),
+                      comms_time_s(plan, m, {{"X", true}}, Link{in(v, "W") / 2, in(v, "W"), 0}));
+    };
+    const Inputs book_point{{"B", 1024}, {"D", D}, {"F", 32768}, {"X", 4}, {"C", c}, {"W", w}};
+    const Inputs other{{"B", 4096}, {"D", 2048}, {"F", 6000}, {"X", 16}, {"C", 1.97e14}, {"W", 9e10}};
+    ex.formula("t_strategy1_formula", "T_total(strategy 1) = max(2BDF/C, 2DF/W_ici) (solution 3.4)",
+               [](const Inputs& v) {
+                 const double B = in(v, "B"), D = in(v, "D"), F = in(v, "F");
+                 return std::max(2 * B * D * F / in(v, "C"), 2 * D * F / in(v, "W"));
+               },
+               [strategy](const Inputs& v) { return strategy("X[B, D]", v); })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.34).because("comms-bound at the book's point, where the gather's (n − 1)/n "
+                                                   "= 3/4 on X = 4 is dropped (33%); compute-bound (exact) at the second"));
+    ex.formula("t_strategy2_formula", "T_total(strategy 2) = max(2BDF/(X·C), 4BF/W_ici) (solution 3.4)",
+               [](const Inputs& v) {
+                 const double B = in(v, "B"), D = in(v, "D"), F = in(v, "F");
+                 return std::max(2 * B * D * F / (in(v, "X") * in(v, "C")), 4 * B * F / in(v, "W"));
+               },
+               [strategy](const Inputs& v) { return strategy("X[B, D_X]", v); })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.34).because("the AllReduce's (n − 1)/n: 3/4 at X = 4 (33%), 15/16 at X = 16"));
+  }
 }
 
 EXERCISE("ex3.5", "The lowest-latency matmul on a v5p 4x4x4") {
