@@ -250,6 +250,20 @@ EXERCISE("ch3.latency-threshold", "Buffer size below which an ICI hop is latency
   const double v_star = (n / 2) * v5e.ici_hop_latency_s * v5e.ici_bidi_bytes_per_s * n / (n - 1.0);
   ex.answer("shard_bytes_ring16", v_star / n, "B")
       .explain("the shard size at which an AllGather over a wrapped 16-ring turns latency-bound");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("per_hop_threshold", "a buffer under W_uni · T_min = 4.5e10 · 1e-6 = 45 kB is latency-bound (§3.2)",
+               [](const Inputs& v) { return in(v, "W") * in(v, "T"); },
+               [](const Inputs& v) {
+                 // one hop: an open pair, each sending its shard V/2 one way; latency and bandwidth meet at V*.
+                 const Link l{in(v, "W"), 2 * in(v, "W"), in(v, "T")};
+                 const auto c = collective_cost(Collective::all_gather, {{2, false}}, 1.0, l);
+                 return c.t_latency_s / c.t_bandwidth_s / 2;
+               })
+        .at({{"W", v5e.ici_oneway_bytes_per_s}, {"T", v5e.ici_hop_latency_s}}).at({{"W", 9e10}, {"T", 2.5e-6}})
+        .explain("the shard one device sends over one hop, where its bandwidth time equals the hop latency");
+  }
 }
 
 EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
@@ -275,6 +289,13 @@ EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
       .notes("000", 5.58e-6, sig(3))
       .differs("The notes' second attempt writes 3 × 1.86 as 5.58e-6 s, a slip of 100: 3 × 1.86e-4 s is 5.58e-4 s.")
       .explain("open axis: every shard crosses the middle links one way, (4 − 1)/4 · V / 4.5e10");
+  ex.claim("not_latency_bound", "Pop quiz 2: at most 3 hops, a latency floor of about 3 µs, so the gather is not "
+           "close to latency-bound (bandwidth time over latency time)", exact.t_bandwidth_s / exact.t_latency_s, "")
+      .at_least(10);
+  ex.claim("profile_slower_than_model", "Pop quiz 2: the authors' measured 680 µs is reasonable, since a real "
+           "collective reaches less than the full bandwidth (our model's time is at most the measurement)",
+           exact.t_s, "s")
+      .at_most(680e-6);
   {
     using workbook::Inputs;
     using workbook::in;
@@ -440,6 +461,12 @@ EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
       .explain("twice 5.83 µs; the solution and the notes print 11.65 µs as 11.6");
   ex.answer("ar_z_exact", collective_cost(Collective::all_reduce, z, v_z, link).t_s, "s");
   {
+    const auto c = collective_cost(Collective::all_gather, xy, v_xy, link);
+    ex.claim("far_from_latency_floor", "Solution 3.2: the 46 µs AllGather over XY is far from its 4 µs latency "
+             "floor (bandwidth time over latency time)", c.t_bandwidth_s / c.t_latency_s, "")
+        .at_least(10);
+  }
+  {
     using workbook::Inputs;
     using workbook::in;
     // Bandwidth term of the exact model on wrapped axes of the inputs' sizes (the cube's axes all wrap).
@@ -487,6 +514,9 @@ EXERCISE("ex3.3", "A latency-bound AllGather") {
       .explain("64 bytes at 4.5e10 B/s: about a nanosecond");
   ex.answer("hops", c.hops, "").book(2, rel(1e-12));
   ex.answer("t", c.t_s, "s").book(2e-6, sig(1)).notes("000", 2e-6, sig(1));
+  ex.claim("definitely_latency_bound", "Solution 3.3: each hop's 64 bytes take about nothing, so the gather is "
+           "definitely latency-bound (latency time over bandwidth time)", c.t_latency_s / c.t_bandwidth_s, "")
+      .at_least(100);
 }
 
 EXERCISE("ex3.4", "Gather then multiply, or multiply then AllReduce?") {
@@ -749,4 +779,21 @@ EXERCISE("ex3.10", "Where the AllToAll's factor of 4 comes from") {
       .explain("the factor of 4 (D²/2 against D²/8 chunk-hops) appears as D grows");
   const double ratio_big = busiest(sim::Op::all_gather, sim::Links::bi, big) / busiest(sim::Op::all_to_all, sim::Links::bi, big);
   ex.answer("ag_over_a2a_bi_d256", ratio_big, "").book(4, sig(1)).notes("000", 4, sig(1));
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("a2a_bi_blocks", "bidirectional AllToAll: D/2 + (D/2 − 1) + … = (D/2)(D/2 + 1)/2 blocks of N²/D² per "
+               "link, D²/8 for large D (solution 3.10 part 5)",
+               [](const Inputs& v) { return in(v, "D") / 2 * (in(v, "D") / 2 + 1) / 2; },
+               [](const Inputs& v) {
+                 const int d = static_cast<int>(in(v, "D"));
+                 const double e = double(d) * d * 4;  // N = 2D: blocks of 4 scalars
+                 return sim::simulate(sim::ring(d, sim::Links::bi), {sim::Op::all_to_all, {0}, e, 1, true})
+                            .max_link_elements / (e / (double(d) * d));
+               })
+        .at({{"D", D}}).at({{"D", 64}})
+        .approximation(rel(0.26).because("the sum counts the antipodal block whole on one side; split between "
+                                         "the two directions the busiest link carries D²/8 exactly, so the sum is "
+                                         "D/4 blocks high: 25% at D = 8, 3% at D = 64 (the book's 'large D' limit)"));
+  }
 }
