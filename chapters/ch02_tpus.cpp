@@ -87,6 +87,10 @@ EXERCISE("ch2.pcie-vs-hbm", "How much slower PCIe is than HBM on v4") {
 }
 
 EXERCISE("ch2.v5p-bandwidths", "The v5p's bandwidth hierarchy") {
+  const workbook::Finding k8PerHost{"v5p-8-tpus-per-host", workbook::Severity::wrong,
+                                    "DCN per v5p chip computed with 8 TPUs per host",
+                                    "§2.2 divides 2.5e10 B/s per host by 8 TPUs = 3.1e9 B/s per chip; a v5p host is "
+                                    "2×2×1 = 4 chips (§2.3 table), 8 TensorCores, so each chip gets 6.25e9 B/s."};
   const auto& v5p = chip("tpu-v5p");
   const double chips_per_host = chips_in(v5p.host_shape);
   ex.answer("hbm_bytes_per_s", v5p.hbm_bytes_per_s, "B/s")
@@ -109,10 +113,20 @@ EXERCISE("ch2.v5p-bandwidths", "The v5p's bandwidth hierarchy") {
       .explain("the book's route: 2.5e10 B/s per host over 8 TPUs");
   ex.answer("dcn_per_chip", v5p.dcn_bytes_per_s_per_host / chips_per_host, "B/s")
       .book(3.1e9, sig(2))
-      .erratum(workbook::Finding{"v5p-8-tpus-per-host", workbook::Severity::wrong,
-                                 "DCN per v5p chip computed with 8 TPUs per host",
-                                 "§2.2 divides 2.5e10 B/s per host by 8 TPUs = 3.1e9 B/s per chip; a v5p host is "
-                                 "2×2×1 = 4 chips (§2.3 table), 8 TensorCores, so each chip gets 6.25e9 B/s."});
+      .erratum(k8PerHost);
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("dcn_per_chip_formula", "DCN per chip = DCN per host / 8 TPUs (§2.2)",
+               [](const Inputs& v) { return in(v, "W") / 8; },
+               [](const Inputs& v) {
+                 Chip c = chip(in(v, "v5p") > 0 ? "tpu-v5p" : "tpu-v5e");
+                 c.dcn_bytes_per_s_per_host = in(v, "W");
+                 return c.dcn_bytes_per_s_per_host / chips_in(c.host_shape);
+               })
+        .at({{"W", 2.5e10}, {"v5p", 1}}).at({{"W", 1e11}, {"v5p", 0}})
+        .erratum(k8PerHost, "right for a v5e host of 4×2 chips (the second point), twice too small for a v5p");
+  }
 }
 
 EXERCISE("ch2.spec-table", "Per-chip specifications (§2.3)") {
@@ -363,6 +377,18 @@ EXERCISE("ex2.5", "Sending an array across a v5e 4x4") {
   const double bytes = 8.0 * 128 * 8192 * bytes_per_element(Dtype::bf16);
   const double t_bw = bytes / (2 * s.chip.ici_oneway_bytes_per_s);  // out of both of the corner's links
   ex.answer("hops", hops, "").book(6, rel(1e-12)).notes("000", 6, rel(1e-12));
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("corner_hops", "corner to corner on an open X×Y slice: (X − 1) + (Y − 1) hops (solution 2.5: six on 4×4)",
+               [](const Inputs& v) { return (in(v, "X") - 1) + (in(v, "Y") - 1); },
+               [](const Inputs& v) {
+                 const int x = static_cast<int>(in(v, "X")), y = static_cast<int>(in(v, "Y"));
+                 const auto sl = make_slice(chip("tpu-v5e"), {x, y});
+                 return double(hop_distance(sl, {0, 0}, {x - 1, y - 1}));
+               })
+        .at({{"X", 4}, {"Y", 4}}).at({{"X", 8}, {"Y", 2}});
+  }
   {
     const auto pod = make_slice("tpu-v5e", "16x16");  // axes of 16 wrap
     int farthest = 0;
