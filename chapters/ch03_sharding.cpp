@@ -384,6 +384,15 @@ EXERCISE("ch3.collective-table", "The collective cost rules (§3.4 table)") {
                                     {{"I", in(p, "I")}, {"J", in(p, "J")}, {"K", in(p, "K")}}, Dtype::bf16);
       return comms_time_s(plan, m, {{"X", true}}, Link{in(p, "W") / 2, in(p, "W"), 0});
     };
+    ex.formula("t_unidirectional", "unidirectional AllGather: T = V/W · (|X| − 1)/|X| (§3.4 takeaways)",
+               [](const Inputs& p) { return in(p, "V") / in(p, "W") * (in(p, "n") - 1) / in(p, "n"); },
+               [](const Inputs& p) {
+                 // bf16 elements through the busiest link of a one-way ring on the virtual mesh
+                 const auto r = sim::simulate(sim::ring(static_cast<int>(in(p, "n")), sim::Links::uni),
+                                              {sim::Op::all_gather, {0}, in(p, "V") / 2, 1, true});
+                 return r.max_link_elements * 2 / in(p, "W");
+               })
+        .at({{"V", v}, {"n", 16}, {"W", link.oneway_bytes_per_s}}).at({{"V", 6e7}, {"n", 12}, {"W", 9e10}});
     const Inputs book_point{{"I", 8192}, {"J", 4096}, {"K", 16384}, {"n", 16}, {"W", link.bidi_bytes_per_s}};
     const Inputs other{{"I", 1000}, {"J", 6000}, {"K", 3000}, {"n", 64}, {"W", 1.8e11}};
     ex.formula("case1_comms", "case 1, A[I_X, J]·B[J, K] → C[I_X, K]: no communication (§3.2)",
