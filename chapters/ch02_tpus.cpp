@@ -7,6 +7,7 @@
 #include "exercise.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/hardware/chip.hpp"
+#include "scaling/cost/collectives.hpp"
 #include "scaling/cost/roofline.hpp"
 #include "scaling/hardware/topology.hpp"
 
@@ -86,6 +87,10 @@ EXERCISE("ch2.pcie-vs-hbm", "How much slower PCIe is than HBM on v4") {
 }
 
 EXERCISE("ch2.v5p-bandwidths", "The v5p's bandwidth hierarchy") {
+  const workbook::Finding k8PerHost{"v5p-8-tpus-per-host", workbook::Severity::wrong,
+                                    "DCN per v5p chip computed with 8 TPUs per host",
+                                    "§2.2 divides 2.5e10 B/s per host by 8 TPUs = 3.1e9 B/s per chip; a v5p host is "
+                                    "2×2×1 = 4 chips (§2.3 table), 8 TensorCores, so each chip gets 6.25e9 B/s."};
   const auto& v5p = chip("tpu-v5p");
   const double chips_per_host = chips_in(v5p.host_shape);
   ex.answer("hbm_bytes_per_s", v5p.hbm_bytes_per_s, "B/s")
@@ -108,10 +113,20 @@ EXERCISE("ch2.v5p-bandwidths", "The v5p's bandwidth hierarchy") {
       .explain("the book's route: 2.5e10 B/s per host over 8 TPUs");
   ex.answer("dcn_per_chip", v5p.dcn_bytes_per_s_per_host / chips_per_host, "B/s")
       .book(3.1e9, sig(2))
-      .erratum(workbook::Finding{"v5p-8-tpus-per-host", workbook::Severity::wrong,
-                                 "DCN per v5p chip computed with 8 TPUs per host",
-                                 "§2.2 divides 2.5e10 B/s per host by 8 TPUs = 3.1e9 B/s per chip; a v5p host is "
-                                 "2×2×1 = 4 chips (§2.3 table), 8 TensorCores, so each chip gets 6.25e9 B/s."});
+      .erratum(k8PerHost);
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("dcn_per_chip_formula", "DCN per chip = DCN per host / 8 TPUs (§2.2)",
+               [](const Inputs& v) { return in(v, "W") / 8; },
+               [](const Inputs& v) {
+                 Chip c = chip(in(v, "v5p") > 0 ? "tpu-v5p" : "tpu-v5e");
+                 c.dcn_bytes_per_s_per_host = in(v, "W");
+                 return c.dcn_bytes_per_s_per_host / chips_in(c.host_shape);
+               })
+        .at({{"W", 2.5e10}, {"v5p", 1}}).at({{"W", 1e11}, {"v5p", 0}})
+        .erratum(k8PerHost, "right for a v5e host of 4×2 chips (the second point), twice too small for a v5p");
+  }
 }
 
 EXERCISE("ch2.spec-table", "Per-chip specifications (§2.3)") {
@@ -131,6 +146,25 @@ EXERCISE("ch2.spec-table", "Per-chip specifications (§2.3)") {
   ex.answer("critical_batch_v6e", critical_intensity(chip("tpu-v6e").bf16_flops_per_s, chip("tpu-v6e").hbm_bytes_per_s),
             "tokens")
       .explain("the v6e needs 575");
+  {
+    // §2.1: "usually around 1-2 TB/s" of HBM bandwidth; the middle chip of the §2.3 table.
+    std::vector<double> hbm_bw;
+    for (const auto& c : chips())
+      if (!c.pod_shape.empty()) hbm_bw.push_back(c.hbm_bytes_per_s);
+    std::sort(hbm_bw.begin(), hbm_bw.end());
+    ex.claim("hbm_bw_1_to_2_tb", "§2.1: HBM bandwidth is usually around 1–2 TB/s (median of the §2.3 table's TPUs)",
+             hbm_bw[hbm_bw.size() / 2], "B/s")
+        .between(1e12, 2e12);
+  }
+  ex.claim("hbm_tens_of_gb", "§2.1: HBM holds on the order of tens of gigabytes (v5e: 16 GiB)",
+           chip("tpu-v5e").hbm_bytes, "B")
+      .order_of(1e10);
+  ex.claim("int8_twice_bf16", "§2.3 takeaways: int8 matmuls run roughly 2× faster than bf16 where supported (v5e)",
+           peak_flops_per_s(chip("tpu-v5e"), Dtype::int8) / peak_flops_per_s(chip("tpu-v5e"), Dtype::bf16), "")
+      .about(2, sig(1));
+  ex.claim("int8_twice_bf16_v6e", "§2.3 takeaways: the same 2× on the v6e",
+           peak_flops_per_s(chip("tpu-v6e"), Dtype::int8) / peak_flops_per_s(chip("tpu-v6e"), Dtype::bf16), "")
+      .about(2, sig(1));
 }
 
 EXERCISE("ch2.ici-table", "Interconnect figures (§2.3)") {
@@ -147,6 +181,17 @@ EXERCISE("ch2.ici-table", "Interconnect figures (§2.3)") {
   ex.answer("v5e_ici_over_dcn_per_chip",
             v5e.ici_oneway_bytes_per_s * 4 / (v5e.dcn_bytes_per_s_per_host / chips_in(v5e.host_shape)), "")
       .explain("a v5e chip's four ICI links, one way, against its share of the host's DCN");
+  // §2.3 takeaways: the channels in order of speed, HBM > ICI > PCIe > DCN (v5e, per chip).
+  const double dcn_per_chip = v5e.dcn_bytes_per_s_per_host / chips_in(v5e.host_shape);
+  ex.claim("hbm_over_ici_link", "§2.3: HBM is faster than ICI (v5e: HBM over one link, one way)",
+           v5e.hbm_bytes_per_s / v5e.ici_oneway_bytes_per_s, "")
+      .above(1);
+  ex.claim("ici_link_over_pcie", "§2.3: ICI is faster than PCIe (v5e: one ICI link, one way, over the chip's PCIe)",
+           v5e.ici_oneway_bytes_per_s / v5e.pcie_bytes_per_s, "")
+      .above(1);
+  ex.claim("pcie_over_dcn", "§2.3: PCIe is faster than DCN (v5e: a chip's PCIe over its share of the host's DCN)",
+           v5e.pcie_bytes_per_s / dcn_per_chip, "")
+      .above(1);
 }
 
 EXERCISE("ex2.1", "Streaming a 200B-parameter model from HBM") {
@@ -161,6 +206,19 @@ EXERCISE("ex2.1", "Streaming a 200B-parameter model from HBM") {
   ex.answer("t_load_book_bw", t_comms_s(bytes_per_chip, 1.23e12), "s")
       .book(10e-3, sig(1))
       .explain("at the 1.23e12 B/s the solution quotes");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("t_load_formula", "T_load = sizeof(bf16)·P / (N_chips · W_hbm) (solution 2.1)",
+               [](const Inputs& v) { return 2 * in(v, "P") / (in(v, "N") * in(v, "W")); },
+               [](const Inputs& v) {
+                 return t_comms_s(in(v, "P") * bytes_per_element(Dtype::bf16) / in(v, "N"), in(v, "W"));
+               })
+        .at({{"P", params}, {"N", chips_n}, {"W", 1.23e12}}).at({{"P", 7e9}, {"N", 4}, {"W", 8.1e11}});
+  }
+  ex.claim("sampling_floor_10ms", "Solution 2.1: a sampling step cannot take less than 10 ms (v4p table bandwidth)",
+           t_comms_s(bytes_per_chip, v4.hbm_bytes_per_s), "s")
+      .at_least(10e-3);
 }
 
 EXERCISE("ex2.2", "Totals of full v5e and v5p pods") {
@@ -181,6 +239,25 @@ EXERCISE("ex2.2", "Totals of full v5e and v5p pods") {
   ex.answer("v5p_tensorcores", tensorcores(p), "").book(17920, rel(1e-12));
   ex.answer("v5p_flops", total_flops_per_s(p), "FLOPs/s").book(4e18, sig(1)).notes("000", 4.11e18, sig(3));
   ex.answer("v5p_hbm", total_hbm_bytes(p), "B").book(860e12, sig(2)).notes("000", 860160e9, rel(1e-12));
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("v5p_hosts_formula", "hosts = 16 × 20 × 28 / (2 × 2 × 1) (solution 2.2, v5p host of 2×2×1)",
+               [](const Inputs& v) { return in(v, "X") * in(v, "Y") * in(v, "Z") / (2 * 2 * 1); },
+               [&v5p](const Inputs& v) {
+                 return hosts(make_slice(v5p, {static_cast<int>(in(v, "X")), static_cast<int>(in(v, "Y")),
+                                               static_cast<int>(in(v, "Z"))}));
+               })
+        .at({{"X", 16}, {"Y", 20}, {"Z", 28}}).at({{"X", 4}, {"Y", 8}, {"Z", 12}})
+        .explain("the solution prints 16 × 20 × 28 / 2 × 2, which read left to right is 8960; the divisor is "
+                 "the host's 2 × 2 (× 1), as its result 2,240 shows");
+    ex.formula("v5e_tensorcores_formula", "TensorCores = 16 × 16 chips × 1 core (solution 2.2)",
+               [](const Inputs& v) { return in(v, "X") * in(v, "Y") * 1; },
+               [&v5e](const Inputs& v) {
+                 return tensorcores(make_slice(v5e, {static_cast<int>(in(v, "X")), static_cast<int>(in(v, "Y"))}));
+               })
+        .at({{"X", 16}, {"Y", 16}}).at({{"X", 4}, {"Y", 8}});
+  }
 }
 
 EXERCISE("ex2.3", "A matmul streamed over PCIe from host memory") {
@@ -211,6 +288,22 @@ EXERCISE("ex2.3", "A matmul streamed over PCIe from host memory") {
         .approximation(rel(0.09).because("drops BD and BF against DF although B* is not small: the exact "
                                          "B* = (C/W) / (1 − 5C/(4DW)) is 7.9% above C/W at D = 2^20, 0.4% at the "
                                          "second point"));
+    auto matmul = [](const Inputs& v) {
+      return Matmul{in(v, "B"), in(v, "D"), in(v, "F"), Dtype::bf16, Dtype::bf16, Dtype::bf16};
+    };
+    const Inputs book_point{{"B", 61000}, {"D", 8192}, {"F", 4 * 8192}, {"C", c}, {"W", w_pcie}};
+    const Inputs other{{"B", 300}, {"D", 5000}, {"F", 7000}, {"C", 4.59e14}, {"W", 3.2e10}};
+    ex.formula("t_math_formula", "T_math = 2BDF / 9.2e14 (solution 2.3)",
+               [](const Inputs& v) { return 2 * in(v, "B") * in(v, "D") * in(v, "F") / in(v, "C"); },
+               [matmul](const Inputs& v) { return t_math_s(flops(matmul(v)), in(v, "C")); })
+        .at(book_point).at(other);
+    ex.formula("t_pcie_formula", "T_comms = 2·(BD + DF + BF) / 1.5e10 (solution 2.3, bf16 over PCIe)",
+               [](const Inputs& v) {
+                 const double B = in(v, "B"), D = in(v, "D"), F = in(v, "F");
+                 return 2 * (B * D + D * F + B * F) / in(v, "W");
+               },
+               [matmul](const Inputs& v) { return t_comms_s(bytes(matmul(v)), in(v, "W")); })
+        .at(book_point).at(other);
     ex.claim("no_batch_at_d8192", "Solution 2.3's rule B > 61,000 assumes B ≪ D; at D = 8192 (F = 4D) no batch is "
              "FLOPs-bound at all: the smallest D with a crossover", 10 * chip_i / 8, "")
         .above(8192);
@@ -245,6 +338,22 @@ EXERCISE("ex2.4", "An int8 matmul on one v5e, from HBM and from VMEM") {
       .book(11, sig(2))
       .notes("000", 11, sig(2))
       .explain("the same with 22× the bandwidth (VMEM)");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("t_comms_formula", "T_comms = (16384·4096 + 4096·B + 16384·B) / 8.1e11 (solution 2.4, int8)",
+               [](const Inputs& v) {
+                 return (in(v, "F") * in(v, "D") + in(v, "D") * in(v, "B") + in(v, "F") * in(v, "B")) / in(v, "W");
+               },
+               [](const Inputs& v) {
+                 const auto i8 = Dtype::int8;
+                 return t_comms_s(bytes(Matmul{in(v, "B"), in(v, "D"), in(v, "F"), i8, i8, i8}), in(v, "W"));
+               })
+        .at({{"B", 271}, {"D", D}, {"F", F}, {"W", w}}).at({{"B", 64}, {"D", 3000}, {"F", 5000}, {"W", 1.6e12}});
+  }
+  ex.claim("above_240", "Solution 2.4: the int8 crossover is slightly larger than the 240 of §1 because D and F "
+           "are counted in full", *critical_batch(D, F, i8, i8, i8, critical_intensity(c, w)), "tokens")
+      .above(240);
   auto& s = ex.series("runtime", "batch B (tokens)", "lower-bound runtime (s)");
   std::vector<double> x, hbm, vmem, batches;
   for (double b = 1; b <= 1024 * 1.0001; b *= std::pow(2.0, 0.125)) batches.push_back(b);
@@ -268,6 +377,18 @@ EXERCISE("ex2.5", "Sending an array across a v5e 4x4") {
   const double bytes = 8.0 * 128 * 8192 * bytes_per_element(Dtype::bf16);
   const double t_bw = bytes / (2 * s.chip.ici_oneway_bytes_per_s);  // out of both of the corner's links
   ex.answer("hops", hops, "").book(6, rel(1e-12)).notes("000", 6, rel(1e-12));
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("corner_hops", "corner to corner on an open X×Y slice: (X − 1) + (Y − 1) hops (solution 2.5: six on 4×4)",
+               [](const Inputs& v) { return (in(v, "X") - 1) + (in(v, "Y") - 1); },
+               [](const Inputs& v) {
+                 const int x = static_cast<int>(in(v, "X")), y = static_cast<int>(in(v, "Y"));
+                 const auto sl = make_slice(chip("tpu-v5e"), {x, y});
+                 return double(hop_distance(sl, {0, 0}, {x - 1, y - 1}));
+               })
+        .at({{"X", 4}, {"Y", 4}}).at({{"X", 8}, {"Y", 2}});
+  }
   {
     const auto pod = make_slice("tpu-v5e", "16x16");  // axes of 16 wrap
     int farthest = 0;
@@ -331,6 +452,39 @@ EXERCISE("ex2.6", "Gathering a host-offloaded int8 matrix to one chip") {
       .explain("the slowest stage when all overlap: ICI; the book's range 150–200 ms entered as 175 ± 25 ms");
   ex.answer("t_sequential", t_pcie + t_ici + t_hbm + t_flops, "s").explain("upper bound: no overlap at all");
   ex.answer("per_host_bytes", per_host, "B").explain("each of the 2 hosts holds half");
+  ex.claim("vector_negligible", "Solution 2.6: the bf16[8, 128Ki] vector is another 2 MB, negligible",
+           8 * n * bytes_per_element(Dtype::bf16), "B")
+      .about(2e6, sig(1));
+  ex.claim("ici_bidi_per_link", "Solution 2.6: v5e ICI bandwidth is 10e10 B/s per link, bidirectional",
+           v5e.ici_bidi_bytes_per_s, "B/s")
+      .about(10e10, sig(2))
+      .erratum(workbook::Finding{"ex2.6-10e10", workbook::Severity::wrong,
+                                 "v5e bidirectional ICI quoted as 10e10 B/s per link",
+                                 "Solution 2.6 writes 10e10 B/s bidirectional per link; the §2.3 table gives the "
+                                 "v5e 4.5e10 one way, 9e10 bidirectional, and the solution's own next step divides by "
+                                 "4.5e10 · 2 = 9e10. 10e10 is 11% high and used nowhere."});
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("t_pcie_formula", "T_pcie = (V / hosts) / (8 links · 1.5e10) (solution 2.6)",
+               [](const Inputs& v) { return in(v, "V") / in(v, "H") / (8 * in(v, "W")); },
+               [](const Inputs& v) {
+                 Chip c = chip("tpu-v5e");
+                 c.pcie_bytes_per_s = in(v, "W");
+                 const auto sl = make_slice(c, {4, 4 * static_cast<int>(in(v, "H")) / 2});
+                 return pcie_transfer_s(c, in(v, "V") / chips(sl));
+               })
+        .at({{"V", 16e9}, {"H", 2}, {"W", 1.5e10}}).at({{"V", 3e9}, {"H", 4}, {"W", 3.2e10}})
+        .explain("every chip loads its own share over its own link: V / chips / W_pcie");
+    ex.formula("t_allgather_rough", "a full AllGather takes roughly 16e9 / (4.5e10 · 2) (solution 2.6, v5e 4x4)",
+               [](const Inputs& v) { return in(v, "V") / (2 * in(v, "W")); },
+               [](const Inputs& v) {
+                 const Link l{in(v, "W"), 2 * in(v, "W"), 0};
+                 return collective_cost(Collective::all_gather, {{4, false}, {4, false}}, in(v, "V"), l).t_s;
+               })
+        .at({{"V", 16e9}, {"W", v5e.ici_oneway_bytes_per_s}}).at({{"V", 3e9}, {"W", 9e10}})
+        .approximation(rel(0.07).because("'roughly': two open axes of 4 carry (16 − 1)/16 of V, 6.3% less"));
+  }
 }
 
 EXERCISE("ch2.systolic-array", "Size of the systolic array") {

@@ -36,6 +36,12 @@ ShardedArray shard(const char* sharding, const char* mesh, std::vector<double> s
   return evaluate(parse_sharding(sharding, m), m, shape, dtype);
 }
 
+// A two-dimensional array on a mesh X=x,Y=y[,Z=z] (§3.1), for formulas evaluated at arbitrary sizes.
+ShardedArray shard_on(const char* sharding, int x, int y, int z, std::vector<double> shape, Dtype dtype) {
+  const std::string mesh = z > 0 ? fmt::format("X={},Y={},Z={}", x, y, z) : fmt::format("X={},Y={}", x, y);
+  return shard(sharding, mesh.c_str(), std::move(shape), dtype);
+}
+
 std::string describe(const MatmulPlan& p) {
   std::string out = fmt::format("case {}:", p.case_number);
   for (const auto& s : p.steps) {
@@ -63,6 +69,28 @@ EXERCISE("ch3.local-shape", "Local shape of a sharded array") {
   ex.answer("fraction_per_device", a.bytes_per_device / (4 * 128 * bytes_per_element(Dtype::bf16)), "")
       .book(0.25, rel(1e-12))
       .explain("bytes per device over the bytes of the whole array");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto size = [](const Inputs& v, const char* k) { return static_cast<int>(in(v, k)); };
+    const Inputs book_point{{"X", 2}, {"Y", 2}, {"I", 4}, {"J", 128}};
+    const Inputs other{{"X", 4}, {"Y", 8}, {"I", 96}, {"J", 40}};
+    ex.formula("fraction_formula", "A[I_X, J_Y]: each shard holds 1/(|X|·|Y|) of the array (§3.1.1)",
+               [](const Inputs& v) { return 1 / (in(v, "X") * in(v, "Y")); },
+               [size](const Inputs& v) {
+                 const auto a = shard_on("A[I_X, J_Y]", size(v, "X"), size(v, "Y"), 0, {in(v, "I"), in(v, "J")},
+                                         Dtype::bf16);
+                 return a.bytes_per_device / (in(v, "I") * in(v, "J") * bytes_per_element(Dtype::bf16));
+               })
+        .at(book_point).at(other);
+    ex.formula("local_rows_xy", "A[I_XY, J]: local shape (|I|/(|X|·|Y|), |J|), first entry (§3.1.1)",
+               [](const Inputs& v) { return in(v, "I") / (in(v, "X") * in(v, "Y")); },
+               [size](const Inputs& v) {
+                 return shard_on("A[I_XY, J]", size(v, "X"), size(v, "Y"), 0, {in(v, "I"), in(v, "J")}, Dtype::bf16)
+                     .local_shape[0];
+               })
+        .at(book_point).at(other);
+  }
 }
 
 EXERCISE("ch3.quiz-memory", "Memory of int8[128, 2048] sharded A[I_XY, J]") {
@@ -71,6 +99,19 @@ EXERCISE("ch3.quiz-memory", "Memory of int8[128, 2048] sharded A[I_XY, J]") {
   ex.answer("bytes_per_device", a.bytes_per_device, "B").book(16384, rel(1e-12)).notes("000", 16384, rel(1e-12));
   ex.answer("total_bytes", a.total_bytes, "B").book(512 * 1024, rel(1e-12)).notes("000", 524288, rel(1e-12))
       .explain("one copy per Z-plane, two planes: 512 KiB");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    auto size = [](const Inputs& v, const char* k) { return static_cast<int>(in(v, k)); };
+    ex.formula("total_formula", "total = 128 · 2048 · 2: one int8 copy per Z-plane (§3.1 pop quiz)",
+               [](const Inputs& v) { return in(v, "I") * in(v, "J") * in(v, "Z"); },
+               [size](const Inputs& v) {
+                 return shard_on("A[I_XY, J]", size(v, "X"), size(v, "Y"), size(v, "Z"), {in(v, "I"), in(v, "J")},
+                                 Dtype::int8).total_bytes;
+               })
+        .at({{"X", 2}, {"Y", 8}, {"Z", 2}, {"I", 128}, {"J", 2048}})
+        .at({{"X", 4}, {"Y", 2}, {"Z", 3}, {"I", 64}, {"J", 100}});
+  }
 }
 
 EXERCISE("ch3.jax-local-shapes", "Local shapes in the §3.1.2 JAX snippet") {
@@ -129,6 +170,67 @@ EXERCISE("ch3.allgather-cost", "How long an AllGather takes") {
         .approximation(workbook::rel(0.07).because("exact chunk-hops ⌊n²/4⌋ over n(n − 1) against 1/4: "
                                                    "6.7% at n = 16, 1.6% at n = 64"));
   }
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    // §3.2: the exact model, bandwidth and latency, on one wrapped ring (or several) of the inputs' size.
+    auto ring = [](Collective op, const Inputs& p, int axes) {
+      const Link l{in(p, "W") / 2, in(p, "W"), in(p, "T")};
+      const std::vector<Axis> rings(axes, Axis{static_cast<int>(in(p, "n")), true});
+      return collective_cost(op, rings, in(p, "V"), l);
+    };
+    ex.formula("hops_bidir", "a bidirectional AllGather needs ⌈|X|/2⌉ hops (§3.2, footnote 3)",
+               [](const Inputs& p) { return std::ceil(in(p, "n") / 2); },
+               [ring](const Inputs& p) { return double(ring(Collective::all_gather, p, 1).hops); })
+        .at({{"V", v}, {"n", 8}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
+        .at({{"V", 3e8}, {"n", 7}, {"W", 1.8e11}, {"T", 2e-6}})
+        .erratum(workbook::Finding{"ceil-half-ring", workbook::Severity::wrong,
+                                   "hops of a bidirectional ring rounded up instead of down",
+                                   "Footnote 3 of §3.2 corrects |X|/2 to ⌈|X|/2⌉; on a ring of 7 that is ⌈3.5⌉ = 4, "
+                                   "but the farthest device is min(k, 7 − k) ≤ 3 hops away either way, so 3 hops "
+                                   "suffice: the count is ⌊|X|/2⌋, which equals the book's value only for even |X|."});
+    ex.formula("t_hop", "T_hop = 2·V / (|X|·W_ici) (bidirectional ring, §3.2)",
+               [](const Inputs& p) { return 2 * in(p, "V") / (in(p, "n") * in(p, "W")); },
+               [ring](const Inputs& p) {
+                 const auto c = ring(Collective::all_gather, p, 1);
+                 return c.t_bandwidth_s / c.hops;
+               })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
+        .at({{"V", 3e8}, {"n", 64}, {"W", 1.8e11}, {"T", 2e-6}})
+        .approximation(workbook::rel(0.07).because("the same (n − 1)/n: each hop forwards shards the receiver "
+                                                   "lacks, 6.3% at n = 16, 1.6% at n = 64"));
+    ex.formula("t_latency_floor", "T_total = max[T_min·|X|/2, V/W_ici] (§3.2, with the per-hop latency)",
+               [](const Inputs& p) {
+                 return std::max(in(p, "T") * in(p, "n") / 2, in(p, "V") / in(p, "W"));
+               },
+               [ring](const Inputs& p) { return ring(Collective::all_gather, p, 1).t_s; })
+        .at({{"V", 1e5}, {"n", 16}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
+        .at({{"V", 3e9}, {"n", 64}, {"W", 1.8e11}, {"T", 2e-6}})
+        .approximation(workbook::rel(0.02).because("latency-bound at the first point (exact), bandwidth-bound at "
+                                                   "the second, where it drops the (n − 1)/n = 63/64: 1.6%"));
+    ex.formula("t_multi_axis", "T_total = max[T_min·Σ|X_i|/2, V/(W_ici·n_axes)] (§3.2, two axes)",
+               [](const Inputs& p) {
+                 return std::max(in(p, "T") * 2 * in(p, "n") / 2, in(p, "V") / (in(p, "W") * 2));
+               },
+               [ring](const Inputs& p) { return ring(Collective::all_gather, p, 2).t_s; })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
+        .at({{"V", 1e5}, {"n", 8}, {"W", 1.8e11}, {"T", 2e-6}})
+        .approximation(workbook::rel(0.005).because("drops (n² − 1)/n² of the data each device already holds: "
+                                                    "0.4% on 16×16; the second point is latency-bound, exact"));
+    ex.formula("t_reduce_scatter", "T_ReduceScatter = V / W_ici (bidirectional ring, §3.2)",
+               [](const Inputs& p) { return in(p, "V") / in(p, "W"); },
+               [ring](const Inputs& p) { return ring(Collective::reduce_scatter, p, 1).t_bandwidth_s; })
+        .at({{"V", v}, {"n", 16}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
+        .at({{"V", 3e8}, {"n", 64}, {"W", 1.8e11}, {"T", 2e-6}})
+        .approximation(workbook::rel(0.07).because("as the AllGather: (n − 1)/n dropped, 6.3% at n = 16"));
+    const auto exact_n = [&](int n) {
+      return collective_cost(Collective::all_gather, {{n, true}}, v, link).t_s;
+    };
+    ex.claim("independent_of_ring_size", "§3.2 takeaway: a bandwidth-bound AllGather's time does not depend on the "
+             "number of devices (1 GiB, exact time on a ring of 16 over a ring of 4)", exact_n(16) / exact_n(4), "")
+        .about(1, sig(1))
+        .explain("(15/16)/(3/4) = 1.25: independent of |X| to the wording's one digit, not exactly");
+  }
   // The book's claim: in the bandwidth-bound regime the time does not depend on |X|.
   auto& t = ex.table("independent-of-n", {"ring size", "exact AllGather of 1 GiB", "the book's rule V / W, evaluated"});
   for (int n : {2, 4, 8, 16}) {
@@ -148,6 +250,20 @@ EXERCISE("ch3.latency-threshold", "Buffer size below which an ICI hop is latency
   const double v_star = (n / 2) * v5e.ici_hop_latency_s * v5e.ici_bidi_bytes_per_s * n / (n - 1.0);
   ex.answer("shard_bytes_ring16", v_star / n, "B")
       .explain("the shard size at which an AllGather over a wrapped 16-ring turns latency-bound");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("per_hop_threshold", "a buffer under W_uni · T_min = 4.5e10 · 1e-6 = 45 kB is latency-bound (§3.2)",
+               [](const Inputs& v) { return in(v, "W") * in(v, "T"); },
+               [](const Inputs& v) {
+                 // one hop: an open pair, each sending its shard V/2 one way; latency and bandwidth meet at V*.
+                 const Link l{in(v, "W"), 2 * in(v, "W"), in(v, "T")};
+                 const auto c = collective_cost(Collective::all_gather, {{2, false}}, 1.0, l);
+                 return c.t_latency_s / c.t_bandwidth_s / 2;
+               })
+        .at({{"W", v5e.ici_oneway_bytes_per_s}, {"T", v5e.ici_hop_latency_s}}).at({{"W", 9e10}, {"T", 2.5e-6}})
+        .explain("the shard one device sends over one hop, where its bandwidth time equals the hop latency");
+  }
 }
 
 EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
@@ -173,6 +289,13 @@ EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
       .notes("000", 5.58e-6, sig(3))
       .differs("The notes' second attempt writes 3 × 1.86 as 5.58e-6 s, a slip of 100: 3 × 1.86e-4 s is 5.58e-4 s.")
       .explain("open axis: every shard crosses the middle links one way, (4 − 1)/4 · V / 4.5e10");
+  ex.claim("not_latency_bound", "Pop quiz 2: at most 3 hops, a latency floor of about 3 µs, so the gather is not "
+           "close to latency-bound (bandwidth time over latency time)", exact.t_bandwidth_s / exact.t_latency_s, "")
+      .at_least(10);
+  ex.claim("profile_slower_than_model", "Pop quiz 2: the authors' measured 680 µs is reasonable, since a real "
+           "collective reaches less than the full bandwidth (our model's time is at most the measurement)",
+           exact.t_s, "s")
+      .at_most(680e-6);
   {
     using workbook::Inputs;
     using workbook::in;
@@ -251,12 +374,69 @@ EXERCISE("ch3.collective-table", "The collective cost rules (§3.4 table)") {
   const double two = collective_cost(Collective::all_gather, slice_axes(s, {0, 1}), v, link).t_s;
   ex.answer("two_axes_speedup", one / two, "").book(2, sig(1))
       .explain("AllGather of the same 100 MB over one axis vs both: 1.88 exactly, since both axes move 255/256 of V");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    // §3.2's four cases, priced by the planner on a wrapped axis X of n chips (bandwidth term only).
+    auto plan_time = [](const char* a, const char* b, const Inputs& p) {
+      const Mesh m = parse_mesh(fmt::format("X={}", static_cast<int>(in(p, "n"))));
+      const auto plan = plan_matmul(parse_sharding(a, m), parse_sharding(b, m), m,
+                                    {{"I", in(p, "I")}, {"J", in(p, "J")}, {"K", in(p, "K")}}, Dtype::bf16);
+      return comms_time_s(plan, m, {{"X", true}}, Link{in(p, "W") / 2, in(p, "W"), 0});
+    };
+    ex.formula("t_unidirectional", "unidirectional AllGather: T = V/W · (|X| − 1)/|X| (§3.4 takeaways)",
+               [](const Inputs& p) { return in(p, "V") / in(p, "W") * (in(p, "n") - 1) / in(p, "n"); },
+               [](const Inputs& p) {
+                 // bf16 elements through the busiest link of a one-way ring on the virtual mesh
+                 const auto r = sim::simulate(sim::ring(static_cast<int>(in(p, "n")), sim::Links::uni),
+                                              {sim::Op::all_gather, {0}, in(p, "V") / 2, 1, true});
+                 return r.max_link_elements * 2 / in(p, "W");
+               })
+        .at({{"V", v}, {"n", 16}, {"W", link.oneway_bytes_per_s}}).at({{"V", 6e7}, {"n", 12}, {"W", 9e10}});
+    const Inputs book_point{{"I", 8192}, {"J", 4096}, {"K", 16384}, {"n", 16}, {"W", link.bidi_bytes_per_s}};
+    const Inputs other{{"I", 1000}, {"J", 6000}, {"K", 3000}, {"n", 64}, {"W", 1.8e11}};
+    ex.formula("case1_comms", "case 1, A[I_X, J]·B[J, K] → C[I_X, K]: no communication (§3.2)",
+               [](const Inputs&) { return 0.0; },
+               [plan_time](const Inputs& p) { return plan_time("A[I_X, J]", "B[J, K]", p); })
+        .at(book_point).at(other);
+    ex.formula("case2_comms", "case 2, A[I, J_X]·B[J, K]: AllGather A first, T = bytes(A) / W_ici (§3.2)",
+               [](const Inputs& p) { return 2 * in(p, "I") * in(p, "J") / in(p, "W"); },
+               [plan_time](const Inputs& p) { return plan_time("A[I, J_X]", "B[J, K]", p); })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.07).because("the AllGather's (n − 1)/n: 6.3% at n = 16, 1.6% at n = 64"));
+    ex.formula("case3_comms", "case 3, A[I, J_X]·B[J_X, K]: AllReduce C, T = 2·bytes(C) / W_ici (§3.2)",
+               [](const Inputs& p) { return 2 * (2 * in(p, "I") * in(p, "K")) / in(p, "W"); },
+               [plan_time](const Inputs& p) { return plan_time("A[I, J_X]", "B[J_X, K]", p); })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.07).because("(n − 1)/n in both halves of the AllReduce"));
+    ex.formula("case4_comms", "case 4, A[I_X, J]·B[J, K_X]: AllGather one operand first (here the smaller, as the planner does), "
+               "T = min(bytes(A), bytes(B)) / W_ici (§3.2)",
+               [](const Inputs& p) { return 2 * in(p, "J") * std::min(in(p, "I"), in(p, "K")) / in(p, "W"); },
+               [plan_time](const Inputs& p) { return plan_time("A[I_X, J]", "B[J, K_X]", p); })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.07).because("the AllGather's (n − 1)/n: 6.3% at n = 16"));
+  }
 }
 
 EXERCISE("ex3.1", "Replication factor") {
   const auto a = shard("A[I_X, J, K]", "X=4,Y=8,Z=2", {64, 32, 16}, Dtype::bf16);
   ex.answer("replication", a.replication, "").book(16, rel(1e-12)).notes("000", 16, rel(1e-12))
       .explain("replicated over Y and Z: 8 × 2 (the shape, 64×32×16, does not matter)");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("replication_formula", "total size / one chip's size = Y·Z·sizeof(A) / sizeof(A) (solution 3.1)",
+               [](const Inputs& v) { return in(v, "Y") * in(v, "Z"); },
+               [](const Inputs& v) {
+                 const auto a = shard_on("A[I_X, J]", static_cast<int>(in(v, "X")), static_cast<int>(in(v, "Y")),
+                                         static_cast<int>(in(v, "Z")), {in(v, "I"), in(v, "J")}, Dtype::bf16);
+                 return a.replication;
+               })
+        .at({{"X", 4}, {"Y", 8}, {"Z", 2}, {"I", 64}, {"J", 32}})
+        .at({{"X", 2}, {"Y", 3}, {"Z", 5}, {"I", 10}, {"J", 7}})
+        .explain("sizeof(A) here is one copy of the whole array, as the question asks; one chip's shard is "
+                 "sizeof(A)/|X|");
+  }
 }
 
 EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
@@ -289,6 +469,47 @@ EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
       .notes("000", 1.16e-5, sig(3)).differs("the notes truncate 11.65 µs the same way")
       .explain("twice 5.83 µs; the solution and the notes print 11.65 µs as 11.6");
   ex.answer("ar_z_exact", collective_cost(Collective::all_reduce, z, v_z, link).t_s, "s");
+  {
+    const auto c = collective_cost(Collective::all_gather, xy, v_xy, link);
+    ex.claim("far_from_latency_floor", "Solution 3.2: the 46 µs AllGather over XY is far from its 4 µs latency "
+             "floor (bandwidth time over latency time)", c.t_bandwidth_s / c.t_latency_s, "")
+        .at_least(10);
+  }
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    // Bandwidth term of the exact model on wrapped axes of the inputs' sizes (the cube's axes all wrap).
+    auto exact = [](Collective op, std::vector<Axis> axes, double bytes, const Inputs& v) {
+      return collective_cost(op, axes, bytes, Link{in(v, "W") / 2, in(v, "W"), 0}).t_bandwidth_s;
+    };
+    auto n = [](const Inputs& v, const char* k) { return static_cast<int>(in(v, k)); };
+    const Inputs book_point{{"B", B}, {"D", D}, {"X", 4}, {"Y", 4}, {"Z", 4}, {"W", link.bidi_bytes_per_s}};
+    const Inputs other{{"B", 640}, {"D", 3000}, {"X", 8}, {"Y", 2}, {"Z", 16}, {"W", 1.8e11}};
+    const auto factor = workbook::rel(0.34).because("the book's rule drops (n − 1)/n: 3/4 on an axis of 4, so the "
+                                                    "rule is 4/3 of the exact time, 33% above it");
+    ex.formula("ag_x_formula", "AllGather_X([B_X, D_Y]): T = 2BD / (W·Y) (solution 3.2)",
+               [](const Inputs& v) { return 2 * in(v, "B") * in(v, "D") / (in(v, "W") * in(v, "Y")); },
+               [exact, n](const Inputs& v) {
+                 return exact(Collective::all_gather, {{n(v, "X"), true}}, 2 * in(v, "B") * in(v, "D") / in(v, "Y"), v);
+               })
+        .at(book_point).at(other).approximation(factor);
+    ex.formula("ag_xy_formula", "AllGather_XY([B_X, D_Y]): T = 2BD / (2·W) (solution 3.2)",
+               [](const Inputs& v) { return 2 * in(v, "B") * in(v, "D") / (2 * in(v, "W")); },
+               [exact, n](const Inputs& v) {
+                 return exact(Collective::all_gather, {{n(v, "X"), true}, {n(v, "Y"), true}},
+                              2 * in(v, "B") * in(v, "D"), v);
+               })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.07).because("(XY − 1)/XY dropped: 15/16 on 4×4 (6.3%), 15/16 again at "
+                                                   "the second point's 8×2"));
+    ex.formula("ar_z_formula", "AllReduce_Z([B_X, D_Y]{U_Z}): T = 4BD / (X·Y·W) (solution 3.2)",
+               [](const Inputs& v) { return 4 * in(v, "B") * in(v, "D") / (in(v, "X") * in(v, "Y") * in(v, "W")); },
+               [exact, n](const Inputs& v) {
+                 return exact(Collective::all_reduce, {{n(v, "Z"), true}},
+                              2 * in(v, "B") * in(v, "D") / (in(v, "X") * in(v, "Y")), v);
+               })
+        .at(book_point).at(other).approximation(factor);
+  }
 }
 
 EXERCISE("ex3.3", "A latency-bound AllGather") {
@@ -302,6 +523,9 @@ EXERCISE("ex3.3", "A latency-bound AllGather") {
       .explain("64 bytes at 4.5e10 B/s: about a nanosecond");
   ex.answer("hops", c.hops, "").book(2, rel(1e-12));
   ex.answer("t", c.t_s, "s").book(2e-6, sig(1)).notes("000", 2e-6, sig(1));
+  ex.claim("definitely_latency_bound", "Solution 3.3: each hop's 64 bytes take about nothing, so the gather is "
+           "definitely latency-bound (latency time over bandwidth time)", c.t_latency_s / c.t_bandwidth_s, "")
+      .at_least(100);
 }
 
 EXERCISE("ex3.4", "Gather then multiply, or multiply then AllReduce?") {
@@ -332,6 +556,37 @@ EXERCISE("ex3.4", "Gather then multiply, or multiply then AllReduce?") {
   ex.answer("t_strategy2_example", t2, "s").explain("same shapes: a quarter of the FLOPs, an AllReduce of 2BF bytes");
   ex.answer("s2_cheaper_comms_below_batch", D / 2, "tokens").notes("000", D / 2, rel(1e-12))
       .explain("with both comms-bound, strategy 2 sends less when B < D/2 (the AllReduce's 4BF vs the gather's 2DF)");
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    // Both strategies through the planner and the exact model, on a wrapped axis X of the inputs' size.
+    auto strategy = [](const char* x_sharding, const Inputs& v) {
+      const Mesh m = parse_mesh(fmt::format("X={}", static_cast<int>(in(v, "X"))));
+      const std::map<std::string, double> dims{{"B", in(v, "B")}, {"D", in(v, "D")}, {"F", in(v, "F")}};
+      const auto plan = plan_matmul(parse_sharding(x_sharding, m), parse_sharding("Y[D_X, F]", m), m, dims, Dtype::bf16);
+      return std::max(t_math_s(plan.flops_per_device, in(v, "C")),
+                      comms_time_s(plan, m, {{"X", true}}, Link{in(v, "W") / 2, in(v, "W"), 0}));
+    };
+    const Inputs book_point{{"B", 1024}, {"D", D}, {"F", 32768}, {"X", 4}, {"C", c}, {"W", w}};
+    const Inputs other{{"B", 4096}, {"D", 2048}, {"F", 6000}, {"X", 16}, {"C", 1.97e14}, {"W", 9e10}};
+    ex.formula("t_strategy1_formula", "T_total(strategy 1) = max(2BDF/C, 2DF/W_ici) (solution 3.4)",
+               [](const Inputs& v) {
+                 const double B = in(v, "B"), D = in(v, "D"), F = in(v, "F");
+                 return std::max(2 * B * D * F / in(v, "C"), 2 * D * F / in(v, "W"));
+               },
+               [strategy](const Inputs& v) { return strategy("X[B, D]", v); })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.34).because("comms-bound at the book's point, where the gather's (n − 1)/n "
+                                                   "= 3/4 on X = 4 is dropped (33%); compute-bound (exact) at the second"));
+    ex.formula("t_strategy2_formula", "T_total(strategy 2) = max(2BDF/(X·C), 4BF/W_ici) (solution 3.4)",
+               [](const Inputs& v) {
+                 const double B = in(v, "B"), D = in(v, "D"), F = in(v, "F");
+                 return std::max(2 * B * D * F / (in(v, "X") * in(v, "C")), 4 * B * F / in(v, "W"));
+               },
+               [strategy](const Inputs& v) { return strategy("X[B, D_X]", v); })
+        .at(book_point).at(other)
+        .approximation(workbook::rel(0.34).because("the AllReduce's (n − 1)/n: 3/4 at X = 4 (33%), 15/16 at X = 16"));
+  }
 }
 
 EXERCISE("ex3.5", "The lowest-latency matmul on a v5p 4x4x4") {
@@ -533,4 +788,21 @@ EXERCISE("ex3.10", "Where the AllToAll's factor of 4 comes from") {
       .explain("the factor of 4 (D²/2 against D²/8 chunk-hops) appears as D grows");
   const double ratio_big = busiest(sim::Op::all_gather, sim::Links::bi, big) / busiest(sim::Op::all_to_all, sim::Links::bi, big);
   ex.answer("ag_over_a2a_bi_d256", ratio_big, "").book(4, sig(1)).notes("000", 4, sig(1));
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("a2a_bi_blocks", "bidirectional AllToAll: D/2 + (D/2 − 1) + … = (D/2)(D/2 + 1)/2 blocks of N²/D² per "
+               "link, D²/8 for large D (solution 3.10 part 5)",
+               [](const Inputs& v) { return in(v, "D") / 2 * (in(v, "D") / 2 + 1) / 2; },
+               [](const Inputs& v) {
+                 const int d = static_cast<int>(in(v, "D"));
+                 const double e = double(d) * d * 4;  // N = 2D: blocks of 4 scalars
+                 return sim::simulate(sim::ring(d, sim::Links::bi), {sim::Op::all_to_all, {0}, e, 1, true})
+                            .max_link_elements / (e / (double(d) * d));
+               })
+        .at({{"D", D}}).at({{"D", 64}})
+        .approximation(rel(0.26).because("the sum counts the antipodal block whole on one side; split between "
+                                         "the two directions the busiest link carries D²/8 exactly, so the sum is "
+                                         "D/4 blocks high: 25% at D = 8, 3% at D = 64 (the book's 'large D' limit)"));
+  }
 }

@@ -107,3 +107,8 @@ TEST_CASE("stored rows accept exactly fp32, bf16 and int8") {
 INDEPENDENT("ch2.mxu-flops.multiply_adds_per_s", "8·128·128 multiply-adds every 8 cycles at 1.5 GHz, 4 MXUs", 0.01) {
   return 8.0 * 128 * 128 / 8 * 1.5e9 * 4;
 }
+
+// §2.3 table, v5e: 4.5e10 B/s one way per link; both directions of one link.
+INDEPENDENT("ex2.6.ici_bidi_per_link", "2 × 4.5e10", 1e-12) { return 2 * 4.5e10; }
+// §2.3 table: a v5p host is 2×2×1 chips; its 2.5e10 B/s of DCN shared by those four.
+INDEPENDENT("ch2.v5p-bandwidths.dcn_per_chip_formula", "2.5e10 / (2·2·1)", 1e-12) { return 2.5e10 / 4; }

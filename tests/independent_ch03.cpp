@@ -334,3 +334,15 @@ TEST_CASE("virtual mesh: a request above 1e15 elements is refused, 1e15 itself i
   CHECK_THROWS_AS(sim::simulate(ring, {sim::Op::all_gather, {0}, 1.5e15, 1, true}), std::invalid_argument);
   CHECK_NOTHROW(sim::simulate(ring, {sim::Op::all_gather, {0}, 1e15, 1, true}));
 }
+
+// §3.2 footnote 3: the farthest device on a bidirectional ring of 7, by walking both ways from device 0.
+INDEPENDENT("ch3.allgather-cost.hops_bidir", "shortest walk to every device of a 7-ring, the largest", 0) {
+  int farthest = 0;
+  for (int k = 0; k < 7; ++k) {
+    int right = 0, left = 0;
+    for (int at = 0; at != k; at = (at + 1) % 7) ++right;
+    for (int at = 0; at != k; at = (at + 6) % 7) ++left;
+    farthest = std::max(farthest, std::min(right, left));
+  }
+  return farthest;
+}
