@@ -9,6 +9,7 @@
 
 #include "scaling/hardware/chip.hpp"
 #include "scaling/hardware/topology.hpp"
+#include "scaling/model/transformer.hpp"
 
 namespace cli {
 
@@ -97,6 +98,9 @@ void run_serve(const ServeArgs& a);
 // The chip a subcommand runs on: a preset or a chip file, with any overrides applied. Throws UsageError
 // when neither or both of --chip and --chip-file are given, std::invalid_argument for a bad value.
 scaling::Chip resolve_chip(const ChipArgs& a);
+// The model of --model NAME or --config PATH (exactly one; UsageError otherwise, naming the subcommand).
+scaling::TransformerConfig resolve_model(const std::string& subcommand, const std::string& model,
+                                         const std::string& config);
 // A positive number ("8.1e11") given to an option; throws std::invalid_argument naming it.
 double parse_positive(const std::string& option, const std::string& text);
 

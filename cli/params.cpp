@@ -46,8 +46,7 @@ void run_models(bool json) {
 
 void run_params(const ParamsArgs& a) {
   using namespace scaling;
-  if (a.model.empty() && a.config.empty()) throw UsageError("params: --model or --config is required");
-  const TransformerConfig cfg = a.model.empty() ? load_hf_config(a.config) : model(a.model);
+  const TransformerConfig cfg = resolve_model("params", a.model, a.config);
   const auto p = param_counts(cfg);
   const double kv = kv_bytes_per_token(cfg, parse_dtype(a.kv_dtype));
   const double embedding = p.embedding + p.unembedding, mlp = p.mlp + p.router;

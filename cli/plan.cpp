@@ -76,11 +76,9 @@ nlohmann::json layout_json(const scaling::PlanLayout& l, const scaling::PlanRequ
 
 void run_plan(const PlanArgs& a) {
   using namespace scaling;
-  if (a.model.empty() == a.config.empty()) throw UsageError("plan: give --model NAME or --config PATH");
-  if (a.batch_tokens.empty()) throw UsageError("plan: --batch-tokens is required");
   PlanRequest r;
-  r.model = a.model.empty() ? for_option("--config", [&] { return load_hf_config(a.config); })
-                            : for_option("--model", [&] { return model(a.model); });
+  r.model = resolve_model("plan", a.model, a.config);
+  if (a.batch_tokens.empty()) throw UsageError("plan: --batch-tokens is required");
   const Chip c = resolve_chip(a.chip);
   const bool gpu = !a.nodes.empty() || !a.gpus_per_node.empty();
   if (gpu) {

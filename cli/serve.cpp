@@ -26,16 +26,12 @@ scaling::Dtype storage_dtype(const std::string& option, const std::string& text)
 
 void run_serve(const ServeArgs& a) {
   using namespace scaling;
-  if (a.model.empty() == a.config.empty())
-    throw UsageError(a.model.empty() ? "serve: give --model NAME or --config PATH" : "serve: give --model or --config, not both");
+  const TransformerConfig cfg = resolve_model("serve", a.model, a.config);
   if (a.slice.empty() == a.chips.empty())
     throw UsageError(a.slice.empty() ? "serve: give --slice AxB[xC] or --chips N" : "serve: give --slice or --chips, not both");
   if (a.prefill_len.empty() != a.mfu.empty())
     throw UsageError("serve: --prefill-len and --mfu go together");
   const Chip c = resolve_chip(a.chip);
-  const TransformerConfig cfg =
-      a.model.empty() ? for_option("--config", [&] { return load_hf_config(a.config); })
-                      : for_option("--model", [&] { return model(a.model); });
   const double n = a.slice.empty() ? parse_size("--chips", a.chips)
                                    : chips_in(for_option("--slice", [&] { return parse_shape(a.slice); }));
   const double B = parse_size("--batch", a.batch), T = parse_size("--context", a.context);

@@ -15,14 +15,12 @@ namespace cli {
 
 void run_train(const TrainArgs& a) {
   using namespace scaling;
-  if (a.model.empty() == a.config.empty())
-    throw UsageError(a.model.empty() ? "train: --model or --config is required" : "train: give --model or --config, not both");
+  const TransformerConfig cfg = resolve_model("train", a.model, a.config);
   if (a.slice.empty() == a.chips.empty())
     throw UsageError(a.slice.empty() ? "train: --slice or --chips is required" : "train: give --slice or --chips, not both");
   if (!a.pods.empty() && a.slice.empty()) throw UsageError("train: --pods needs --slice");
   if (a.fsdp.empty() != a.tp.empty()) throw UsageError("train: --fsdp and --tp go together");
 
-  const TransformerConfig cfg = a.model.empty() ? load_hf_config(a.config) : model(a.model);
   const Chip chip = resolve_chip(a.chip);
 
   // The hardware: a slice (times pods) or a plain chip count, and the slice axes longer than one.
