@@ -119,7 +119,8 @@ INDEPENDENT("ch9.qproj-time.comm_bytes", "D bare in X[T_X, D] and W[D, Q_Y]: no 
   const double local_x_bytes = 32.0 * 1024 / 4 * 8192 * 2;  // what an AllGather of X's D would move at most
   return (d_sharded("X[T_X, D]") || d_sharded("W[D, Q_Y]")) ? local_x_bytes : 0;
 }
-INDEPENDENT("ch9.qproj-time.plan_case", "no operand shards D: nothing to gather or reduce, §3's first case", 0) {
-  return 1;
+INDEPENDENT("ch9.qproj-time.plan_case", "§3's cases counted from the operands that shard D: none is case 1", 0) {
+  // §3.2: case 1 shards D in neither operand, case 2 in one, case 3 in both (same axis).
+  return 1 + (d_sharded("X[T_X, D]") ? 1 : 0) + (d_sharded("W[D, Q_Y]") ? 1 : 0);
 }
 INDEPENDENT("ch9.qproj-time.time_vs_up_projection", "N·H / F = 32·256 / 32768", 1e-12) { return 32.0 * 256 / 32768; }
