@@ -32,20 +32,20 @@ constexpr double kH100SparseBf16 = 1.979e15; // spec sheet value quoted in solut
 
 // Findings of chapter 1: one per cause, referenced by every answer, formula and claim it explains.
 const workbook::Finding kTiledFlopsM{
-    "tiled-flops-m", workbook::Severity::wrong, "Tiled-matmul FLOP count has m where the tile size bn belongs",
+    "tiled-flops-m", workbook::Severity::conclusion, "Tiled-matmul FLOP count has m where the tile size bn belongs",
     "The footnote writes the FLOPs as 2·tm·tn·tk·m·bk·bm. Summing 2·bm·bk·bn over the tm·tn·tk tile steps "
     "gives 2·tm·tn·tk·bm·bk·bn = 2mkn; the printed product is m/bn times that (8× for 4096³ in 512 tiles: "
     "2·8·8·8·4096·512·512 = 1.10e12 against 2·4096³ = 1.37e11)."};
 const workbook::Finding kPartialSumAdds{
-    "partial-sum-adds", workbook::Severity::wrong, "Adding two [B, F] partial sums takes BF additions, not DF",
+    "partial-sum-adds", workbook::Severity::conclusion, "Adding two [B, F] partial sums takes BF additions, not DF",
     "Footnote 11 of §1.1.3 counts the additions that combine the two chips' partial sums as DF; the partial "
     "sums are the [B, F] outputs, so each chip adds B·F numbers (the printed DF is the weight matrix's size)."};
 const workbook::Finding kTruncated4377{
-    "ici-intensity-truncated", workbook::Severity::rounding, "1.97e14 / 4.5e10 = 4377.8 printed as 4377",
+    "ici-intensity-truncated", workbook::Severity::slip, "1.97e14 / 4.5e10 = 4377.8 printed as 4377",
     "§1.1.3 truncates 4377.8 to 4377 and doubles the truncated threshold: D > 8755 where 2 · 4377.8 = 8755.6 "
     "(the first whole D above it is 8756)."};
 const workbook::Finding kH100Rounding{
-    "h100-peak-rounded", workbook::Severity::rounding, "H100 dense peak rounded up to 1e15 before dividing",
+    "h100-peak-rounded", workbook::Severity::slip, "H100 dense peak rounded up to 1e15 before dividing",
     "Solution 1.5 halves the 1.979e15 sparse figure to 9.895e14, calls it 'close to 1e15' and divides 1e15 "
     "by 3.35e12 = 298.5, printed as 298; 9.895e14 / 3.35e12 = 295.4."};
 

@@ -50,7 +50,7 @@ EXERCISE("ch2.mxu-flops", "Throughput of one MXU") {
   const double int8_per_mxu = peak_flops_per_s(chip("tpu-v5e"), Dtype::int8) / kMxusPerCore;
   ex.answer("int8_per_v5e_mxu", int8_per_mxu, "FLOPs/s")
       .book(4e14, sig(1))
-      .erratum(workbook::Finding{"int8-mxu-is-chip", workbook::Severity::wrong,
+      .erratum(workbook::Finding{"int8-mxu-is-chip", workbook::Severity::conclusion,
                                  "A v5e chip's int8 peak attributed to one MXU",
                                  "§2.1 gives one MXU 4e14 int8 OPs/s: that is the whole v5e chip (3.94e14 in the "
                                  "§2.3 table, rounded up), shared by its four MXUs; one MXU does about 1e14."});
@@ -62,7 +62,7 @@ EXERCISE("ch2.v5p-pod-flops", "Peak of a v5p core, chip and pod") {
   ex.answer("per_chip", v5p.bf16_flops_per_s, "FLOPs/s").book(5e14, sig(1)).explain("§2.3 table: 4.59e14");
   ex.answer("per_core", v5p.bf16_flops_per_s / v5p.tensorcores_per_chip, "FLOPs/s")
       .book(2.5e14, sig(2))
-      .erratum(workbook::Finding{"v5p-core-from-rounded-chip", workbook::Severity::rounding,
+      .erratum(workbook::Finding{"v5p-core-from-rounded-chip", workbook::Severity::slip,
                                  "v5p per-core peak halved from the rounded 5e14",
                                  "§2.1 halves the chip's 5e14 (4.59e14 rounded) to 2.5e14 per core; the §2.3 "
                                  "table's 4.59e14 over two TensorCores is 2.3e14."});
@@ -87,7 +87,7 @@ EXERCISE("ch2.pcie-vs-hbm", "How much slower PCIe is than HBM on v4") {
 }
 
 EXERCISE("ch2.v5p-bandwidths", "The v5p's bandwidth hierarchy") {
-  const workbook::Finding k8PerHost{"v5p-8-tpus-per-host", workbook::Severity::wrong,
+  const workbook::Finding k8PerHost{"v5p-8-tpus-per-host", workbook::Severity::conclusion,
                                     "DCN per v5p chip computed with 8 TPUs per host",
                                     "§2.2 divides 2.5e10 B/s per host by 8 TPUs = 3.1e9 B/s per chip; a v5p host is "
                                     "2×2×1 = 4 chips (§2.3 table), 8 TensorCores, so each chip gets 6.25e9 B/s."};
@@ -95,7 +95,7 @@ EXERCISE("ch2.v5p-bandwidths", "The v5p's bandwidth hierarchy") {
   const double chips_per_host = chips_in(v5p.host_shape);
   ex.answer("hbm_bytes_per_s", v5p.hbm_bytes_per_s, "B/s")
       .book(2.5e12, sig(2))
-      .erratum(workbook::Finding{"v5p-hbm-two-figures", workbook::Severity::wrong,
+      .erratum(workbook::Finding{"v5p-hbm-two-figures", workbook::Severity::conclusion,
                                  "v5p HBM bandwidth 2.5e12 B/s in §2.2, 2.8e12 in the §2.3 table",
                                  "§2.2 quotes 2.5e12 B/s; the §2.3 table (and Google's 2,765 GB/s) say 2.8e12: the "
                                  "book disagrees with itself by 11%. The preset keeps the table's value."});
@@ -229,7 +229,7 @@ EXERCISE("ex2.2", "Totals of full v5e and v5p pods") {
   ex.answer("v5e_tensorcores", tensorcores(e), "").book(256, rel(1e-12));
   ex.answer("v5e_flops", total_flops_per_s(e), "FLOPs/s")
       .book(5.1e16, sig(2))
-      .erratum(workbook::Finding{"ex2.2-2e14", workbook::Severity::rounding,
+      .erratum(workbook::Finding{"ex2.2-2e14", workbook::Severity::slip,
                                  "v5e pod FLOPs/s from a chip peak rounded to 2e14",
                                  "Solution 2.2 writes 16 × 16 × 2e14 = 5.12e16, printed 5.1e16; with the table's "
                                  "1.97e14 the pod does 5.04e16."})
@@ -328,7 +328,7 @@ EXERCISE("ex2.4", "An int8 matmul on one v5e, from HBM and from VMEM") {
       .explain("solving 1.3e8·B/3.94e14 = (6.7e7 + 2e4·B)/8.1e11 with the rounded coefficients");
   ex.answer("critical_batch", *critical_batch(D, F, i8, i8, i8, critical_intensity(c, w)), "tokens")
       .book(271, sig(3))
-      .erratum(workbook::Finding{"ex2.4-rounded-coefficients", workbook::Severity::rounding,
+      .erratum(workbook::Finding{"ex2.4-rounded-coefficients", workbook::Severity::slip,
                                  "int8 matmul crossover solved with coefficients rounded to two digits",
                                  "Solution 2.4 rounds 2·4096·16384 = 1.342e8 to 1.3e8, 16384·4096 = 6.71e7 to 6.7e7 "
                                  "and 4096 + 16384 = 20,480 to 2e4: 6.7e7/8.1e11 / (1.3e8/3.94e14 − 2e4/8.1e11) = "
@@ -404,7 +404,7 @@ EXERCISE("ex2.5", "Sending an array across a v5e 4x4") {
   ex.answer("bytes", bytes, "B").book(1.7e7, sig(2)).notes("000", 16777216, rel(1e-12));
   ex.answer("t_total", t_bw, "s")
       .book(188e-6, sig(3))
-      .erratum(workbook::Finding{"ex2.5-1.7e7", workbook::Severity::rounding,
+      .erratum(workbook::Finding{"ex2.5-1.7e7", workbook::Severity::slip,
                                  "Transfer time from the array size rounded up to 1.7e7 bytes",
                                  "Solution 2.5 rounds 2·8·128·8192 = 1.678e7 bytes to 1.7e7: 1.7e7/9e10 = 188.9 µs, "
                                  "printed 188; the exact size gives 186.4 µs."})
@@ -443,7 +443,7 @@ EXERCISE("ex2.6", "Gathering a host-offloaded int8 matrix to one chip") {
   const double t_flops = t_math_s(flops(mv), v5e.bf16_flops_per_s);
   ex.answer("flops", flops(mv), "FLOPs").book(2.7e11, sig(2)).notes("000", 2.749e11, sig(4));
   ex.answer("t_flops", t_flops, "s").book(1.3e-3, sig(2))
-      .erratum(workbook::Finding{"ex2.6-1.3ms", workbook::Severity::rounding, "1.37 ms printed as 1.3 ms",
+      .erratum(workbook::Finding{"ex2.6-1.3ms", workbook::Severity::slip, "1.37 ms printed as 1.3 ms",
                                  "Solution 2.6 divides its 2.7e11 FLOPs by 1.97e14 = 1.37 ms and truncates to 1.3 ms; "
                                  "the exact 2.749e11 FLOPs give 1.40 ms."})
       .notes("000", 1.4e-3, sig(2));
@@ -458,7 +458,7 @@ EXERCISE("ex2.6", "Gathering a host-offloaded int8 matrix to one chip") {
   ex.claim("ici_bidi_per_link", "Solution 2.6: v5e ICI bandwidth is 10e10 B/s per link, bidirectional",
            v5e.ici_bidi_bytes_per_s, "B/s")
       .about(10e10, sig(2))
-      .erratum(workbook::Finding{"ex2.6-10e10", workbook::Severity::wrong,
+      .erratum(workbook::Finding{"ex2.6-10e10", workbook::Severity::conclusion,
                                  "v5e bidirectional ICI quoted as 10e10 B/s per link",
                                  "Solution 2.6 writes 10e10 B/s bidirectional per link; the §2.3 table gives the "
                                  "v5e 4.5e10 one way, 9e10 bidirectional, and the solution's own next step divides by "

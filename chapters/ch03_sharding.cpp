@@ -184,7 +184,7 @@ EXERCISE("ch3.allgather-cost", "How long an AllGather takes") {
                [ring](const Inputs& p) { return double(ring(Collective::all_gather, p, 1).hops); })
         .at({{"V", v}, {"n", 8}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
         .at({{"V", 3e8}, {"n", 7}, {"W", 1.8e11}, {"T", 2e-6}})
-        .erratum(workbook::Finding{"ceil-half-ring", workbook::Severity::wrong,
+        .erratum(workbook::Finding{"ceil-half-ring", workbook::Severity::conclusion,
                                    "hops of a bidirectional ring rounded up instead of down",
                                    "Footnote 3 of §3.2 corrects |X|/2 to ⌈|X|/2⌉; on a ring of 7 that is ⌈3.5⌉ = 4, "
                                    "but the farthest device is min(k, 7 − k) ≤ 3 hops away either way, so 3 hops "
@@ -278,7 +278,7 @@ EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
   ex.answer("total_bytes", v, "B").book(34e6, sig(2));
   ex.answer("t_if_wrapped_book_rule", book_collective_time_s(Collective::all_gather, y_wrapped, v, link), "s")
       .book(377e-6, sig(3))
-      .erratum(workbook::Finding{"quiz-34e6", workbook::Severity::rounding,
+      .erratum(workbook::Finding{"quiz-34e6", workbook::Severity::slip,
                                  "AllGather time from the array size rounded to 34e6 bytes",
                                  "The solution divides 34e6 bytes (2048·8192·2 = 33.55e6 rounded) by 9e10 B/s = "
                                  "377.8 µs, printed 377; the array's own size gives 372.8 µs."})
@@ -452,7 +452,7 @@ EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
   ex.answer("ag_x_exact", collective_cost(Collective::all_gather, x, v_x, link).t_s, "s")
       .explain("3/4 of the book's rule: each device already holds a quarter");
   const double v_xy = evaluate(parse_sharding("[B, D]", mesh), mesh, {B, D}, Dtype::bf16).bytes_per_device;
-  const workbook::Finding kTruncated{"ex3.2-truncated", workbook::Severity::rounding,
+  const workbook::Finding kTruncated{"ex3.2-truncated", workbook::Severity::slip,
                                      "AllGather and AllReduce times truncated (46.6 µs as 46, 11.65 µs as 11.6)",
                                      "Solution 3.2 drops digits instead of rounding: the AllGather over XY takes "
                                      "46.6 µs, printed 46 µs; the AllReduce over Z 2 × 5.83 = 11.65 µs, printed 11.6 µs."};

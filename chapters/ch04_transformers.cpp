@@ -138,7 +138,7 @@ EXERCISE("ch4.attention-fraction", "When dot-product attention dominates") {
   const auto c27 = square_model(4608, 1, 256000);
   ex.answer("crossover_d4608_square", 1 / ratio(c27, 1), "tokens")
       .book(32 * 1024, sig(2).because("'around 32k': two significant figures"))
-      .erratum(workbook::Finding{"gemma-27b-32k", workbook::Severity::wrong,
+      .erratum(workbook::Finding{"gemma-27b-32k", workbook::Severity::conclusion,
                                  "Gemma-27B's attention crossover 8D quoted as 'around 32k' for D = 4608",
                                  "8D at D = 4608 is 36,864. The printed 32k is 8·4096 = 32,768: 8 times Gemma-27B's "
                                  "N·H = 32·128 = 4096, i.e. the square-model rule applied with N·H in place of D; "
@@ -232,7 +232,7 @@ EXERCISE("ch4.summary-table", "Parameters and training FLOPs per layer (§4.5)")
              [](const Inputs& v) { return 12 * in(v, "B") * in(v, "T") * in(v, "D") * in(v, "V"); }, vocab_flops)
       .at({{"B", 1}, {"T", 4096}, {"D", 8192}, {"V", 128256}})
       .at({{"B", 3}, {"T", 1000}, {"D", 2048}, {"V", 32000}})
-      .erratum(workbook::Finding{"vocab-12btdv", workbook::Severity::wrong,
+      .erratum(workbook::Finding{"vocab-12btdv", workbook::Severity::conclusion,
                                  "§4.5 doubles the vocabulary's training FLOPs (12BTDV)",
                                  "§4.3's table gives the unembedding 2BTDV forward, 6BTDV for training, and the "
                                  "input embedding is a lookup with no matmul; §4.5 prints 12BTDV, as if both the "
@@ -261,7 +261,7 @@ EXERCISE("ex4.1", "A dense 64-layer model") {
   const auto p = param_counts(c);
   ex.answer("params", p.total, "")
       .book(16e9, sig(2))
-      .erratum(workbook::Finding{"ex4.1-rounded-dims", workbook::Severity::rounding,
+      .erratum(workbook::Finding{"ex4.1-rounded-dims", workbook::Severity::slip,
                                  "Parameter count computed with D and F rounded to 4e3 and 16e3",
                                  "Solution 4.1 evaluates 64·(3·4e3·16e3 + 4·4e3·4e3 + 4e3) + 2·4e3·32e3 = 16.64e9 "
                                  "and prints 16e9 (16B); with D = 4096, F = 16384 the same formula gives 17.44e9."},
@@ -303,7 +303,7 @@ EXERCISE("ex4.3", "FLOPs of a seven-letter contraction") {
   ex.claim("sum_of_axes", "Solution 4.3 calls 2·I·J·K·L·M·N·O 'the sum of all the axes': taken at its word, the FLOPs "
            "would be 2·(I + J + … + O) = 70 at sizes 2…8", einsum_flops("IJKL,IJMNO->KLMNO", s), "FLOPs")
       .about(2 * (2 + 3 + 4 + 5 + 6 + 7 + 8), workbook::exact())
-      .erratum(workbook::Finding{"ex4.3-sum-for-product", workbook::Severity::wrong,
+      .erratum(workbook::Finding{"ex4.3-sum-for-product", workbook::Severity::conclusion,
                                  "A product of axis sizes called 'the sum of all the axes'",
                                  "Solution 4.3's expression 2·I·J·K·L·M·N·O is right; its words call it the sum of "
                                  "the axes, which at sizes 2…8 would be 70 FLOPs instead of 80,640."});
@@ -320,7 +320,7 @@ EXERCISE("ex4.4", "Arithmetic intensity of self-attention") {
   const double g_mha = 1;
   ex.answer("prefill_critical_t_mha", chip_i * (g_mha + 1) / g_mha, "tokens")
       .book(240, sig(2))
-      .erratum(workbook::Finding{"ex4.4-prefill-t", workbook::Severity::wrong,
+      .erratum(workbook::Finding{"ex4.4-prefill-t", workbook::Severity::conclusion,
                                  "Prefill attention said to be compute-bound at S = 240",
                                  "Solution 4.4 derives the prefill intensity T·G/(G + 1) and then uses it as T: 240 "
                                  "is the threshold only if the intensity were T (G -> ∞). For multi-head attention "
@@ -402,7 +402,7 @@ EXERCISE("ex4.5", "When attention FLOPs equal the Q/K/V/O projections") {
              [](const Inputs& v) { return 4 * in(v, "T") * in(v, "D") * in(v, "N") * in(v, "H"); },
              [mha_cfg](const Inputs& v) { return 3 * forward_flops_per_token(mha_cfg(v), 0).qkvo * in(v, "T"); })
       .at({{"T", 8192}, {"D", 4096}, {"N", 32}, {"H", 128}}).at({{"T", 700}, {"D", 1000}, {"N", 10}, {"H", 64}})
-      .erratum(workbook::Finding{"ex4.5-qkvo-4btdnh", workbook::Severity::wrong,
+      .erratum(workbook::Finding{"ex4.5-qkvo-4btdnh", workbook::Severity::conclusion,
                                  "Solution 4.5 writes the projections' FLOPs as 4BTDNH, then solves as if 24BTDNH",
                                  "4BTDNH = 12BT²NH gives T = D/3, not the printed 2D. §4.3's table has 24BTDNH for "
                                  "the training FLOPs of Q, K, V and O with N = K; 24BTDNH = 12BT²NH gives T = 2D = 8192 "
@@ -447,7 +447,7 @@ EXERCISE("ex4.7", "DeepSeek-V3's hardware utilisation") {
       .explain("6 · 37e9 · 14.8e12 = 3.2856e24 (the notes truncate to 3.285e24)");
   ex.answer("utilization", used / available, "")
       .book(0.217, sig(3))
-      .erratum(workbook::Finding{"ex4.7-rounded-ratio", workbook::Severity::rounding,
+      .erratum(workbook::Finding{"ex4.7-rounded-ratio", workbook::Severity::slip,
                                  "Utilisation from the two totals rounded to two and three digits",
                                  "Solution 4.7 divides 3.3e24 (3.2856e24 rounded) by 1.52e25 (1.5187e25 rounded): "
                                  "0.2171, printed 21.7%; unrounded, 3.2856e24 / 1.5187e25 = 21.6%."})

@@ -53,7 +53,7 @@ TrainingSetup ex52_setup() {
   return s;
 }
 
-const Finding kSum131{"ex51-sum", Severity::wrong, "8.5e9 + 4.2e9 + 0.3e9 printed as 13.1e9",
+const Finding kSum131{"ex51-sum", Severity::conclusion, "8.5e9 + 4.2e9 + 0.3e9 printed as 13.1e9",
                       "Solution 5.1 adds its three rounded parts, 8.5e9 + 4.2e9 + 0.3e9, which make 13.0e9, and "
                       "prints 13.1e9; the exact parts (8.493e9 + 4.194e9 + 0.328e9, plus 0.4M norm weights) sum "
                       "to 13.016e9."};
@@ -140,7 +140,7 @@ EXERCISE("ex5.2", "LLaMA-2-13B training memory") {
 
 namespace {
 const Finding kDaysAtFullMfu{
-    "ten-pods-full-mfu", Severity::wrong, "ten-pod training time computed at 100% MFU",
+    "ten-pods-full-mfu", Severity::conclusion, "ten-pod training time computed at 100% MFU",
     "§5.1.6's 'about 2 days' for LLaMA-3 70B on 89,600 v5p chips is 6.3e24 / (89,600 × 4.59e14) = 1.53e5 s = 1.8 days: "
     "the full peak. At the 50% MFU of §5.1.2's 17-day estimate it is 3.5 days (17 days × 18,823 / 89,600)."};
 }  // namespace
@@ -197,7 +197,7 @@ EXERCISE("ch5.fsdp-llama", "LLaMA-3 70B: FSDP training estimate") {
 
 namespace {
 const Finding kGemmaF{
-    "gemma-f-doubled", Severity::wrong, "Gemma 7B's F taken as 50k, twice its d_ff",
+    "gemma-f-doubled", Severity::conclusion, "Gemma 7B's F taken as 50k, twice its d_ff",
     "§5.1.3 gives Gemma 7B F ≈ 50k, which is 49,152 = 2 × 24,576: the gate and up projections together, as Gemma's "
     "report lists the feed-forward width. Each sharded matrix is [3072, 24,576], so F/2550 = 9.6, not 49,152/2550 = "
     "19.3; counting the gating matmul's FLOPs (6BDF forward against the same 4BD bytes) gives 1.5 × 9.6 = 14.5."};
@@ -266,7 +266,7 @@ EXERCISE("ch5.tp-limit", "Tensor-parallel comms bound") {
 
 namespace {
 const Finding kXopt48k{
-    "xopt-48k-binary", Severity::rounding, "X_opt ≈ 13.9 uses B = 48K = 49,152",
+    "xopt-48k-binary", Severity::slip, "X_opt ≈ 13.9 uses B = 48K = 49,152",
     "§5.1.4 evaluates X_opt = sqrt(B·M_X·N / (F·M_Y)) at N = 64, B = 48,000, F = 32,768 and prints about 13.9. With "
     "M_X/M_Y = 2 (a 3-D mesh, two axes for FSDP) B = 48,000 gives sqrt(187.5) = 13.69; 13.9 is sqrt(192) = 13.86, "
     "from B = 48 × 1024 = 49,152."};
@@ -422,7 +422,7 @@ EXERCISE("ch5.mixed-bcrit", "Mixed FSDP + TP: the smallest compute-bound batch")
 
 namespace {
 const Finding kFig16Exponent{
-    "fig16-exponent", Severity::wrong, "4096·2·2550²/(8192·4) printed as 1.6e10",
+    "fig16-exponent", Severity::conclusion, "4096·2·2550²/(8192·4) printed as 1.6e10",
     "§5.1.4 (Figure 16) expects every strategy to be comms-bound below 4096 × 2 × 2550² / (8192 × 4) and prints "
     "1.6e10; the expression is 4096 × 13,005,000 / 32,768 = 1.63e6 tokens, matching the 1.5e6 read off the figure: the printed mantissa 1.6 is the expression's, rounded, and only the "
     "power of ten is wrong (e10 for e6; no factor in the expression gives 1e4). "
@@ -560,16 +560,16 @@ constexpr double kLlamaF30k = 30000;  // §5.1.6 rounds LLaMA-3 70B's F = 28,672
 constexpr double kCubeChips = 8192;   // "8k": the 16×16×16 cube §5.1.6 treats as the pod
 
 const Finding kMixed432{
-    "mixed-432", Severity::rounding, "2·2550²/30,000 printed as 432",
+    "mixed-432", Severity::slip, "2·2550²/30,000 printed as 432",
     "§5.1.6 evaluates the mixed FSDP + TP bound 2·2550²/30,000, which is 13,005,000 / 30,000 = 433.5 tokens per chip, "
     "and prints 432. We find no reading of the inputs that gives 432 (it would need α = 2,546 or F = 30,104); with "
     "LLaMA-3 70B's real F = 28,672 the bound is 453.6."};
 const Finding kPod8k{
-    "pod-8k", Severity::wrong, "a v5p pod called 8k chips",
+    "pod-8k", Severity::conclusion, "a v5p pod called 8k chips",
     "§5.1.6 says a v5p pod holds at most 8k chips, while §5.1.1 (and §2.3) give 8,960 = 16 × 20 × 28; 8,192 = 16³ is the "
     "largest cube. The recipe then treats the pod as 8,192 chips (1,024 × 8)."};
 const Finding kDcnPod{
-    "dcn-pod", Severity::rounding, "the DCN bound mixes an 8,192-chip pod with 2,000 hosts",
+    "dcn-pod", Severity::slip, "the DCN bound mixes an 8,192-chip pod with 2,000 hosts",
     "§5.1.6 takes C_pod = 8k × 4.5e14 = 3.8e18 FLOPs/s (8,192 × 4.59e14 = 3.76e18) but W_DCN = 2,000 hosts × 2.5e10 = "
     "5e13 B/s (8,000 chips at 4 per host), and divides: 3.8e18 / 5e13 = 76,000. Both grow with the chip count, so any "
     "single pod gives 4 × 4.59e14 / 2.5e10 = 73,440 tokens per pod; §5.2 rounds the same bound to 75,000."};
@@ -670,7 +670,7 @@ EXERCISE("ch5.multi-pod", "LLaMA-3 70B across ten v5p pods") {
 
 namespace {
 const Finding kMixedBwd{
-    "mixed-bwd-8bd", Severity::wrong, "FSDP + TP backward activation comms printed as 8BD/X",
+    "mixed-bwd-8bd", Severity::conclusion, "FSDP + TP backward activation comms printed as 8BD/X",
     "§5.2's table gives FSDP + MP backward comms (8BD/X + 8DF/Y). The §5.1.4 backward pass gathers dOut and "
     "reduce-scatters dIn over Y (2·2BD/X bytes) and may gather In again (2BD/X more): 4BD/X, or 6BD/X without reusing "
     "the forward gather. 8BD/X follows from neither, and at X = 1 it does not reduce to the table's own MP row (4BD)."};
@@ -748,7 +748,7 @@ EXERCISE("ch5.summary-table", "Compute and comms per layer, forward and backward
 
 namespace {
 const Finding kSeq96{
-    "ex53-96-sequences", Severity::rounding, "3M tokens of 32k counted as 96 sequences",
+    "ex53-96-sequences", Severity::slip, "3M tokens of 32k counted as 96 sequences",
     "Solution 5.3 divides a 3M-token batch into 32k-token sequences and gets 96: that is 3 × 2^20 / 2^15 = 96, binary "
     "prefixes. Its memory figures take 3M as 3e6: Solution 5.2 evaluates its 4.2e13 with B = 16e6 (2 · 40 · 16e6 · 5120 · 6.4), "
     "and 5.3 scales that by 3/16 to 7.86e12, i.e. 3e6 tokens; 3e6 / 32,768 = 91.6."};

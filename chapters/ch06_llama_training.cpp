@@ -63,30 +63,30 @@ TrainingSetup memory_setup(const char* rule) {
   return s;
 }
 
-const Finding kFfwCut{"ffw-cut", Severity::rounding, "3·D·F·L = 56.37e9 printed as 56.3e9",
+const Finding kFfwCut{"ffw-cut", Severity::slip, "3·D·F·L = 56.37e9 printed as 56.3e9",
                       "§6.2 multiplies 8,192 · 8,192 · 3.5 · 3 · 80 = 56,371,445,760 and prints 56.3e9: the third "
                       "digit is cut, not rounded (56.4e9)."};
-const Finding kSumOfRounded{"sum-of-rounded", Severity::rounding, "70.55e9 parameters printed as 70.4e9",
+const Finding kSumOfRounded{"sum-of-rounded", Severity::slip, "70.55e9 parameters printed as 70.4e9",
                             "§6.2 adds its rounded parts, 56.3e9 + 2.1e9 + 12e9 = 70.4e9. The exact parts are "
                             "56.37e9 + 2.10e9 + 12.08e9, plus 1.3M norm weights: 70.55e9."};
-const Finding kSeventyB{"six-times-70b", Severity::rounding, "6 · 70e9 used for 6 · 70.55e9",
+const Finding kSeventyB{"six-times-70b", Severity::slip, "6 · 70e9 used for 6 · 70.55e9",
                         "§6.2 takes 6 · 70e9 = 4.2e11 FLOPs per token, so 15e12 tokens are 6.3e24 FLOPs; "
                         "6.3e24 / 4.59e14 = 1.37e10 s = 435 years of 365 days, and 6.3e24 / (8960 · 4.59e14 · 0.4) "
                         "= 3.83e6 s = 44.3 days. With the model's 70.55e9 parameters the FLOPs are 6.35e24, one "
                         "chip needs 439 years and the pod 3.86e6 s = 44.7 days."};
-const Finding kCheckpointCut{"checkpoints-cut", Severity::rounding, "2.097e13 bytes of checkpoints printed as 20.9 TB",
+const Finding kCheckpointCut{"checkpoints-cut", Severity::slip, "2.097e13 bytes of checkpoints printed as 20.9 TB",
                              "§6.2 computes 2 · 8192 · 4e6 · 4 · 80 = 2.097e13 bytes and prints 20.9 TB (cut); its "
                              "total 140 GB + 560 GB + 20.9 TB = 21.6 TB and 21.6e12 / 96e9 = 225 chips follow from "
                              "the cut figure. Exactly: 21.68 TB, 225.8, so 226 whole chips."};
-const Finding kMinChipDays{"min-chip-days", Severity::rounding, "1752 days from 44 days and 225 chips",
+const Finding kMinChipDays{"min-chip-days", Severity::slip, "1752 days from 44 days and 225 chips",
                            "§6.2 scales its 44 days on 8960 chips to 225 chips: 44 · 8960 / 225 = 1752 days. Both "
                            "inputs are rounded down (44.7 days with 70.55e9 parameters; 226 whole chips), which "
                            "gives 1771 days."};
-const Finding kFourYears{"nearly-four-years", Severity::wrong, "1752 days called 'nearly four years'",
+const Finding kFourYears{"nearly-four-years", Severity::conclusion, "1752 days called 'nearly four years'",
                          "§6.2's own 1752 days are 1752 / 365 = 4.8 years: nearly five years, not nearly four."};
-const Finding kMixedCut{"mixed-bound-cut", Severity::rounding, "2·2550²/F = 453.6 printed as 453",
+const Finding kMixedCut{"mixed-bound-cut", Severity::slip, "2·2550²/F = 453.6 printed as 453",
                         "§6.3 evaluates 2 · 2550² / 28,672 = 13,005,000 / 28,672 = 453.58 and prints 453 (cut)."};
-const Finding kXCut{"x-root-cut", Severity::rounding, "1643.1 + 284.9 printed as 1643 + 284 = 1927",
+const Finding kXCut{"x-root-cut", Severity::slip, "1643.1 + 284.9 printed as 1643 + 284 = 1927",
                     "§6.3 evaluates B/α = 4.19e6 / 2550 = 1643.1 and the root term 284.9 and prints both cut to "
                     "integers, 1643 + 284 = 1927; their sum is 1928.0."};
 }  // namespace

@@ -199,7 +199,7 @@ EXERCISE("ch7.step-time-formula", "The theoretical decode step time") {
 }
 
 static const workbook::Finding kQuizTruncated{
-    "quiz-truncated", workbook::Severity::rounding, "2.57 ms printed as 2.5 ms",
+    "quiz-truncated", workbook::Severity::slip, "2.57 ms printed as 2.5 ms",
     "§7.1.5's quiz evaluates (4·819e6 + 30e9)/(16·8.1e11) = 3.328e10/1.296e13 = 2.568e-3 s and prints "
     "2.5 ms: the third digit was cut off rather than rounded (2.6 ms at two digits)."};
 
@@ -226,7 +226,7 @@ EXERCISE("ch7.quiz-30b", "A 30B dense model decoding on a v5e 4x4") {
 // §7.1.6–7.1.7: LLaMA-2 13B.
 
 static const workbook::Finding kAttention80Layers{
-    "attention-80-layers", workbook::Severity::wrong, "attention parameters written with 80 layers",
+    "attention-80-layers", workbook::Severity::conclusion, "attention parameters written with 80 layers",
     "§7.1.6's table writes the attention count as 80 · (2·5120·40·128 + 2·5120·40·128), which is 8.39e9, yet "
     "prints 4.2e9, the value for LLaMA-2 13B's 40 layers (40 · 4 · 5120 · 5120 = 4.19e9): the 80 is a slip "
     "(perhaps from LLaMA-3 70B's 80 layers), the printed total is right."};
@@ -325,7 +325,7 @@ static const workbook::Finding kGbAsGib{
     "batch 1 is 6.7 + 26 = 32.7 — 30.5 GiB. Likewise the '128 GiB' of HBM is 8 × 16e9 = 128 GB (119 GiB) and "
     "'6.5 TiB/s (0.82 TiB/s each)' is 8 × 8.2e11 = 6.56e12 B/s (5.97 TiB/s)."};
 static const workbook::Finding kRoundedTableInputs{
-    "llama2-rounded-inputs", workbook::Severity::rounding, "§7.1.7's step times use rounded sizes",
+    "llama2-rounded-inputs", workbook::Severity::slip, "§7.1.7's step times use rounded sizes",
     "Every step and throughput cell of §7.1.7 is (B · 6.7 GB + 26 GB) / (8 · 8.2e11 B/s) — e.g. 32.7e9 / 6.56e12 = "
     "4.985 ms at batch 1 and 1634e9 / 6.56e12 = 249.09 ms at 240 — with the 8k cache rounded to 6.7 GB (exactly "
     "6.711 GB; 1.34 GB for the 5× smaller cache, exactly 1.342 GB) and the weights to 26 GB (exactly 26.03 GB). "
@@ -333,7 +333,7 @@ static const workbook::Finding kRoundedTableInputs{
     "3.86 ms against 3.97 ms of weight loading, so the rounded sizes alone account for the gap. With exact sizes "
     "(and the same 8.2e11 B/s) the cells move in their third or fourth printed digit."};
 static const workbook::Finding kOomBeyond16{
-    "llama2-oom-16", workbook::Severity::wrong, "batch 16 already does not fit",
+    "llama2-oom-16", workbook::Severity::conclusion, "batch 16 already does not fit",
     "§7.1.7 says the 8 v5e run out of memory beyond batch 16, but its own table puts batch 16 at 133.2 GB "
     "against 128 GB of HBM (8 × 16 GB): (128 − 26) / 6.7 = 15.2, so 15 is the largest batch that fits. Only "
     "with HBM counted as 128 GiB (137.4 GB) would 16 fit."};
@@ -471,7 +471,7 @@ EXERCISE("ch7.llama2-table-gqa", "The same model with a 5× smaller KV cache (8 
 // §7.3: sharding the decode.
 
 static const workbook::Finding kBetaNine{
-    "beta-nine", workbook::Severity::rounding, "β = W_hbm / W_ici is 9, not 8, with the §2.3 figures",
+    "beta-nine", workbook::Severity::slip, "β = W_hbm / W_ici is 9, not 8, with the §2.3 figures",
     "§7.3.2 says β is usually around 8 on v5e and v6e. The §2.3 tables give 8.1e11 / 9e10 = 9.0 (v5e) and "
     "1.6e12 / 1.8e11 = 8.9 (v6e) against the bidirectional ICI of one link; 8 comes out only by mixing in "
     "figures from elsewhere, e.g. §1.1's 8.2e11 B/s of HBM per v5e over the 100 GB/s per link of §2.3's footnote "
@@ -622,7 +622,7 @@ EXERCISE("ex7.6", "Expert sharding on a v5e 8x16") {
 }
 
 static const workbook::Finding kSeventyTwo{
-    "ws2d-72-not-81", workbook::Severity::wrong, "128 · (3/4)² is 72, not 81",
+    "ws2d-72-not-81", workbook::Severity::conclusion, "128 · (3/4)² is 72, not 81",
     "Solution 7.7 compares 4BD/(3W) with sqrt(128)·BD/(sqrt(N)·W): squaring, N > 128 · (3/4)² = 128 · 9/16 = 72. "
     "It prints 81 = 9², the value (12 · 3/4)² that comes out if sqrt(128) = 11.3 is taken as 12. Its own general "
     "form 32 · (F/D) · (3/4)² gives 72 for F = 4D."};
@@ -679,7 +679,7 @@ EXERCISE("ex7.7", "2-D weight-stationary sharding against 1-D") {
 // §7.6: appendices.
 
 static const workbook::Finding kSixHundredM{
-    "layer-600m", workbook::Severity::rounding, "2·8192·32768 = 537M parameters, taken as 600M",
+    "layer-600m", workbook::Severity::slip, "2·8192·32768 = 537M parameters, taken as 600M",
     "§7.6.1's layer of two matmuls with D = 8192 and F = 32768 holds 2 · 8192 · 32768 = 5.37e8 parameters, "
     "'about 600M' in the text; the 365 µs follows from the rounded figure: 600e6 · 2 bytes / (4 · 8.2e11 B/s) "
     "= 366 µs. With the exact count it is 327 µs."};

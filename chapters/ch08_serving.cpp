@@ -107,7 +107,7 @@ const std::vector<Row>& rows() {
 // Findings: one cause each, referenced by every value it explains.
 
 static const workbook::Finding kRoundedSizes{
-    "rounded-model-sizes", workbook::Severity::rounding,
+    "rounded-model-sizes", workbook::Severity::slip,
     "LLaMA-3 70B taken as 70e9 parameters and 160e3 or 162e3 bytes of int8 KV per token",
     "LLaMA-3 70B has 70.55e9 parameters and 2·L·K·H = 2·80·8·128 = 163,840 bytes of int8 KV per token "
     "(160 KiB). §8.1 computes with 70e9 parameters and writes the KV size as 160e3 B in one question and 162e3 B "
@@ -118,22 +118,22 @@ static const workbook::Finding kRoundedSizes{
     "2·70e9·8192/(16·1.97e14·0.4) = 0.910 s for the 8k prefill (0.917 s with 70.55e9)."};
 
 static const workbook::Finding kStepRounded{
-    "step-rounded-17ms", workbook::Severity::rounding, "throughput computed from the step time rounded to 17 ms",
+    "step-rounded-17ms", workbook::Severity::slip, "throughput computed from the step time rounded to 17 ms",
     "§8.1 divides by the step time after rounding it: 32/0.017 = 1882 tokens/s and 1882/8 = 235 per chip, and "
     "17/2 = 8.5 ms on a 4x4. Its own 112e9/(8·8.1e11) = 17.28 ms gives 1852 tokens/s, 231 per chip and 8.64 ms."};
 
 static const workbook::Finding kInt4Params{
-    "int4-45gb", workbook::Severity::wrong, "int4 weights of LLaMA-3 70B written as 45 GB",
+    "int4-45gb", workbook::Severity::conclusion, "int4 weights of LLaMA-3 70B written as 45 GB",
     "Half a byte per parameter makes 70e9 parameters 35 GB, not 45 GB. The int4 row of the §8.1 table is "
     "computed from 45 GB: 45e9/16e9 = 2.81 chips and 4·16 − 45 = 19 GB left for KV. From 35 GB the same "
     "arithmetic gives 2.19 chips and 29 GB."};
 
 static const workbook::Finding kInt8Free{
-    "int8-free-68gb", workbook::Severity::wrong, "HBM left on a v5e 4x2 after int8 weights printed as 68 GB",
+    "int8-free-68gb", workbook::Severity::conclusion, "HBM left on a v5e 4x2 after int8 weights printed as 68 GB",
     "8 chips hold 8·16 = 128 GB; minus 70 GB of int8 weights that leaves 58 GB, not 68 GB."};
 
 static const workbook::Finding kCachesFromParams{
-    "kv-count-from-param-size", workbook::Severity::wrong,
+    "kv-count-from-param-size", workbook::Severity::conclusion,
     "number of 8k KV caches divided from the weights' size, not from the free HBM, in the int8 and int4 rows",
     "The bf16 row divides the free HBM by one 8k cache: ⌊116e9/(324e3·8192)⌋ = 43. The int8 and int4 rows divide "
     "the weights instead: ⌊70e9/(162e3·8192)⌋ = ⌊52.7⌋ = 52 and ⌊45e9/(81e3·8192)⌋ = ⌊67.8⌋ = 67. The free HBM "
@@ -141,7 +141,7 @@ static const workbook::Finding kCachesFromParams{
     "table reuses 52 and 67: 52/(0.019·512·8) = 0.668 and 67/(0.019·512·4) = 1.72."};
 
 static const workbook::Finding kDoubledSlice{
-    "doubled-slice-batch-161", workbook::Severity::wrong,
+    "doubled-slice-batch-161", workbook::Severity::conclusion,
     "the doubled slices are given 186 GB free and a batch of 161 that none of them has",
     "bf16 weights on a 4x8 leave 32·16 − 140 = 372 GB, not 186 GB (186 GB is what int8 weights leave on a 4x4: "
     "16·16 − 70). The three rows then share one batch of 161: 161/(0.019·512) = 16.55 is the '16.54' of the "
@@ -150,20 +150,20 @@ static const workbook::Finding kDoubledSlice{
     "constants in every row, i.e. 140/(0.019·512·N) = 0.45, 0.90 and 1.80 QPS per chip."};
 
 static const workbook::Finding kV5pIci{
-    "v5p-ici-intensity-on-v5e", workbook::Severity::wrong,
+    "v5p-ici-intensity-on-v5e", workbook::Severity::conclusion,
     "the ICI bound of model parallelism on a v5e uses the v5p's 2550",
     "2550 is a TPU v5p's bf16 FLOPs over its bidirectional ICI bandwidth, 4.59e14/1.8e11 (§5). A v5e has "
     "1.97e14/9e10 = 2189, so two axes of model parallelism stay compute-bound up to Y = 2·28,672/2189 = 26.2 "
     "chips, not 2·28,672/2550 = 22.5. The conclusion (a 4x4 of 16 chips yes, a 4x8 of 32 no) is unchanged."};
 
 static const workbook::Finding kTruncated{
-    "truncated-not-rounded", workbook::Severity::rounding, "results cut off instead of rounded",
+    "truncated-not-rounded", workbook::Severity::slip, "results cut off instead of rounded",
     "Several §8 results drop their digits instead of rounding: 2·64·8192/9e10 = 11.65 µs printed '11 µs'; "
     "2·64·8192·28,672/(32·1.97e14) = 4.77 µs printed '4 µs'; 0.019·512 = 9.73 s printed 'about 9 s'; "
     "43/(0.019·512·16) = 0.276 printed 0.27."};
 
 static const workbook::Finding kV5eFlopsPerDollar{
-    "v5e-flops-per-dollar", workbook::Severity::wrong, "v5e FLOPs per dollar printed as 5.8e17",
+    "v5e-flops-per-dollar", workbook::Severity::conclusion, "v5e FLOPs per dollar printed as 5.8e17",
     "The table's own figures give 1.97e14 FLOPs/s × 3600 s / $1.20 = 5.91e17 FLOPs per dollar; 5.8e17 would need "
     "$1.22 per hour. The H100 (9.9e14·3600/10.8 = 3.3e17) and v5p (4.59e14·3600/4.20 = 3.93e17) rows agree."};
 

@@ -105,7 +105,7 @@ EXERCISE("ch9.hlo-dot", "The HLO of a jitted einsum: operand order, contracting 
 }
 
 static const workbook::Finding kUpProjOutputShape{
-    "up-projection-output-global-batch", workbook::Severity::wrong,
+    "up-projection-output-global-batch", workbook::Severity::conclusion,
     "the up-projection's local output printed as bf16[32,1024,16384]",
     "§9.2.4 reads the profiled fusion's inputs as bf16[8,1024,8192] and bf16[8192,16384] — local blocks of a "
     "4-way data-parallel, 2-way model-parallel matmul — and its output as bf16[32,1024,16384]. A local matmul "

@@ -89,7 +89,7 @@ std::string us(double seconds) { return format_quantity(seconds, "s"); }
 // ---------------------------------------------------------------------------------------------------
 
 static const workbook::Finding kWNamedDX{
-    "w-named-d-x", workbook::Severity::wrong, "W = P('Y', None) described as W[D_X, F]",
+    "w-named-d-x", workbook::Severity::conclusion, "W = P('Y', None) described as W[D_X, F]",
     "§10.1.1 creates W with the partition spec P('Y', None): its first (contracting) dimension is split over "
     "the mesh axis Y and nothing over X. The prose calls this W[D_X, F]; the lines that follow (In[B_X, D_Y] "
     "·_D W[D_Y, F] and the AllReduce over Y) use D_Y, which is what the spec says. On the 2x2 mesh both axes "

@@ -420,8 +420,8 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
 # ---------------------------------------------------------------------------------------------
 # Statuses
 
-SEVERITY_ORDER = {"wrong": 0, "unit": 1, "rounding": 2, "unclassified": 3}
-SEVERITY_TEXT = {"wrong": "wrong", "unit": "unit slip", "rounding": "rounding", "unclassified": "unclassified"}
+SEVERITY_ORDER = {"conclusion": 0, "slip": 1, "unit": 2, "unclassified": 3}
+SEVERITY_TEXT = {"conclusion": "changes a conclusion", "slip": "slip", "unit": "unit label", "unclassified": "unclassified"}
 
 
 def answer_status(a):
@@ -436,14 +436,14 @@ def esc(text):
 
 
 def count_chapter(ch):
-    c = {"answers": 0, "agrees": 0, "erratum": 0, "checked": 0, "notes_agree": 0, "notes_differ": 0,
+    c = {"answers": 0, "agrees": 0, "approximation": 0, "erratum": 0, "checked": 0, "notes_agree": 0, "notes_differ": 0,
          "formulas": 0, "formulas_ok": 0, "formulas_erratum": 0, "claims": 0, "claims_ok": 0, "claims_erratum": 0,
          "severity": {}}
     for ex in ch["exercises"]:
         for a in ex["answers"]:
             c["answers"] += 1
             s = answer_status(a)
-            c[s if s in ("agrees", "erratum", "checked") else "checked"] += 1
+            c[s if s in ("agrees", "approximation", "erratum", "checked") else "checked"] += 1
             if s == "erratum":
                 sev = a.get("erratum", {}).get("severity", "unclassified")
                 c["severity"][sev] = c["severity"].get(sev, 0) + 1
@@ -473,7 +473,7 @@ def badges_for(exercises):
     for ex in exercises:
         for a in ex["answers"]:
             s = answer_status(a)
-            if s == "agrees":
+            if s in ("agrees", "approximation"):
                 agree += 1
             elif s == "erratum":
                 err += 1
@@ -527,6 +527,10 @@ def answer_card(ex, checks, chapter_number):
                       f' <a href="#{esc(finding_anchor(chapter_number, fid))}">why</a>')
         elif s == "agrees":
             status = badge("agrees", "agrees", "within the book's printed precision")
+        elif s == "approximation":
+            si = a.get("stated_input")
+            why = (f"follows from the book's stated input {si['input']}" if si else b.get("tol_rule", ""))
+            status = badge("agrees approx", "approximation", why)
         else:
             status = badge("checked", "checked", "no book value: recomputed independently in tests/")
         notes = []
@@ -723,8 +727,8 @@ def dashboard(chapters):
     body.append(dash_row("<strong>all</strong>", sums, total=True))
     legend = ('<p class="legend">Badges on the headings and in the contents: '
               + badge("agrees", "✓ n", "") + " answers that agree with the book, "
-              + badge("erratum sev-wrong", "✗ n", "") + " errata (red: a wrong value or formula; orange: a unit "
-              "slip; yellow: a rounding), " + badge("checked", "◆ n", "") + " answers the book does not print, "
+              + badge("erratum sev-conclusion", "✗ n", "") + " errata (red: it changes a conclusion; yellow: a slip "
+              "that changes none; orange: a unit label), " + badge("checked", "◆ n", "") + " answers the book does not print, "
               "recomputed independently, " + badge("notes-differ", "≠ n", "") + " values where the reader notes "
               "differ (with the reason).</p>")
     return ('# Status at a glance {#status}\n\n' + head + "".join(body) + "</tbody></table>\n\n" + legend + "\n")

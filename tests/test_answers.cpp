@@ -25,24 +25,25 @@ bool close(double ours, double check, const testing::IndependentCheck& c) {
   const double diff = std::fabs(ours - check);
   return c.abs_tol > 0 ? diff <= c.abs_tol : diff <= c.rel_tol * std::fabs(check);
 }
-// Chapters whose tolerances and errata predate the tolerance rule and findings; the re-walk of chapters
-// 1–4 empties this list.
-const std::set<int> kLegacyChapters{};
-bool legacy(const std::string& name) {
+// Chapters whose errata are still being re-audited under the errata policy (DESIGN.md): each erratum there
+// may still lack its reproduction of the printed number. The re-audit empties this list.
+const std::set<int> kReauditPending{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+bool pending(const std::string& name) {
   for (const auto& chapter : testing::results())
     for (const auto& ex : chapter.exercises)
-      if (name.rfind(ex.id() + ".", 0) == 0) return kLegacyChapters.count(chapter.def->number) > 0;
+      if (name.rfind(ex.id() + ".", 0) == 0) return kReauditPending.count(chapter.def->number) > 0;
   return false;
 }
 }  // namespace
 
-TEST_CASE("every answer agrees with the book or is an explained erratum") {
+TEST_CASE("every answer agrees with the book, is an approximation it states, or is an explained erratum") {
   const auto answers = testing::all_answers();
   REQUIRE(!answers.empty());
   for (const auto& [name, a] : answers) {
     INFO(name);
     const auto status = a->book_status();
-    CHECK_MESSAGE((status == BookStatus::agrees || status == BookStatus::erratum || status == BookStatus::none),
+    CHECK_MESSAGE((status == BookStatus::agrees || status == BookStatus::approximation ||
+                   status == BookStatus::erratum || status == BookStatus::none),
                   name << ": " << workbook::to_string(status));
     if (status == BookStatus::erratum) CHECK_MESSAGE(a->erratum_reason().size() > 20, name << ": erratum needs a reason");
   }
@@ -50,13 +51,36 @@ TEST_CASE("every answer agrees with the book or is an explained erratum") {
 
 TEST_CASE("every erratum names its finding and severity") {
   for (const auto& [name, a] : testing::all_answers())
-    if (a->book_status() == BookStatus::erratum && !legacy(name))
+    if (a->book_status() == BookStatus::erratum)
       CHECK_MESSAGE(a->finding().has_value(), name << ": erratum without a finding (use .erratum(Finding, …))");
+}
+
+// The policy's test of an erratum: the printed number does not follow from the book's own inputs, and the
+// slip the finding describes, repeated in code, gives it.
+TEST_CASE("every erratum reproduces the printed number by the book's method") {
+  for (const auto& [name, a] : testing::all_answers()) {
+    if (a->book_status() != BookStatus::erratum || pending(name)) continue;
+    INFO(name);
+    CHECK_MESSAGE(a->reproduction().has_value(), name << ": erratum without .reproduced_by(value, how)");
+    if (a->reproduction())
+      CHECK_MESSAGE(a->agrees_strictly(a->reproduction()->value),
+                    name << ": the reproduction " << a->reproduction()->value << " does not give the printed "
+                         << *a->book_value());
+  }
+}
+
+TEST_CASE("a reproduction or a stated input is only recorded where it explains something") {
+  for (const auto& [name, a] : testing::all_answers()) {
+    if (a->reproduction())
+      CHECK_MESSAGE(a->book_status() == BookStatus::erratum, name << ": reproduced_by() on a value that is not an erratum");
+    if (a->stated())
+      CHECK_MESSAGE(a->book_status() == BookStatus::approximation,
+                    name << ": stated_input() on a value that is not an approximation");
+  }
 }
 
 TEST_CASE("every tolerance obeys the rule: printed digits, exact, or a written reason") {
   for (const auto& [name, a] : testing::all_answers()) {
-    if (legacy(name)) continue;
     if (a->book_value())
       CHECK_MESSAGE(workbook::tolerance_rule_violation(*a->book_value(), a->book_tolerance()).empty(),
                     name << " (book): " << workbook::tolerance_rule_violation(*a->book_value(), a->book_tolerance()));
@@ -110,6 +134,8 @@ TEST_CASE("answers without a book value, and errata, have an independent check")
     const auto status = a->book_status();
     if (status == BookStatus::none) require_check(name, "no book answer", nullptr, nullptr);
     if (status == BookStatus::erratum) require_check(name, "erratum", &a->book_tolerance(), &*a->book_value());
+    // The exact value shown beside an approximation from a stated input is checked like any other.
+    if (status == BookStatus::approximation && a->stated()) require_check(name, "approximation", nullptr, nullptr);
   }
   for (const auto& [name, f] : testing::all_formulas())
     if (f->status() == FormulaStatus::erratum) require_check(name, "formula erratum", nullptr, nullptr);

@@ -27,10 +27,42 @@ TEST_CASE("tolerances match how a value was printed") {
 
 TEST_CASE("book statuses are derived, and contradictions are flagged") {
   CHECK(Answer("a", 240.2, "").book(240, sig(2)).book_status() == BookStatus::agrees);
-  CHECK(Answer("a", 295.4, "").book(298, within(1)).erratum("why").book_status() == BookStatus::erratum);
+  const Finding why{"why", Severity::slip, "a slip", "The book adds 3 where the sum needs none."};
+  CHECK(Answer("a", 295.4, "").book(298, within(1)).erratum(why).book_status() == BookStatus::erratum);
   CHECK(Answer("a", 295.4, "").book(298, within(1)).book_status() == BookStatus::unexplained);
-  CHECK(Answer("a", 298.1, "").book(298, within(1)).erratum("why").book_status() == BookStatus::false_erratum);
+  CHECK(Answer("a", 298.1, "").book(298, within(1)).erratum(why).book_status() == BookStatus::false_erratum);
   CHECK(Answer("a", 1, "").book_status() == BookStatus::none);
+}
+
+// DESIGN.md, "Errata policy": truncation agrees; a stated input or hedged wording is an approximation.
+TEST_CASE("the errata policy: truncated agrees, stated inputs and hedges are approximations") {
+  const Finding why{"why", Severity::slip, "a slip", "The book truncates early and then adds 5."};
+  // 4377.8 printed as 4377 (truncated at 4 digits) agrees; 4376 does not.
+  CHECK(Answer("a", 4377.8, "").book(4377, sig(4)).book_status() == BookStatus::agrees);
+  CHECK(Answer("a", 453.6, "").book(453, sig(3)).book_status() == BookStatus::agrees);
+  CHECK(Answer("a", 4378.0, "").book(4377, sig(4)).book_status() == BookStatus::unexplained);
+  CHECK(Answer("a", -2.58, "").book(-2.5, sig(2)).book_status() == BookStatus::agrees);
+  CHECK(Answer("a", 2.58, "").book(-2.5, sig(2)).book_status() == BookStatus::unexplained);
+  // Truncated and then flagged is a false erratum.
+  CHECK(Answer("a", 4377.8, "").book(4377, sig(4)).erratum(why).book_status() == BookStatus::false_erratum);
+  // The book computes from its stated 160e3 bytes of KV per token: 160e3·32768 = 5.24e9 printed, where the
+  // exact 163,840 B gives 5.369e9.
+  Answer stated("a", 163840.0 * 32768, "");
+  stated.book(5.24e9, sig(3)).stated_input("§8: '160e3 bytes per token' (exact 163,840)", 160e3 * 32768);
+  CHECK(stated.book_status() == BookStatus::approximation);
+  // A stated input that does not give the printed value explains nothing.
+  Answer wrong_input("a", 163840.0 * 32768, "");
+  wrong_input.book(5.1e9, sig(2)).stated_input("§8: '160e3 bytes per token' (exact 163,840)", 160e3 * 32768);
+  CHECK(wrong_input.book_status() == BookStatus::unexplained);
+  // Hedged wording within a reasoned tolerance: an approximation, not an agreement.
+  CHECK(Answer("a", 8.3, "").book(9, rel(0.1).because("'about 9 s'")).book_status() == BookStatus::approximation);
+  CHECK(Answer("a", 9.7, "").book(9, rel(0.1).because("'about 9 s'")).book_status() == BookStatus::agrees);
+  CHECK(Answer("a", 9.04, "").book(9, rel(0.1).because("'about 9 s'")).book_status() == BookStatus::agrees);
+  // An erratum keeps its reproduction of the printed number.
+  Answer slip("a", 100, "");
+  slip.book(120, sig(2)).erratum(why).reproduced_by(120.4, "the early truncation, then + 5");
+  CHECK(slip.book_status() == BookStatus::erratum);
+  CHECK(slip.agrees_strictly(slip.reproduction()->value));
 }
 
 TEST_CASE("reader-notes statuses") {
@@ -99,7 +131,7 @@ TEST_CASE("a printed formula is checked at the book's point and at an unrelated 
   CHECK(approx.status() == FormulaStatus::approximation);
 
   // Right at the book's point by coincidence, wrong elsewhere: a finding.
-  const Finding f{"f", Severity::wrong, "wrong formula", "The book writes 2a where a·b belongs."};
+  const Finding f{"f", Severity::conclusion, "wrong formula", "The book writes 2a where a·b belongs."};
   auto coincidence = [](const Inputs& v) { return 2 * in(v, "a"); };
   Formula wrong("wrong", "2a", coincidence, [](const Inputs& v) { return in(v, "a") * in(v, "b"); });
   wrong.at({{"a", 3}, {"b", 2}}).at({{"a", 5}, {"b", 7}});
@@ -128,7 +160,7 @@ TEST_CASE("prose claims are checked with the bound their wording implies") {
   CHECK(Claim("c", "", 32, "").order_of(10).status() == ClaimStatus::unexplained);
   CHECK(Claim("c", "", 5, "").between(4, 6).status() == ClaimStatus::holds);
   CHECK(Claim("c", "", 5, "").status() == ClaimStatus::incomplete);
-  const Finding f{"f", Severity::wrong, "t", "The book compares with the wrong threshold."};
+  const Finding f{"f", Severity::conclusion, "t", "The book compares with the wrong threshold."};
   CHECK(Claim("c", "", 1, "").below(0.5).erratum(f).status() == ClaimStatus::erratum);
   CHECK(Claim("c", "", 0.1, "").below(0.5).erratum(f).status() == ClaimStatus::false_erratum);
 }
@@ -143,7 +175,7 @@ TEST_CASE("figures refuse values JSON cannot carry, and findings are grouped in 
   static ChapterDef def{"ch99", 99, "test", {}};
   def.exercises.clear();
   def.exercises.push_back({"ex99.1", "t", [](Exercise& e) {
-                             static const Finding f{"slip", Severity::rounding, "one slip", "Rounded 1.37 to 1.3 early."};
+                             static const Finding f{"slip", Severity::slip, "one slip", "Rounded 1.37 to 1.3 early."};
                              e.section("§9.9");
                              e.answer("a", 1.37, "ms").book(1.3, sig(2)).erratum(f);
                              e.answer("b", 2.74, "ms").book(2.6, sig(2)).erratum(f, "Doubled.");

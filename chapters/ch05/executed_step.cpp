@@ -52,7 +52,7 @@ double max_sent_bytes(const sim::ShardedStep& run, int layer, sim::Pass pass) {
 // The same finding as ch5.summary-table's in chapters/ch05_training.cpp (same id, so the chapter lists it
 // once, with this answer among the values it explains); the text must stay identical to that one.
 const Finding kFsdpTpBackward{
-    "mixed-bwd-8bd", Severity::wrong, "FSDP + TP backward activation comms printed as 8BD/X",
+    "mixed-bwd-8bd", Severity::conclusion, "FSDP + TP backward activation comms printed as 8BD/X",
     "§5.2's table gives FSDP + MP backward comms (8BD/X + 8DF/Y). The §5.1.4 backward pass gathers dOut and "
     "reduce-scatters dIn over Y (2·2BD/X bytes) and may gather In again (2BD/X more): 4BD/X, or 6BD/X without reusing "
     "the forward gather. 8BD/X follows from neither, and at X = 1 it does not reduce to the table's own MP row (4BD)."};

@@ -110,9 +110,9 @@ std::string tolerance_rule(double printed, const Tolerance& t) {
 
 const char* to_string(Severity s) {
   switch (s) {
-    case Severity::wrong: return "wrong";
+    case Severity::conclusion: return "conclusion";
+    case Severity::slip: return "slip";
     case Severity::unit: return "unit";
-    case Severity::rounding: return "rounding";
   }
   return "?";
 }
@@ -141,8 +141,17 @@ Answer& Answer::erratum(const Finding& cause, std::string detail) {
   return *this;
 }
 
-Answer& Answer::erratum(std::string reason) {
-  erratum_ = std::move(reason);
+Answer& Answer::stated_input(std::string input, double from_stated) {
+  if (!std::isfinite(from_stated)) throw std::logic_error(key_ + ": a value from a stated input must be finite");
+  if (input.size() < 10) throw std::logic_error(key_ + ": name the stated input and where the book states it");
+  stated_ = StatedInput{std::move(input), from_stated};
+  return *this;
+}
+
+Answer& Answer::reproduced_by(double value, std::string how) {
+  if (!std::isfinite(value)) throw std::logic_error(key_ + ": a reproduction must be finite");
+  if (how.size() < 10) throw std::logic_error(key_ + ": say how the book's number is reproduced");
+  reproduction_ = Reproduction{value, std::move(how)};
   return *this;
 }
 
@@ -175,17 +184,43 @@ Answer& Answer::measured(double value, std::string source, std::string gap) {
   return *this;
 }
 
+namespace {
+// `printed` truncated (toward zero) from `v` at `digits` significant digits: v lies in [p, p + unit) on
+// p's side of zero, the unit being p's last printed place ("4377" from 4377.8).
+bool truncates_to(double v, double printed, double digits) {
+  if (printed == 0 || (v < 0) != (printed < 0)) return false;
+  const double unit = 2 * half_unit(printed, digits);
+  const double a = std::fabs(v), p = std::fabs(printed);
+  return a >= p * (1 - kEdge) && a < p + unit * (1 - kEdge);
+}
+}  // namespace
+
+bool Answer::agrees_strictly(double v) const {
+  if (!book_) return false;
+  const double p = *book_;
+  // The tolerance itself, when it carries no reason (printed digits, exact, or tighter).
+  if (book_tolerance_.reason.empty() && book_tolerance_.admits(v, p)) return true;
+  const double digits = book_tolerance_.kind == Tolerance::Kind::significant && book_tolerance_.reason.empty()
+                            ? book_tolerance_.amount
+                            : printed_digits(p);
+  return sig(static_cast<int>(digits)).admits(v, p) || truncates_to(v, p, digits);
+}
+
 BookStatus Answer::book_status() const {
-  if (!book_) return erratum_.empty() ? BookStatus::none : BookStatus::false_erratum;
-  const bool close = book_tolerance_.admits(value_, *book_);
-  if (erratum_.empty()) return close ? BookStatus::agrees : BookStatus::unexplained;
-  return close ? BookStatus::false_erratum : BookStatus::erratum;
+  if (!book_) return erratum_.empty() && !stated_ ? BookStatus::none : BookStatus::false_erratum;
+  if (agrees_strictly(value_)) return erratum_.empty() && !stated_ ? BookStatus::agrees : BookStatus::false_erratum;
+  const bool follows = (stated_ && agrees_strictly(stated_->from_stated)) ||
+                       (!book_tolerance_.reason.empty() && book_tolerance_.admits(value_, *book_));
+  if (follows) return erratum_.empty() ? BookStatus::approximation : BookStatus::false_erratum;
+  if (stated_) return BookStatus::unexplained;  // a stated input that does not give the print explains nothing
+  return erratum_.empty() ? BookStatus::unexplained : BookStatus::erratum;
 }
 
 const char* to_string(BookStatus s) {
   switch (s) {
     case BookStatus::none: return "no book answer";
     case BookStatus::agrees: return "agrees";
+    case BookStatus::approximation: return "approximation";
     case BookStatus::erratum: return "erratum";
     case BookStatus::unexplained: return "disagrees (unexplained)";
     case BookStatus::false_erratum: return "erratum claimed but agrees";

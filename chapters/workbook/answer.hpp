@@ -38,11 +38,11 @@ std::string tolerance_rule_violation(double printed, const Tolerance& t);
 // How the tolerance was chosen, for the JSON "tol_rule" field and the report.
 std::string tolerance_rule(double printed, const Tolerance& t);
 
-// How serious a finding is (report order: wrong first).
+// How serious a finding is, in terms a reader can use (DESIGN.md, "Errata policy"; report order: conclusion first).
 enum class Severity {
-  wrong,     // a wrong formula, constant, arithmetic result or conclusion
-  unit,      // a unit slip (GB vs GiB, bits vs bytes, …)
-  rounding,  // an intermediate rounded past the printed precision
+  conclusion,  // it changes a conclusion the book draws (a bound, a choice, "fits", "compute-bound", …)
+  slip,        // a wrong number, formula or constant that changes no conclusion
+  unit,        // a unit label only (GB for GiB, bits for bytes, …): the number is right for another unit
 };
 const char* to_string(Severity s);
 
@@ -55,10 +55,18 @@ struct Finding {
   std::string reason;  // what the book did, in enough detail to reproduce the printed numbers
 };
 
+// The errata policy (DESIGN.md):
+//   agrees        — the exact value rounded or truncated to the printed digits;
+//   approximation — the printed value follows from an input the book states at that place (`stated_input`),
+//                   or from hedged wording within a tolerance whose reason names the wording (`because`);
+//                   shown with the exact value, never counted as an erratum;
+//   erratum       — it follows from neither: a finding whose method reproduces the printed number
+//                   (`reproduced_by`) and an independent check of ours.
 enum class BookStatus {
   none,            // the book prints no value: an independent check in tests/ is required
-  agrees,          // within the printed precision
-  erratum,         // outside it, and a reason is recorded
+  agrees,          // within the printed precision (rounded or truncated)
+  approximation,   // follows from a stated input or hedged wording, not from the exact value
+  erratum,         // follows from neither, and a finding is recorded
   unexplained,     // outside it with no reason: a defect (ours or an unrecorded erratum)
   false_erratum,   // a reason is recorded but the values agree: the erratum claim is wrong
 };
@@ -72,6 +80,20 @@ struct NoteValue {
   std::string reason;  // why the reader's value differs; empty when it should agree
   NoteStatus status() const;
   double ours = 0;     // filled in by the Answer
+};
+
+// The printed value follows from an input the book states at that place ("we know the model has 70e9
+// parameters"), not from the exact one: our computation with that stated input must agree with the print.
+struct StatedInput {
+  std::string input;   // the stated input and where: "§6.1: '70e9 parameters' (exact 70.55e9)"
+  double from_stated;  // our computation with that input
+};
+
+// What the book's method gives when our code repeats its slip (the finding's reason, done in C++): an
+// erratum is only recorded when this reproduces the printed number.
+struct Reproduction {
+  double value;
+  std::string how;  // "1.6e10 = 4·D·F with F counted twice"
 };
 
 // A value we evaluated from a formula the book prints (not a value it prints): kept apart from `book`.
@@ -94,7 +116,10 @@ class Answer {
 
   Answer& book(double printed, Tolerance tolerance);
   Answer& erratum(const Finding& cause, std::string detail = "");  // detail: what this value shows of it
-  Answer& erratum(std::string reason);  // legacy: a reason without a classified finding
+  // The printed value follows from an input the book states (see StatedInput): status approximation.
+  Answer& stated_input(std::string input, double from_stated);
+  // For an erratum: the book's slip repeated in code gives `value`, which must agree with the print.
+  Answer& reproduced_by(double value, std::string how);
   Answer& notes(std::string source, double value, Tolerance tolerance);
   Answer& differs(std::string reason);  // applies to the last notes() entry
   Answer& explain(std::string text);    // the assumption or model behind the value
@@ -112,7 +137,12 @@ class Answer {
   const std::vector<NoteValue>& notes() const { return notes_; }
   const std::optional<Derived>& derived_value() const { return derived_; }
   const std::optional<Measured>& measured_value() const { return measured_; }
+  const std::optional<StatedInput>& stated() const { return stated_; }
+  const std::optional<Reproduction>& reproduction() const { return reproduction_; }
   BookStatus book_status() const;
+  // Whether `v` is `printed` rounded or truncated to its printed digits (or within a reason-free
+  // tolerance that is tighter): the "agrees" test, without the slack of a reasoned tolerance.
+  bool agrees_strictly(double v) const;
 
  private:
   std::string key_;
@@ -126,6 +156,8 @@ class Answer {
   std::vector<NoteValue> notes_;
   std::optional<Derived> derived_;
   std::optional<Measured> measured_;
+  std::optional<StatedInput> stated_;
+  std::optional<Reproduction> reproduction_;
 };
 
 const char* to_string(BookStatus s);

@@ -56,6 +56,12 @@ std::string to_text(const ChapterResult& chapter) {
       if (a.measured_value())
         out += fmt::format("  {:<28}   measured ({}): {}; the gap: {}\n", "", a.measured_value()->source,
                            format_quantity(a.measured_value()->value, a.unit()), a.measured_value()->gap);
+      if (a.stated())
+        out += fmt::format("  {:<28}   from the book's stated input {}: {}\n", "", a.stated()->input,
+                           format_quantity(a.stated()->from_stated, a.unit()));
+      if (a.reproduction())
+        out += fmt::format("  {:<28}   the book's number, reproduced ({}): {}\n", "", a.reproduction()->how,
+                           format_quantity(a.reproduction()->value, a.unit()));
       if (!a.erratum_reason().empty()) out += fmt::format("  {:<28}   why: {}\n", "", a.erratum_reason());
       for (const auto& n : a.notes()) {
         out += fmt::format("  {:<28}   notes {}: {} ({})\n", "", n.source, format_quantity(n.value, a.unit()),
@@ -137,6 +143,9 @@ std::string to_json(const ChapterResult& chapter) {
         entry["measured"] = {{"value", a.measured_value()->value},
                              {"source", a.measured_value()->source},
                              {"gap", a.measured_value()->gap}};
+      if (a.stated()) entry["stated_input"] = {{"input", a.stated()->input}, {"value", a.stated()->from_stated}};
+      if (a.reproduction())
+        entry["reproduction"] = {{"value", a.reproduction()->value}, {"how", a.reproduction()->how}};
       if (a.derived_value()) entry["derived"] = {{"value", a.derived_value()->value}, {"formula", a.derived_value()->formula}};
       if (a.book_status() == BookStatus::erratum) {
         entry["erratum"] = erratum_json(a.finding(), a.erratum_reason(), name);
