@@ -327,8 +327,9 @@ EXERCISE("ex4.4", "Arithmetic intensity of self-attention") {
                                  "Solution 4.4 derives the prefill intensity T·G/(G + 1) and then takes it as T, "
                                  "setting T > 1.97e14/8.2e11 = 240: that is the threshold only in the limit G -> ∞. "
                                  "Its own formula needs T > 240·(G + 1)/G: 480 for multi-head attention (G = 1), "
-                                 "270 at G = 8. 'Depending on how you interpret the question' does not cover it: "
-                                 "no reading of the question gives an intensity of T."})
+                                 "270 at G = 8, 244 at G = 64. 'Depending on how you interpret the question' does "
+                                 "not cover it: 240 is only the many-heads-per-KV-head limit, and the question fixes "
+                                 "no G, so the answer it asks for is the G-dependent threshold."})
       .reproduced_by(chip_i, "the prefill intensity taken as T: T > 1.97e14 / 8.2e11");
   using workbook::Inputs;
   using workbook::in;
