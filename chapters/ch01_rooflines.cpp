@@ -31,23 +31,20 @@ constexpr double kV5pHbmSection2_2 = 2.5e12; // §2.2 (the §2.3 table says 2.8e
 constexpr double kH100SparseBf16 = 1.979e15; // spec sheet value quoted in solution 1.5
 
 // Findings of chapter 1: one per cause, referenced by every answer, formula and claim it explains.
+// Severity slip: the footnote's conclusion, the input intensity bm·bn/(bm + bn), follows from the true
+// count 2mkn, not from the printed product, so no conclusion rests on the typo.
 const workbook::Finding kTiledFlopsM{
-    "tiled-flops-m", workbook::Severity::conclusion, "Tiled-matmul FLOP count has m where the tile size bn belongs",
-    "The footnote writes the FLOPs as 2·tm·tn·tk·m·bk·bm. Summing 2·bm·bk·bn over the tm·tn·tk tile steps "
-    "gives 2·tm·tn·tk·bm·bk·bn = 2mkn; the printed product is m/bn times that (8× for 4096³ in 512 tiles: "
-    "2·8·8·8·4096·512·512 = 1.10e12 against 2·4096³ = 1.37e11)."};
+    "tiled-flops-m", workbook::Severity::slip, "Tiled-matmul FLOP count has m where the tile size bn belongs",
+    "The footnote writes the FLOPs as 2·tm·tn·tk·m·bk·bm: each of the tm·tn·tk tile steps is charged "
+    "2·m·bk·bm instead of 2·bm·bk·bn. Summing that over the steps reproduces the printed product, m/bn times "
+    "the true 2·tm·tn·tk·bm·bk·bn = 2mkn (8× for 4096³ in 512 tiles: 2·8·8·8·4096·512·512 = 1.10e12 against "
+    "2·4096³ = 1.37e11). Its bytes and its intensity bm·bn/(bm + bn) are right."};
+// Severity slip: the footnote's point, that combining the partial sums is negligible, holds with the
+// right count B·F as well (see the claim partial_sum_negligible).
 const workbook::Finding kPartialSumAdds{
-    "partial-sum-adds", workbook::Severity::conclusion, "Adding two [B, F] partial sums takes BF additions, not DF",
-    "Footnote 11 of §1.1.3 counts the additions that combine the two chips' partial sums as DF; the partial "
-    "sums are the [B, F] outputs, so each chip adds B·F numbers (the printed DF is the weight matrix's size)."};
-const workbook::Finding kTruncated4377{
-    "ici-intensity-truncated", workbook::Severity::slip, "1.97e14 / 4.5e10 = 4377.8 printed as 4377",
-    "§1.1.3 truncates 4377.8 to 4377 and doubles the truncated threshold: D > 8755 where 2 · 4377.8 = 8755.6 "
-    "(the first whole D above it is 8756)."};
-const workbook::Finding kH100Rounding{
-    "h100-peak-rounded", workbook::Severity::slip, "H100 dense peak rounded up to 1e15 before dividing",
-    "Solution 1.5 halves the 1.979e15 sparse figure to 9.895e14, calls it 'close to 1e15' and divides 1e15 "
-    "by 3.35e12 = 298.5, printed as 298; 9.895e14 / 3.35e12 = 295.4."};
+    "partial-sum-adds", workbook::Severity::slip, "Adding two [B, F] partial sums takes BF additions, not DF",
+    "Footnote 11 of §1.1.3 counts the additions that combine the two chips' partial sums as DF, the size of the "
+    "weight matrix Y[D, F]; the partial sums are the [B, F] outputs, so each chip adds B·F numbers."};
 
 std::string fmt_batch(const std::optional<double>& b) { return b ? format_number(*b) : "none"; }
 
@@ -74,9 +71,8 @@ EXERCISE("ch1.v5e-intensity", "Critical intensity of the TPU v5e MXU") {
       .explain("1.97e14 FLOPs/s over the 8.2e11 B/s that §1.1 quotes");
   ex.answer("ici_intensity", critical_intensity(c, kV5eIciOneWay), "FLOPs/byte")
       .book(4377, sig(4))
-      .erratum(kTruncated4377)
       .notes("000", 4378, sig(4))
-      .explain("1.97e14 FLOPs/s over 4.5e10 B/s of one-way ICI (§1.1.3 prints 4377, truncating 4377.8)");
+      .explain("1.97e14 FLOPs/s over 4.5e10 B/s of one-way ICI: 4377.8, which §1.1.3 truncates to 4377");
 }
 
 EXERCISE("ch1.dot-product", "Arithmetic intensity of a bf16 dot product") {
@@ -168,9 +164,13 @@ EXERCISE("ch1.tiled-matmul", "FLOPs, bytes and intensity of a tiled matmul") {
   const double tm = t.m / t.bm, tn = t.n / t.bn, tk = t.k / t.bk;
   const double printed_flops = 2 * tm * tn * tk * t.m * t.bk * t.bm;  // the footnote's formula, as printed
   const double printed_bytes = 2 * tm * tn * (tk * (t.bm * t.bk + t.bk * t.bn) + 2 * t.bm * t.bn);
+  // The footnote's slip repeated step by step: every tile step charged 2·m·bk·bm instead of 2·bm·bk·bn.
+  double slipped_flops = 0;
+  for (double step = 0; step < tm * tn * tk; ++step) slipped_flops += 2 * t.m * t.bk * t.bm;
   ex.answer("flops", flops(t), "FLOPs")
       .book(printed_flops, rel(1e-12))
-      .erratum(kTiledFlopsM, "at 4096³ in 512 tiles the printed count is 8× the true 2mkn");
+      .erratum(kTiledFlopsM, "at 4096³ in 512 tiles the printed count is 8× the true 2mkn")
+      .reproduced_by(slipped_flops, "512 tile steps (8·8·8), each charged 2·m·bk·bm = 2·4096·512·512 FLOPs");
   using workbook::Inputs;
   using workbook::in;
   auto tiled = [](const Inputs& v) {
@@ -215,11 +215,11 @@ EXERCISE("ch1.two-chip-network", "Roofline of a matmul split over two chips alon
   //   T_math = 2·B·(D/2)·F / C,   T_comms = 2·B·F / W   =>   compute-bound when D/2 > C / W.
   const double c = chip("tpu-v5e").bf16_flops_per_s;
   const double chip_i = critical_intensity(c, kV5eIciOneWay);
-  ex.answer("ici_intensity", chip_i, "FLOPs/byte").book(4377, sig(4)).erratum(kTruncated4377)
-      .explain("1.97e14 / 4.5e10");
-  ex.answer("critical_d", 2 * chip_i, "").book(8755, sig(4)).erratum(kTruncated4377)
-      .notes("003", 8755, sig(4)).differs("003 copies the book's threshold, truncated from 8755.6")
-      .explain("D* = 2·C/W; the book truncates 8755.6 to 8755");
+  ex.answer("ici_intensity", chip_i, "FLOPs/byte").book(4377, sig(4))
+      .explain("1.97e14 / 4.5e10 = 4377.8, truncated to 4377 in §1.1.3");
+  ex.answer("critical_d", 2 * chip_i, "").book(8755, sig(4))
+      .notes("003", 8755, sig(4)).differs("003 copies the book's threshold, 8755.6 truncated; rounded it is 8756")
+      .explain("D* = 2·C/W = 8755.6; the book truncates it to 8755");
   using workbook::Inputs;
   using workbook::in;
   // Per chip: half the FLOPs, and the [B, F] bf16 partial sum sent to the other chip.
@@ -420,17 +420,21 @@ EXERCISE("ex1.5", "Critical batch of an H100") {
   // The spec sheet's 1.979e15 bf16 FLOPs/s assume 2:4 sparsity; dense is half (solution 1.5).
   const double dense = kH100SparseBf16 / 2, w = chip("h100").hbm_bytes_per_s;
   const double rounded = std::pow(10.0, std::round(std::log10(dense)));  // the book's "close to 1e15"
+  // The solution states the dense peak as "close to 1e15" and divides that: 1e15 / 3.35e12 = 298.5,
+  // printed truncated as 298. An approximation from the book's own stated input, not an erratum.
+  const std::string stated_1e15 = "Solution 1.5: the dense peak stated as 'close to 1e15' FLOPs/s (half the "
+                                  "spec's 1.979e15 is 9.895e14)";
   ex.answer("critical_batch_book_model", critical_intensity(rounded, w), "tokens")
       .book(298, sig(3))
-      .erratum(kH100Rounding, "even on the book's own route 1e15 / 3.35e12 = 298.5, which rounds to 299")
-      .explain("the book's route: dense peak rounded to 1e15, over 3.35e12 B/s");
+      .explain("the book's route: dense peak rounded to 1e15, over 3.35e12 B/s: 298.5, printed truncated");
   ex.answer("critical_batch", critical_intensity(dense, w), "tokens")
       .book(298, sig(3))
-      .erratum(kH100Rounding, "with the halved spec value itself the critical batch is 295, not 298")
+      .stated_input(stated_1e15, critical_intensity(rounded, w))
       .notes("000", 300, sig(1))
       .notes("003", 298, sig(3))
       .differs("003 follows the book's own solution, which rounds the dense peak to 1e15; the reader's 298 is "
-               "the book's number, not a slip of the reader's");
+               "the book's number, not a slip of the reader's")
+      .explain("with the halved spec value itself: 295, 1% below the book's 298 from its stated 1e15");
   ex.claim("dense_close_to_1e15", "Solution 1.5: half the sparse spec figure is 'close to 1e15' FLOPs/s", dense,
            "FLOPs/s")
       .about(1e15, sig(1));
@@ -441,6 +445,6 @@ EXERCISE("ex1.5", "Critical batch of an H100") {
       .explain("'rather similar': within 25% either way");
   ex.answer("critical_batch_preset", critical_intensity(chip("h100").bf16_flops_per_s, w), "tokens")
       .book(298, sig(3))
-      .erratum(kH100Rounding, "§1.1's own H100 figure, 9.89e14 FLOPs/s, also gives 295")
-      .explain("with the H100 preset (§1.1)");
+      .stated_input(stated_1e15, critical_intensity(rounded, w))
+      .explain("with the H100 preset (§1.1's 9.89e14 FLOPs/s): 295, against 298 from the stated 1e15");
 }

@@ -184,11 +184,13 @@ EXERCISE("ch3.allgather-cost", "How long an AllGather takes") {
                [ring](const Inputs& p) { return double(ring(Collective::all_gather, p, 1).hops); })
         .at({{"V", v}, {"n", 8}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
         .at({{"V", 3e8}, {"n", 7}, {"W", 1.8e11}, {"T", 2e-6}})
-        .erratum(workbook::Finding{"ceil-half-ring", workbook::Severity::conclusion,
+        .erratum(workbook::Finding{"ceil-half-ring", workbook::Severity::slip,
                                    "hops of a bidirectional ring rounded up instead of down",
-                                   "Footnote 3 of §3.2 corrects |X|/2 to ⌈|X|/2⌉; on a ring of 7 that is ⌈3.5⌉ = 4, "
-                                   "but the farthest device is min(k, 7 − k) ≤ 3 hops away either way, so 3 hops "
-                                   "suffice: the count is ⌊|X|/2⌋, which equals the book's value only for even |X|."});
+                                   "Footnote 3 of §3.2 (and the hop count just above it) corrects |X|/2 to ⌈|X|/2⌉; on "
+                                   "a ring of 7 that is ⌈3.5⌉ = 4, but the farthest device is min(k, 7 − k) ≤ 3 hops "
+                                   "away either way, so 3 hops suffice: the count is ⌊|X|/2⌋, which equals the book's "
+                                   "value only for even |X|. A slip: TPU axes are even, and T_total = V/W_ici does not "
+                                   "depend on the count."});
     ex.formula("t_hop", "T_hop = 2·V / (|X|·W_ici) (bidirectional ring, §3.2)",
                [](const Inputs& p) { return 2 * in(p, "V") / (in(p, "n") * in(p, "W")); },
                [ring](const Inputs& p) {
@@ -278,11 +280,10 @@ EXERCISE("ch3.quiz-allgather", "AllGather_Y([E_Y, F]) on a v5e mesh X=8, Y=4") {
   ex.answer("total_bytes", v, "B").book(34e6, sig(2));
   ex.answer("t_if_wrapped_book_rule", book_collective_time_s(Collective::all_gather, y_wrapped, v, link), "s")
       .book(377e-6, sig(3))
-      .erratum(workbook::Finding{"quiz-34e6", workbook::Severity::slip,
-                                 "AllGather time from the array size rounded to 34e6 bytes",
-                                 "The solution divides 34e6 bytes (2048·8192·2 = 33.55e6 rounded) by 9e10 B/s = "
-                                 "377.8 µs, printed 377; the array's own size gives 372.8 µs."})
-      .notes("000", 3.73e-4, sig(3));
+      .stated_input("Pop quiz 2: the array stated as '34MB' (exact 2048·8192·2 = 33.55e6 bytes), divided as 34e6 "
+                    "by 9e10 B/s", 34e6 / link.bidi_bytes_per_s)
+      .notes("000", 3.73e-4, sig(3))
+      .explain("the array's own size gives 372.8 µs; the stated 34e6 bytes give 377.8 µs, printed truncated as 377");
   const auto exact = collective_cost(Collective::all_gather, y_open, v, link);
   ex.answer("t_no_wraparound", exact.t_s, "s")
       .book(560e-6, sig(2))
@@ -452,22 +453,19 @@ EXERCISE("ex3.2", "AllGather and AllReduce on a v4p 4x4x4") {
   ex.answer("ag_x_exact", collective_cost(Collective::all_gather, x, v_x, link).t_s, "s")
       .explain("3/4 of the book's rule: each device already holds a quarter");
   const double v_xy = evaluate(parse_sharding("[B, D]", mesh), mesh, {B, D}, Dtype::bf16).bytes_per_device;
-  const workbook::Finding kTruncated{"ex3.2-truncated", workbook::Severity::slip,
-                                     "AllGather and AllReduce times truncated (46.6 µs as 46, 11.65 µs as 11.6)",
-                                     "Solution 3.2 drops digits instead of rounding: the AllGather over XY takes "
-                                     "46.6 µs, printed 46 µs; the AllReduce over Z 2 × 5.83 = 11.65 µs, printed 11.6 µs."};
   ex.answer("ag_xy_book_rule", book_collective_time_s(Collective::all_gather, xy, v_xy, link), "s")
       .book(46e-6, sig(2)).notes("000", 4.66e-5, sig(3))
-      .erratum(kTruncated, "46.6 µs printed as 46 µs");
+      .explain("46.6 µs, which solution 3.2 prints truncated as 46 µs");
   ex.answer("ag_xy_exact", collective_cost(Collective::all_gather, xy, v_xy, link).t_s, "s")
       .explain("15/16 of the book's rule");
   ex.answer("ag_xy_hops", collective_cost(Collective::all_gather, xy, v_xy, link).hops, "").book(4, rel(1e-12))
       .explain("two hops per wrapped axis of 4: the latency floor of 4 µs");
   const double v_z = evaluate(parse_sharding("[B_X, D_Y]{U_Z}", mesh), mesh, {B, D}, Dtype::bf16).bytes_per_device;
   ex.answer("ar_z_book_rule", book_collective_time_s(Collective::all_reduce, z, v_z, link), "s")
-      .book(11.6e-6, sig(3)).erratum(kTruncated, "11.65 µs printed as 11.6 µs")
-      .notes("000", 1.16e-5, sig(3)).differs("the notes truncate 11.65 µs the same way")
-      .explain("twice 5.83 µs; the solution and the notes print 11.65 µs as 11.6");
+      .book(11.6e-6, sig(3))
+      .notes("000", 1.16e-5, sig(3)).differs("the notes cut 11.65 µs to 11.6 as the book does (the notes' values are "
+                                             "compared rounded)")
+      .explain("twice 5.83 µs = 11.65 µs; the solution and the notes print it truncated as 11.6");
   ex.answer("ar_z_exact", collective_cost(Collective::all_reduce, z, v_z, link).t_s, "s");
   {
     const auto c = collective_cost(Collective::all_gather, xy, v_xy, link);

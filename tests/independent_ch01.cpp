@@ -119,6 +119,7 @@ INDEPENDENT("ex1.4.intensity_b4096", "the notes' batch-free form 2DF/(D + DF + F
   return 2 * D * F / (D + D * F + F);
 }
 
+// Solution 1.5 divides its stated "close to 1e15"; the exact value shown beside that approximation:
 INDEPENDENT("ex1.5.critical_batch", "hand arithmetic 1.979e15 / 2 / 3.35e12", 1e-12) {
   return 1.979e15 / 2 / 3.35e12;
 }
@@ -218,7 +219,8 @@ INDEPENDENT("ch1.tiled-matmul.input_intensity", "walking the tiles: FLOPs over i
   return w.flops / w.input_bytes;
 }
 
-// Truncation errata (§1.1.3, solution 1.5): the unrounded values, by bisection on the two times.
+// Values the book prints truncated (§1.1.3: 4377.8 as 4377, 8755.6 as 8755; solution 1.5: 298.5 as 298): the
+// unrounded values, by bisection on the two times.
 INDEPENDENT("ch1.v5e-intensity.ici_intensity", "bisection on the intensity where 1 byte's ICI time equals its FLOPs' time", 1e-9) {
   return testing::bisect(1, 1e6, [](double i) { return i / 1.97e14 < 1 / 4.5e10; });
 }

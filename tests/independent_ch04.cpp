@@ -178,6 +178,7 @@ INDEPENDENT("ex4.5.qkvo_training_flops", "four [D, N·H] projections, 2 FLOPs pe
   for (int matrix = 0; matrix < 4; ++matrix) per_token += 2 * D * N * H;  // W_Q, W_K, W_V, W_O (N = K)
   return 3 * per_token * T;
 }
+// Not an erratum since the re-audit (the book's "512kB" is 512·1024 bytes), but its count stays checked:
 INDEPENDENT("ex4.1.kv_512kb", "K and V, 64 layers × 32 heads × 128 values × 1 byte (int8)", 1e-12) {
   double bytes = 0;
   for (int kv = 0; kv < 2; ++kv)
