@@ -195,7 +195,10 @@ const Finding kGemmaF{
     "gemma-f-doubled", Severity::conclusion, "Gemma 7B's F taken as 50k, twice its d_ff",
     "§5.1.3 gives Gemma 7B F ≈ 50k, which is 49,152 = 2 × 24,576: the gate and up projections together, as Gemma's "
     "report lists the feed-forward width. Each sharded matrix is [3072, 24,576], so F/2550 = 9.6, not 49,152/2550 = "
-    "19.3; counting the gating matmul's FLOPs (6BDF forward against the same 4BD bytes) gives 1.5 × 9.6 = 14.5."};
+    "19.3; counting the gating matmul's FLOPs (6BDF forward against the same 4BD bytes) gives 1.5 × 9.6 = 14.5. The "
+    "division is right for the stated input (50,000 / 2550 = 19.6, read as 19); the input is not a rounding of Gemma's "
+    "width but a different quantity, and with the real one 16-way, which the book calls likely fine, is comms-bound "
+    "either way: the conclusion changes."};
 
 // Largest Y for which tensor parallelism's forward pass is compute-bound, found from the library's layer
 // times: the time ratio is independent of B and of Y's exact value, so Y_max = Y · T_math / T_comms.
