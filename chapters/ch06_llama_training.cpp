@@ -63,43 +63,24 @@ TrainingSetup memory_setup(const char* rule) {
   return s;
 }
 
-const Finding kFfwCut{"ffw-cut", Severity::slip, "3·D·F·L = 56.37e9 printed as 56.3e9",
-                      "§6.2 multiplies 8,192 · 8,192 · 3.5 · 3 · 80 = 56,371,445,760 and prints 56.3e9: the third "
-                      "digit is cut, not rounded (56.4e9)."};
-const Finding kSumOfRounded{"sum-of-rounded", Severity::slip, "70.55e9 parameters printed as 70.4e9",
-                            "§6.2 adds its rounded parts, 56.3e9 + 2.1e9 + 12e9 = 70.4e9. The exact parts are "
-                            "56.37e9 + 2.10e9 + 12.08e9, plus 1.3M norm weights: 70.55e9."};
-const Finding kSeventyB{"six-times-70b", Severity::slip, "6 · 70e9 used for 6 · 70.55e9",
-                        "§6.2 takes 6 · 70e9 = 4.2e11 FLOPs per token, so 15e12 tokens are 6.3e24 FLOPs; "
-                        "6.3e24 / 4.59e14 = 1.37e10 s = 435 years of 365 days, and 6.3e24 / (8960 · 4.59e14 · 0.4) "
-                        "= 3.83e6 s = 44.3 days. With the model's 70.55e9 parameters the FLOPs are 6.35e24, one "
-                        "chip needs 439 years and the pod 3.86e6 s = 44.7 days."};
-const Finding kCheckpointCut{"checkpoints-cut", Severity::slip, "2.097e13 bytes of checkpoints printed as 20.9 TB",
-                             "§6.2 computes 2 · 8192 · 4e6 · 4 · 80 = 2.097e13 bytes and prints 20.9 TB (cut); its "
-                             "total 140 GB + 560 GB + 20.9 TB = 21.6 TB and 21.6e12 / 96e9 = 225 chips follow from "
-                             "the cut figure. Exactly: 21.68 TB, 225.8, so 226 whole chips."};
-const Finding kMinChipDays{"min-chip-days", Severity::slip, "1752 days from 44 days and 225 chips",
-                           "§6.2 scales its 44 days on 8960 chips to 225 chips: 44 · 8960 / 225 = 1752 days. Both "
-                           "inputs are rounded down (44.7 days with 70.55e9 parameters; 226 whole chips), which "
-                           "gives 1771 days."};
-const Finding kFourYears{"nearly-four-years", Severity::conclusion, "1752 days called 'nearly four years'",
-                         "§6.2's own 1752 days are 1752 / 365 = 4.8 years: nearly five years, not nearly four."};
-const Finding kMixedCut{"mixed-bound-cut", Severity::slip, "2·2550²/F = 453.6 printed as 453",
-                        "§6.3 evaluates 2 · 2550² / 28,672 = 13,005,000 / 28,672 = 453.58 and prints 453 (cut)."};
-const Finding kXCut{"x-root-cut", Severity::slip, "1643.1 + 284.9 printed as 1643 + 284 = 1927",
-                    "§6.3 evaluates B/α = 4.19e6 / 2550 = 1643.1 and the root term 284.9 and prints both cut to "
-                    "integers, 1643 + 284 = 1927; their sum is 1928.0."};
+const Finding kFourYears{"nearly-four-years", Severity::slip, "1752 days called 'nearly four years'",
+                         "§6.2's own 1752 days are 1752 / 365 = 4.8 years (4.79 in 365.25-day years): nearly five "
+                         "years, not nearly four; no reading of the section's numbers gives under four. The point it "
+                         "makes, that so few chips would take far too long, holds either way."};
 }  // namespace
 
 EXERCISE("ch6.params", "LLaMA-3 70B's parameter count (§6.2)") {
   ex.section("§6.2");
   const auto& c = llama70();
   const auto p = param_counts(c);
-  ex.answer("ffw_params", p.mlp, "").book(56.3e9, sig(3)).erratum(kFfwCut).explain("3·D·F·L: W_in1, W_in2, W_out");
+  ex.answer("ffw_params", p.mlp, "").book(56.3e9, sig(3))
+      .explain("3·D·F·L: W_in1, W_in2, W_out; 56.37e9, which the book truncates to 56.3e9");
   ex.answer("vocab_params", p.embedding + p.unembedding, "").book(2.1e9, sig(2)).explain("2·V·D: untied embeddings");
   ex.answer("attention_params", p.attention, "").book(12e9, sig(2)).explain("L·(2·D·N·H + 2·D·K·H)");
-  ex.answer("total_params", p.total, "").book(70.4e9, sig(3)).erratum(kSumOfRounded)
-      .explain("with 2 RMSNorm scales per layer and the final one");
+  ex.answer("total_params", p.total, "").book(70.4e9, sig(3))
+      .stated_input("§6.2: the sum of its table's printed parts, 56.3e9 + 2.1e9 + 12e9 (exact 56.37e9 + 2.10e9 + "
+                    "12.08e9, and 1.3M norm weights)", 56.3e9 + 2.1e9 + 12e9)
+      .explain("with 2 RMSNorm scales per layer and the final one: 70.55e9");
   ex.answer("mlp_fraction", p.mlp / p.total, "").explain("the share of the three MLP matrices");
   ex.claim("mlp_dominates", "§6.2: the three MLP matrices hold 56B of the 70B parameters", p.mlp, "")
       .about(56e9, sig(2));
@@ -153,15 +134,18 @@ EXERCISE("ch6.total-flops", "Pretraining FLOPs and one chip's time (§6.2)") {
   const double total = six_active_flops_per_token(llama70()) * kTokens;
   ex.answer("total_flops", total, "FLOPs").book(6.3e24, sig(2)).explain("15e12 tokens");
   ex.answer("years_one_chip", training_time_s(total, 1, v5p().bf16_flops_per_s, 1) / kYear, "years")
-      .book(435, sig(3)).erratum(kSeventyB, "one chip at 100% of 4.59e14 FLOPs/s: 439 years");
+      .book(435, sig(3))
+      .stated_input("§6.2: its '6.3e24' FLOPs (6 · 70e9 · 15e12; exact 6.35e24) over 4.59e14 FLOPs/s, in 365-day years",
+                    6.3e24 / v5p().bf16_flops_per_s / kYear)
+      .explain("one chip at 100% of 4.59e14 FLOPs/s with 70.55e9 parameters");
 }
 
 EXERCISE("ch6.pod-train-time", "Training on a full v5p pod at 40% MFU (§6.2)") {
   ex.section("§6.2");
   const double total = six_active_flops_per_token(llama70()) * kTokens;
   const double t = training_time_s(total, kPodChips, v5p().bf16_flops_per_s, kMfu);
-  ex.answer("time_s", t, "s").book(3.8e6, sig(2)).erratum(kSeventyB, "3.86e6 s");
-  ex.answer("days", t / kDay, "days").book(44, sig(2)).erratum(kSeventyB, "44.7 days");
+  ex.answer("time_s", t, "s").book(3.8e6, sig(2)).explain("3.86e6 s, truncated in the book to 3.8e6");
+  ex.answer("days", t / kDay, "days").book(44, sig(2)).explain("44.7 days, truncated in the book to 44");
 }
 
 EXERCISE("ch6.min-chips", "The fewest v5p chips for a 4M-token batch (§6.2)") {
@@ -170,14 +154,18 @@ EXERCISE("ch6.min-chips", "The fewest v5p chips for a 4M-token batch (§6.2)") {
   const auto m = training_memory(c, 4e6, memory_setup("4D"));
   ex.answer("param_bytes", m.params, "B").book(140e9, sig(2)).explain("bf16: 2 bytes per parameter");
   ex.answer("optimizer_bytes", m.optimizer, "B").book(560e9, sig(2)).explain("Adam: two fp32 moments, 8 bytes");
-  ex.answer("checkpoint_bytes", m.activations, "B").book(20.9e12, sig(3)).erratum(kCheckpointCut)
-      .explain("bf16 · 4 [tokens, D] tensors per layer · 80 layers · 4e6 tokens");
-  ex.answer("total_bytes", m.total, "B").book(21.6e12, sig(3)).erratum(kCheckpointCut);
+  ex.answer("checkpoint_bytes", m.activations, "B").book(20.9e12, sig(3))
+      .explain("bf16 · 4 [tokens, D] tensors per layer · 80 layers · 4e6 tokens: 20.97e12, truncated in the book");
+  ex.answer("total_bytes", m.total, "B").book(21.6e12, sig(3)).explain("21.68e12, truncated in the book");
   const double chips = std::ceil(m.total / v5p().hbm_bytes);
-  ex.answer("min_chips", chips, "chips").book(225, sig(3)).erratum(kCheckpointCut, "226 whole chips");
+  ex.answer("min_chips", chips, "chips").book(225, sig(3))
+      .stated_input("§6.2: its '21.6e12 / 96e9' (the total truncated; exact 21.68e12 / 96e9 = 225.8)", 21.6e12 / 96e9)
+      .explain("whole chips: the exact total needs 226 of 96 GB");
   const double total_flops = six_active_flops_per_token(c) * kTokens;
   const double days = training_time_s(total_flops, chips, v5p().bf16_flops_per_s, kMfu) / kDay;
-  ex.answer("days_on_min_chips", days, "days").book(1752, sig(4)).erratum(kMinChipDays);
+  ex.answer("days_on_min_chips", days, "days").book(1752, sig(4))
+      .stated_input("§6.2: its '44 days · 8960 / 225' (exact 44.7 days and 226 whole chips)", 44.0 * kPodChips / 225)
+      .explain("6 · 70.55e9 · 15e12 FLOPs on 226 chips at 40% MFU");
   ex.claim("nearly_four_years", "§6.2: training on the fewest chips would take nearly four years", days / 365, "years")
       .between(3.5, 4)
       .erratum(kFourYears, "ours: 1771 days, 4.85 years")
@@ -234,8 +222,8 @@ EXERCISE("ch6.mixed-fsdp-tp", "Mixed FSDP and tensor parallelism on the pod (§6
   const auto& c = llama70();
   const double alpha = ici_alpha(v5p()), F = c.d_ff, N = kPodChips;
   const double bound = mixed_min_batch_per_chip(alpha, F, 2, 1, CommsModel::summed);
-  ex.answer("mixed_min_batch", bound, "tokens").book(453, sig(3)).erratum(kMixedCut)
-      .explain("4α²/(M_X·M_Y·F) with M_X·M_Y = 2");
+  ex.answer("mixed_min_batch", bound, "tokens").book(453, sig(3))
+      .explain("4α²/(M_X·M_Y·F) with M_X·M_Y = 2: 453.58, truncated in the book");
   ex.answer("mixed_min_batch_concurrent", mixed_min_batch_per_chip(alpha, F, 2, 1, CommsModel::concurrent), "tokens")
       .explain("the workbook's model: the two axes' collectives run at once on their own links (max, not sum)");
   ex.claim("slightly_above", "§6.3: 468 tokens per chip is slightly above the mixed bound", kBatch / N / bound, "")
@@ -257,8 +245,11 @@ EXERCISE("ch6.mixed-fsdp-tp", "Mixed FSDP and tensor parallelism on the pod (§6
       .at(book_point)
       .at({{"B", 16.0 * 1024 * 1024}, {"F", 53248}, {"N", 16384}, {"alpha", 2000}});
   ex.answer("b_over_alpha", 4.19e6 / alpha, "").book(1643, sig(4)).explain("the book's B = 4.19e6");
-  ex.answer("root_term", book_x(book_point) - 4.19e6 / alpha, "").book(284, sig(3)).erratum(kXCut);
-  ex.answer("x_fsdp", book_x(book_point), "chips").book(1927, sig(4)).erratum(kXCut);
+  ex.answer("root_term", book_x(book_point) - 4.19e6 / alpha, "").book(284, sig(3))
+      .explain("284.87, truncated in the book");
+  ex.answer("x_fsdp", book_x(book_point), "chips").book(1927, sig(4))
+      .stated_input("§6.3: 'X ≈ 1643 + 284', the sum of its two truncated terms (exact 1643.14 + 284.87 = 1928.01)",
+                    std::floor(4.19e6 / alpha) + std::floor(book_x(book_point) - 4.19e6 / alpha));
   ex.answer("x_fsdp_exact_batch", root({{"B", kBatch}, {"F", F}, {"N", N}, {"alpha", alpha}}), "chips")
       .explain("with B = 4·2^20 = 4,194,304 tokens");
   ex.answer("x_opt", x_opt(kBatch, N, F, 2, 1), "chips")

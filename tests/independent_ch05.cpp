@@ -197,6 +197,11 @@ INDEPENDENT("ch5.llama-pod-recipe.min_batch_recipe_split",
     return std::max(t_fsdp, t_mp) > t_math;
   });
 }
+INDEPENDENT("ch5.llama-pod-recipe.bs_1p5m_compute_bound",
+            "closed form at X = 1,024, Y = 8: F/(Y·M_X) + B/(X·M_Y) = B·F/(N·α) solved for B (axes summed)", 1e-9) {
+  const double F = 30000, N = 8192, X = 1024, Y = 8, M_X = 2, M_Y = 1;
+  return (F / (Y * M_X)) / (F / (N * kAlpha) - 1 / (X * M_Y));
+}
 INDEPENDENT("ch5.llama-pod-recipe.pod_is_8k", "16 × 20 × 28", 1e-12) { return kPod; }
 
 // ---- Figure 16 ----
@@ -212,6 +217,11 @@ INDEPENDENT("ch5.fig16-threshold.threshold_concurrent", "the same, axes concurre
 INDEPENDENT("ch5.fig16-threshold.fsdp_crossover_summed", "bisection: 4DF/(3W) against 4DF/(8·2W) + 4BD/(512W)", 1e-9) {
   const double D = 8192, F = 32768;
   return testing::bisect(1e3, 1e9, [&](double B) { return 4 * D * F / (3 * kW) > 4 * D * F / (16 * kW) + 4 * B * D / (512 * kW); });
+}
+
+INDEPENDENT("ch5.fig16-threshold.fsdp_best_above_6m", "closed form: F/3 = F/16 + B/512 solved for B, 512·F·(1/3 − 1/16)",
+            1e-9) {
+  return 512 * 32768 * (1.0 / 3 - 1.0 / 16);
 }
 
 // ---- DCN ----

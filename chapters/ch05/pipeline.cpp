@@ -41,14 +41,15 @@ long long python_range_length(long long start, long long stop, long long step) {
 }
 
 const Finding kEmptyRange{
-    "pipeline-empty-backward-loop", Severity::conclusion, "the backward loop range(0, num_layers, -1) never runs",
+    "pipeline-empty-backward-loop", Severity::slip, "the backward loop range(0, num_layers, -1) never runs",
     "§5.1.5's pseudo-code walks back through the layers with `for i in range(0, num_layers, -1)`. A Python range "
     "with a negative step counts down from its start and stops before its end, so from 0 down to num_layers it "
     "is empty: no vjp, no gradient sent back, no weight updated. Counting down from the last layer needs "
-    "range(num_layers - 1, -1, -1)."};
+    "range(num_layers - 1, -1, -1). The prose conclusions drawn from the code (TPU 0 idles, the bubble) do not "
+    "depend on it, so it is a slip in the code, not in a conclusion."};
 
 const Finding kVjpAtOutput{
-    "pipeline-vjp-at-output", Severity::conclusion, "jax.vjp taken at the layer's output, intermediates[i + 1]",
+    "pipeline-vjp-at-output", Severity::slip, "jax.vjp taken at the layer's output, intermediates[i + 1]",
     "The forward loop stores the first input as intermediates[0] and layer i's output as intermediates[i + 1]; the "
     "backward loop then linearises layer i at intermediates[i + 1], its output, instead of intermediates[i], its "
     "input. jax.vjp evaluates the layer at the point it is given, so dW (and, for a nonlinear layer, dx) come out "
