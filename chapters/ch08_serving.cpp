@@ -126,11 +126,13 @@ static const workbook::Finding kInt4Params{
     "Half a byte per parameter makes 70e9 parameters 35 GB, not 45 GB: no rule the book states gives 45, so we "
     "read it as a misprint of one digit. The int4 row of the §8.1 table is then computed from 45 GB: "
     "45e9/16e9 = 2.81 chips and 4·16 − 45 = 19 GB left for KV. From 35 GB the same arithmetic gives 2.19 chips "
-    "and 29 GB. The slice (a 2x2) is the same either way, so no conclusion moves."};
+    "and 29 GB (exactly: 35.3 GB, 2.20 chips, 28.7 GB). The slice (a 2x2) is the same either way, so no "
+    "conclusion moves."};
 
 static const workbook::Finding kInt8Free{
     "int8-free-68gb", workbook::Severity::slip, "HBM left on a v5e 4x2 after int8 weights printed as 68 GB",
-    "8 chips hold 8·16 = 128 GB; minus 70 GB of int8 weights that leaves 58 GB, not 68 GB. No reading of the "
+    "8 chips hold 8·16 = 128 GB; minus 70 GB of int8 weights that leaves 58 GB (57.4 GB with the exact "
+    "weights), not 68 GB. No reading of the "
     "book's figures gives 68 (8 × 16 GiB would give 67.4), so we read it as a misprint of one digit. The row's "
     "cache count is not built on it (see kv-count-from-param-size), so no conclusion moves."};
 
@@ -139,9 +141,10 @@ static const workbook::Finding kCachesFromParams{
     "number of 8k KV caches divided from the weights' size, not from the free HBM, in the int8 and int4 rows",
     "The bf16 row divides the free HBM by one 8k cache: ⌊116e9/(324e3·8192)⌋ = 43. The int8 and int4 rows divide "
     "the weights instead: ⌊70e9/(162e3·8192)⌋ = ⌊52.7⌋ = 52 and ⌊45e9/(81e3·8192)⌋ = ⌊67.8⌋ = 67. The free HBM "
-    "gives 43 for each row with the book's constants (the three rows scale together). The QPS "
-    "table reuses 52 and 67: 52/(0.019·512·8) = 0.668 and 67/(0.019·512·4) = 1.72, where its own rule "
-    "4.42/N gives 0.55 and 1.10. A conclusion: 52 and 67 caches do not fit on those slices."};
+    "gives 43 for each row with the book's constants (the three rows scale together), 42 with the exact sizes. "
+    "The QPS table reuses 52 and 67: 52/(0.019·512·8) = 0.668 and 67/(0.019·512·4) = 1.72, where its own rule "
+    "4.42/N gives 0.55 and 1.10 (exactly 0.530 and 1.06). A conclusion: 52 and 67 caches do not fit on those "
+    "slices."};
 
 static const workbook::Finding kDoubledSlice{
     "doubled-slice-batch-161", workbook::Severity::conclusion,
@@ -151,8 +154,10 @@ static const workbook::Finding kDoubledSlice{
     "= 70, ⌊372e9/(324e3·8192)⌋ = 140): we found no reading that gives it; it only matches the text's own "
     "'16.54' (16.54 · 0.019 · 512 = 160.9). The three rows then share that batch: 161/(0.019·512·N) = 0.517, "
     "1.034 and 2.069, printed cut to 0.51, 1.03 and 2.06. Doubling each slice leaves room for 140 caches with "
-    "the book's constants in every row, i.e. 140/(0.019·512·N) = 0.45, 0.90 and 1.80 QPS per chip. A conclusion: "
-    "161 caches do not fit (the book's point, that a bigger slice serves more per chip, still holds)."};
+    "the book's constants in every row, i.e. 140/(0.019·512·N) = 0.45, 0.90 and 1.80 QPS per chip. Exactly, "
+    "a 4x8 leaves 371 GB for 138 caches, and the QPS per chip are 0.432, 0.834 and 1.28: at that batch the int8 "
+    "and int4 MLPs are compute-bound, so their steps exceed 19 ms. A conclusion: 161 caches do not fit (the "
+    "book's point, that a bigger slice serves more per chip, still holds)."};
 
 static const workbook::Finding kV5pIci{
     "v5p-ici-intensity-on-v5e", workbook::Severity::slip,
