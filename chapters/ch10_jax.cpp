@@ -89,11 +89,12 @@ std::string us(double seconds) { return format_quantity(seconds, "s"); }
 // ---------------------------------------------------------------------------------------------------
 
 static const workbook::Finding kWNamedDX{
-    "w-named-d-x", workbook::Severity::conclusion, "W = P('Y', None) described as W[D_X, F]",
+    "w-named-d-x", workbook::Severity::slip, "W = P('Y', None) described as W[D_X, F]",
     "§10.1.1 creates W with the partition spec P('Y', None): its first (contracting) dimension is split over "
     "the mesh axis Y and nothing over X. The prose calls this W[D_X, F]; the lines that follow (In[B_X, D_Y] "
     "·_D W[D_Y, F] and the AllReduce over Y) use D_Y, which is what the spec says. On the 2x2 mesh both axes "
-    "have size 2, so the local shapes in the HLO cannot tell the two apart."};
+    "have size 2, so the local shapes in the HLO cannot tell the two apart. A slip in notation: the plan the book "
+    "then draws (local matmul, AllReduce over Y) is the one P('Y', None) gives, so no conclusion changes."};
 
 EXERCISE("ch10.jit-sharded-matmul", "jit's sharded matmul on a v5e 2x2: local shapes and the AllReduce") {
   ex.section("§10.1.1");
