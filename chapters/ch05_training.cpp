@@ -56,9 +56,18 @@ TrainingSetup ex52_setup() {
 const Finding kSum131{"ex51-sum", Severity::slip, "8.5e9 + 4.2e9 + 0.3e9 printed as 13.1e9",
                       "Solution 5.1 adds its three rounded parts, 8.5e9 + 4.2e9 + 0.3e9, which make 13.0e9, and "
                       "prints 13.1e9; the exact parts (8.493e9 + 4.194e9 + 0.328e9, plus 0.4M norm weights) sum "
-                      "to 13.016e9, which also prints 13.0e9. Neither the stated parts nor the exact ones give 13.1: "
-                      "a slip in the addition's last digit, which we cannot reproduce by any reading of the inputs. "
-                      "It changes no conclusion (the model is the 13B it is named for)."};
+                      "to 13.016e9, which also prints 13.0e9. §7 adds the same three parts for the same model and "
+                      "prints 13e9. No reading of this edition's inputs gives 13.1 (the book's published source once "
+                      "printed the vocabulary part as 0.39e9, whose sum is 13.09e9; this edition prints 0.3e9 and kept "
+                      "the total): a slip in the addition's last digit. It changes no conclusion (the model is the 13B "
+                      "it is named for)."};
+
+// A value rounded to `digits` significant digits, as the book rounds the parts it then adds.
+double round_sig(double v, int digits) {
+  if (v == 0) return 0;
+  const double scale = std::pow(10.0, digits - 1 - std::floor(std::log10(std::fabs(v))));
+  return std::round(v * scale) / scale;
+}
 }  // namespace
 
 EXERCISE("ch5.dp-max-model", "Largest model under pure data parallelism") {
@@ -119,6 +128,8 @@ EXERCISE("ex5.1", "LLaMA-2-13B parameter count") {
   ex.answer("vocab_params", p.embedding + p.unembedding, "params").book(0.3e9, sig(1))
       .explain("2·V·D: untied embedding and unembedding");
   ex.answer("total_params", p.total, "params").book(13.1e9, sig(3)).erratum(kSum131)
+      .book_inputs_give(round_sig(p.mlp, 2) + round_sig(p.attention, 2) + round_sig(p.embedding + p.unembedding, 1),
+                        "the book's own three parts as it prints them (8.5e9 + 4.2e9 + 0.3e9), added: 13.0e9")
       .explain("the tensor inventory, RMSNorm scales included (2 per layer and a final one)");
 }
 
@@ -473,8 +484,8 @@ EXERCISE("ch5.fig16-threshold", "Figure 16: where every strategy turns comms-bou
   ex.section("§5.1.4");
   const double N = 4096, alpha = v5p_alpha();
   ex.answer("threshold_expression", N * 2 * alpha * alpha / kFigF, "tokens").book(1.6e10, sig(2)).erratum(kFig16Exponent)
-      .reproduced_by(N * 2 * alpha * alpha / kFigF * 1e4,
-                     "the expression evaluated as printed, 1.63e6, with its power of ten written e10 for e6")
+      .book_inputs_give(4096 * 2 * 2550.0 * 2550.0 / (8192 * 4),
+                        "the caption's own expression, 4096 × 2 × 2550² / (8192 × 4), evaluated: 1.63e6")
       .explain("4096 · 2 · 2550² / (8192 · 4): N times the mixed bound 2α²/F");
   // Below which global batch is even the best layout comms-bound (a step slower than its FLOPs)?
   auto bound_below = [&](CommsModel m) {
@@ -601,6 +612,7 @@ EXERCISE("ch5.llama-pod-recipe", "LLaMA-3 70B on a single v5p pod") {
   ex.answer("mixed_bound_f30k", mixed_min_batch_per_chip(alpha, kLlamaF30k, 2, 1, CommsModel::summed), "tokens")
       .book(432, sig(3))
       .erratum(kMixed432)
+      .book_inputs_give(2 * 2550.0 * 2550.0 / 30000, "the section's own expression, 2 × 2550² / 30,000, evaluated: 433.5")
       .explain("2α²/F with the book's F = 30,000: 433.5, which neither rounds nor truncates to 432");
   ex.answer("mixed_bound_real_f", mixed_min_batch_per_chip(alpha, c.d_ff, 2, 1, CommsModel::summed), "tokens")
       .explain("2α²/F with LLaMA-3 70B's F = 28,672");
