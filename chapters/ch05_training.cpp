@@ -441,8 +441,12 @@ const Finding kFig16Crossover{
     "least up to a batch of 6M, pure FSDP over three axes above, and says this agrees with its calculations. Those "
     "calculations sum the two axes' comms: 4DF/(8·2·W) + 4BD/(512·W) = 4DF/(3W) at B = 512·F·(1/3 − 1/16) = 4.54M "
     "(F = 32,768), which reads 5M, not 6M. The 6M is the crossover when the two axes' comms overlap: max(4DF/(16W), "
-    "4BD/(512W)) = 4DF/(3W) at B = 512·F/3 = 5.59M. The ordering of the strategies, the point of the passage, holds "
-    "under both models."};
+    "4BD/(512W)) = 4DF/(3W) at B = 512·F/3 = 5.59M, but that does not make the reading right: the same figure's "
+    "caption puts the all-comms-bound edge at 1.5e6, which is the summed model's 1.63e6 (overlapping axes would put it "
+    "near 0.4M), so the figure, like the text, sums. Decision (a judgement call): the passage's other end, '1M', is "
+    "loose in either model (the 8-long split beats FSDP 256 × TP 16 from 16F = 0.52M), but the 6M is the figure the "
+    "text ties to 'our calculations above', and those give 4.5M; an erratum. The ordering of the strategies, the "
+    "point of the passage, holds under both models, so it is a slip."};
 
 const std::vector<int> kCube{16, 16, 16};
 constexpr double kFigD = 8192, kFigF = 8192 * 4;
@@ -521,7 +525,7 @@ EXERCISE("ch5.fig16-threshold", "Figure 16: where every strategy turns comms-bou
       .erratum(kFig16Crossover)
       .explain("summed axes, the book's model here: 512·F·(1/3 − 1/16) = 4.5M. With the axes concurrent, the "
                "workbook's model, the crossover is " + format_number(fsdp_wins_from(CommsModel::concurrent), 3) +
-               " = 512·F/3, which is where the book's 6M comes from");
+               " = 512·F/3, which would read 6M");
   ex.answer("fsdp_crossover_summed", fsdp_wins_from(CommsModel::summed), "tokens")
       .explain("the same crossover with the two axes' comms summed: 512·F·(1/3 − 1/16)");
 
@@ -592,7 +596,10 @@ const Finding kRecipe1p5m{
     "comms summed (§5.1.4), puts the floor on 8,192 chips at 3.55M, and at the fixed split the summed comms "
     "F/(Y·M_X) + B/(X·M_Y) stay under the FLOPs B·F/(N·α) only above 4.08M: at 1.5M (183 tokens per chip) the comms "
     "take about 1.5 times the FLOPs. The 1.5M is what the overlapping model gives: with the two axes' comms concurrent "
-    "the FSDP gathers fit under the FLOPs from B = X·α/M_X = 1,024 × 2,550 / 2 = 1.31M, 'close to the lower bound'."};
+    "the FSDP gathers fit under the FLOPs from B = X·α/M_X = 1,024 × 2,550 / 2 = 1.31M, 'close to the lower bound'. "
+    "(1.5M on 8,192 chips is also 183 tokens each, near the ~200 where §5.2 says HBM bandwidth binds: another reading "
+    "of 'the lower bound', which does not make 1.5M compute-bound under the summed model either.) It changes a "
+    "conclusion: the batch the section says a pod can train at."};
 
 double power_of_two_nearest(double x) { return std::exp2(std::round(std::log2(x))); }
 }  // namespace
