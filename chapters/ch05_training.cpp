@@ -680,7 +680,8 @@ EXERCISE("ch5.dcn-bound", "Data parallelism across pods over DCN") {
   ex.answer("pod_dcn_bw", pod_w, "B/s").book(5e13, sig(1))
       .explain("2,240 hosts × 2.5e10 = 5.6e13, which truncates to the book's 5e13 (its 2,000 hosts × 2.5e10)");
   ex.answer("pod_flops", total_flops_per_s(pod), "FLOPs/s").book(3.8e18, sig(2))
-      .stated_input("§5.1.6: 'C_pod = 8k × 4.5e14', the pod as the recipe's 8k = 8,192 chips (exact pod 8,960)",
+      .stated_input("§5.1.6: 'C_pod = 8k × 4.5e14', the pod as the recipe's 8k = 8,192 chips (exact pod 8,960) and "
+                    "4.5e14 as §2.3's 4.59e14 cut to two digits (8,192 × 4.5e14 itself is 3.7e18)",
                     kCubeChips * v5p().bf16_flops_per_s)
       .explain("8,960 × 4.59e14 for the whole pod");
   ex.answer("min_batch_per_pod", dcn_min_batch_per_pod(total_flops_per_s(pod), pod_w), "tokens")
