@@ -633,14 +633,22 @@ EXERCISE("ch5.llama-pod-recipe", "LLaMA-3 70B on a single v5p pod") {
   ex.answer("x_opt_3p5m", X, "").explain("sqrt(B·N/F) with N = 8,192, F = 30,000, M_X = M_Y = 1");
   ex.answer("x_chosen", power_of_two_nearest(X), "").book(1024, exact()).explain("the nearest power of two");
   ex.answer("y_chosen", kCubeChips / power_of_two_nearest(X), "").book(8, exact());
+  // The recipe's whole split at 3.5M, summed: the bound above assumes X at its continuous optimum (§5.1.4 allows
+  // non-integer X), and the whole power-of-two X = 1,024 sits a little off it.
+  const auto recipe_at_3p5m = mixed_forward(B, c.d_model, kLlamaF30k, power_of_two_nearest(X),
+                                            kCubeChips / power_of_two_nearest(X), 2, 1, CommsModel::summed,
+                                            v5p().bf16_flops_per_s, v5p_W_bidi());
   ex.claim("bs_3p5m_compute_bound", "§5.1.6: the recipe's 3.5M batch is the smallest that keeps LLaMA-3 70B "
            "compute-bound on one 8k-chip pod with mixed FSDP + TP (the two axes' comms summed, as the section's 432 "
            "per chip assumes)",
            kCubeChips * mixed_min_batch_per_chip(alpha, kLlamaF30k, 2, 1, CommsModel::summed), "tokens")
       .between(3.5e6, 3.6e6)
       .explain("8,192 × 433.5 = 3.55M, which truncates to the recipe's 3.5M (the book's own 8k × 432 gives 3.46M with "
-               "8,000 chips, 3.54M with 8,192). With the axes concurrent, the workbook's model, the floor is "
-               "min_batch_pod_concurrent");
+               "8,000 chips, 3.54M with 8,192). It holds for X at its continuous optimum, as §5.1.4 lets X be; at the "
+               "recipe's whole split (X = 1,024, Y = 8, M_X = 2, M_Y = 1) the summed comms are " +
+               format_number(recipe_at_3p5m.t_comms_s / recipe_at_3p5m.t_math_s, 3) +
+               " times the FLOPs, at the edge as the section says. With the axes concurrent, the workbook's model, "
+               "the floor is min_batch_pod_concurrent");
   ex.answer("min_batch_pod_summed", kCubeChips * mixed_min_batch_per_chip(alpha, kLlamaF30k, 2, 1, CommsModel::summed),
             "tokens")
       .explain("the book's own summed bound on 8,192 chips: above the recipe's 3.5M");
