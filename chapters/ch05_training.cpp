@@ -56,9 +56,18 @@ TrainingSetup ex52_setup() {
 const Finding kSum131{"ex51-sum", Severity::slip, "8.5e9 + 4.2e9 + 0.3e9 printed as 13.1e9",
                       "Solution 5.1 adds its three rounded parts, 8.5e9 + 4.2e9 + 0.3e9, which make 13.0e9, and "
                       "prints 13.1e9; the exact parts (8.493e9 + 4.194e9 + 0.328e9, plus 0.4M norm weights) sum "
-                      "to 13.016e9, which also prints 13.0e9. Neither the stated parts nor the exact ones give 13.1: "
-                      "a slip in the addition's last digit, which we cannot reproduce by any reading of the inputs. "
-                      "It changes no conclusion (the model is the 13B it is named for)."};
+                      "to 13.016e9, which also prints 13.0e9. §7 adds the same three parts for the same model and "
+                      "prints 13e9. No reading of this edition's inputs gives 13.1 (the book's published source once "
+                      "printed the vocabulary part as 0.39e9, whose sum is 13.09e9; this edition prints 0.3e9 and kept "
+                      "the total): a slip in the addition's last digit. It changes no conclusion (the model is the 13B "
+                      "it is named for)."};
+
+// A value rounded to `digits` significant digits, as the book rounds the parts it then adds.
+double round_sig(double v, int digits) {
+  if (v == 0) return 0;
+  const double scale = std::pow(10.0, digits - 1 - std::floor(std::log10(std::fabs(v))));
+  return std::round(v * scale) / scale;
+}
 }  // namespace
 
 EXERCISE("ch5.dp-max-model", "Largest model under pure data parallelism") {
@@ -119,6 +128,8 @@ EXERCISE("ex5.1", "LLaMA-2-13B parameter count") {
   ex.answer("vocab_params", p.embedding + p.unembedding, "params").book(0.3e9, sig(1))
       .explain("2·V·D: untied embedding and unembedding");
   ex.answer("total_params", p.total, "params").book(13.1e9, sig(3)).erratum(kSum131)
+      .book_inputs_give(round_sig(p.mlp, 2) + round_sig(p.attention, 2) + round_sig(p.embedding + p.unembedding, 1),
+                        "the book's own three parts as it prints them (8.5e9 + 4.2e9 + 0.3e9), added: 13.0e9")
       .explain("the tensor inventory, RMSNorm scales included (2 per layer and a final one)");
 }
 
@@ -430,8 +441,12 @@ const Finding kFig16Crossover{
     "least up to a batch of 6M, pure FSDP over three axes above, and says this agrees with its calculations. Those "
     "calculations sum the two axes' comms: 4DF/(8·2·W) + 4BD/(512·W) = 4DF/(3W) at B = 512·F·(1/3 − 1/16) = 4.54M "
     "(F = 32,768), which reads 5M, not 6M. The 6M is the crossover when the two axes' comms overlap: max(4DF/(16W), "
-    "4BD/(512W)) = 4DF/(3W) at B = 512·F/3 = 5.59M. The ordering of the strategies, the point of the passage, holds "
-    "under both models."};
+    "4BD/(512W)) = 4DF/(3W) at B = 512·F/3 = 5.59M, but that does not make the reading right: the same figure's "
+    "caption puts the all-comms-bound edge at 1.5e6, which is the summed model's 1.63e6 (overlapping axes would put it "
+    "near 0.4M), so the figure, like the text, sums. Decision (a judgement call): the passage's other end, '1M', is "
+    "loose in either model (the 8-long split beats FSDP 256 × TP 16 from 16F = 0.52M), but the 6M is the figure the "
+    "text ties to 'our calculations above', and those give 4.5M; an erratum. The ordering of the strategies, the "
+    "point of the passage, holds under both models, so it is a slip."};
 
 const std::vector<int> kCube{16, 16, 16};
 constexpr double kFigD = 8192, kFigF = 8192 * 4;
@@ -473,8 +488,8 @@ EXERCISE("ch5.fig16-threshold", "Figure 16: where every strategy turns comms-bou
   ex.section("§5.1.4");
   const double N = 4096, alpha = v5p_alpha();
   ex.answer("threshold_expression", N * 2 * alpha * alpha / kFigF, "tokens").book(1.6e10, sig(2)).erratum(kFig16Exponent)
-      .reproduced_by(N * 2 * alpha * alpha / kFigF * 1e4,
-                     "the expression evaluated as printed, 1.63e6, with its power of ten written e10 for e6")
+      .book_inputs_give(4096 * 2 * 2550.0 * 2550.0 / (8192 * 4),
+                        "the caption's own expression, 4096 × 2 × 2550² / (8192 × 4), evaluated: 1.63e6")
       .explain("4096 · 2 · 2550² / (8192 · 4): N times the mixed bound 2α²/F");
   // Below which global batch is even the best layout comms-bound (a step slower than its FLOPs)?
   auto bound_below = [&](CommsModel m) {
@@ -510,7 +525,7 @@ EXERCISE("ch5.fig16-threshold", "Figure 16: where every strategy turns comms-bou
       .erratum(kFig16Crossover)
       .explain("summed axes, the book's model here: 512·F·(1/3 − 1/16) = 4.5M. With the axes concurrent, the "
                "workbook's model, the crossover is " + format_number(fsdp_wins_from(CommsModel::concurrent), 3) +
-               " = 512·F/3, which is where the book's 6M comes from");
+               " = 512·F/3, which would read 6M");
   ex.answer("fsdp_crossover_summed", fsdp_wins_from(CommsModel::summed), "tokens")
       .explain("the same crossover with the two axes' comms summed: 512·F·(1/3 − 1/16)");
 
@@ -581,7 +596,10 @@ const Finding kRecipe1p5m{
     "comms summed (§5.1.4), puts the floor on 8,192 chips at 3.55M, and at the fixed split the summed comms "
     "F/(Y·M_X) + B/(X·M_Y) stay under the FLOPs B·F/(N·α) only above 4.08M: at 1.5M (183 tokens per chip) the comms "
     "take about 1.5 times the FLOPs. The 1.5M is what the overlapping model gives: with the two axes' comms concurrent "
-    "the FSDP gathers fit under the FLOPs from B = X·α/M_X = 1,024 × 2,550 / 2 = 1.31M, 'close to the lower bound'."};
+    "the FSDP gathers fit under the FLOPs from B = X·α/M_X = 1,024 × 2,550 / 2 = 1.31M, 'close to the lower bound'. "
+    "(1.5M on 8,192 chips is also 183 tokens each, near the ~200 where §5.2 says HBM bandwidth binds: another reading "
+    "of 'the lower bound', which does not make 1.5M compute-bound under the summed model either.) It changes a "
+    "conclusion: the batch the section says a pod can train at."};
 
 double power_of_two_nearest(double x) { return std::exp2(std::round(std::log2(x))); }
 }  // namespace
@@ -601,6 +619,7 @@ EXERCISE("ch5.llama-pod-recipe", "LLaMA-3 70B on a single v5p pod") {
   ex.answer("mixed_bound_f30k", mixed_min_batch_per_chip(alpha, kLlamaF30k, 2, 1, CommsModel::summed), "tokens")
       .book(432, sig(3))
       .erratum(kMixed432)
+      .book_inputs_give(2 * 2550.0 * 2550.0 / 30000, "the section's own expression, 2 × 2550² / 30,000, evaluated: 433.5")
       .explain("2α²/F with the book's F = 30,000: 433.5, which neither rounds nor truncates to 432");
   ex.answer("mixed_bound_real_f", mixed_min_batch_per_chip(alpha, c.d_ff, 2, 1, CommsModel::summed), "tokens")
       .explain("2α²/F with LLaMA-3 70B's F = 28,672");
@@ -614,14 +633,22 @@ EXERCISE("ch5.llama-pod-recipe", "LLaMA-3 70B on a single v5p pod") {
   ex.answer("x_opt_3p5m", X, "").explain("sqrt(B·N/F) with N = 8,192, F = 30,000, M_X = M_Y = 1");
   ex.answer("x_chosen", power_of_two_nearest(X), "").book(1024, exact()).explain("the nearest power of two");
   ex.answer("y_chosen", kCubeChips / power_of_two_nearest(X), "").book(8, exact());
+  // The recipe's whole split at 3.5M, summed: the bound above assumes X at its continuous optimum (§5.1.4 allows
+  // non-integer X), and the whole power-of-two X = 1,024 sits a little off it.
+  const auto recipe_at_3p5m = mixed_forward(B, c.d_model, kLlamaF30k, power_of_two_nearest(X),
+                                            kCubeChips / power_of_two_nearest(X), 2, 1, CommsModel::summed,
+                                            v5p().bf16_flops_per_s, v5p_W_bidi());
   ex.claim("bs_3p5m_compute_bound", "§5.1.6: the recipe's 3.5M batch is the smallest that keeps LLaMA-3 70B "
            "compute-bound on one 8k-chip pod with mixed FSDP + TP (the two axes' comms summed, as the section's 432 "
            "per chip assumes)",
            kCubeChips * mixed_min_batch_per_chip(alpha, kLlamaF30k, 2, 1, CommsModel::summed), "tokens")
       .between(3.5e6, 3.6e6)
       .explain("8,192 × 433.5 = 3.55M, which truncates to the recipe's 3.5M (the book's own 8k × 432 gives 3.46M with "
-               "8,000 chips, 3.54M with 8,192). With the axes concurrent, the workbook's model, the floor is "
-               "min_batch_pod_concurrent");
+               "8,000 chips, 3.54M with 8,192). It holds for X at its continuous optimum, as §5.1.4 lets X be; at the "
+               "recipe's whole split (X = 1,024, Y = 8, M_X = 2, M_Y = 1) the summed comms are " +
+               format_number(recipe_at_3p5m.t_comms_s / recipe_at_3p5m.t_math_s, 3) +
+               " times the FLOPs, at the edge as the section says. With the axes concurrent, the workbook's model, "
+               "the floor is min_batch_pod_concurrent");
   ex.answer("min_batch_pod_summed", kCubeChips * mixed_min_batch_per_chip(alpha, kLlamaF30k, 2, 1, CommsModel::summed),
             "tokens")
       .explain("the book's own summed bound on 8,192 chips: above the recipe's 3.5M");
@@ -661,7 +688,8 @@ EXERCISE("ch5.dcn-bound", "Data parallelism across pods over DCN") {
   ex.answer("pod_dcn_bw", pod_w, "B/s").book(5e13, sig(1))
       .explain("2,240 hosts × 2.5e10 = 5.6e13, which truncates to the book's 5e13 (its 2,000 hosts × 2.5e10)");
   ex.answer("pod_flops", total_flops_per_s(pod), "FLOPs/s").book(3.8e18, sig(2))
-      .stated_input("§5.1.6: 'C_pod = 8k × 4.5e14', the pod as the recipe's 8k = 8,192 chips (exact pod 8,960)",
+      .stated_input("§5.1.6: 'C_pod = 8k × 4.5e14', the pod as the recipe's 8k = 8,192 chips (exact pod 8,960) and "
+                    "4.5e14 as §2.3's 4.59e14 cut to two digits (8,192 × 4.5e14 itself is 3.7e18)",
                     kCubeChips * v5p().bf16_flops_per_s)
       .explain("8,960 × 4.59e14 for the whole pod");
   ex.answer("min_batch_per_pod", dcn_min_batch_per_pod(total_flops_per_s(pod), pod_w), "tokens")

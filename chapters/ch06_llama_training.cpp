@@ -64,7 +64,7 @@ TrainingSetup memory_setup(const char* rule) {
 }
 
 const Finding kFourYears{"nearly-four-years", Severity::slip, "1752 days called 'nearly four years'",
-                         "§6.2's own 1752 days are 1752 / 365 = 4.8 years (4.79 in 365.25-day years): nearly five "
+                         "§6.2's own 1752 days are 1752 / 365 = 4.8 years (4.80 in 365.25-day years): nearly five "
                          "years, not nearly four; no reading of the section's numbers gives under four. The point it "
                          "makes, that so few chips would take far too long, holds either way."};
 }  // namespace

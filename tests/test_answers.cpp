@@ -25,15 +25,6 @@ bool close(double ours, double check, const testing::IndependentCheck& c) {
   const double diff = std::fabs(ours - check);
   return c.abs_tol > 0 ? diff <= c.abs_tol : diff <= c.rel_tol * std::fabs(check);
 }
-// Chapters whose errata are still being re-audited under the errata policy (DESIGN.md): each erratum there
-// may still lack its reproduction of the printed number. The re-audit empties this list.
-const std::set<int> kReauditPending{5};
-bool pending(const std::string& name) {
-  for (const auto& chapter : testing::results())
-    for (const auto& ex : chapter.exercises)
-      if (name.rfind(ex.id() + ".", 0) == 0) return kReauditPending.count(chapter.def->number) > 0;
-  return false;
-}
 }  // namespace
 
 TEST_CASE("every answer agrees with the book, is an approximation it states, or is an explained erratum") {
@@ -60,7 +51,7 @@ TEST_CASE("every erratum names its finding and severity") {
 // arithmetic slip — the book's own inputs and formula give another value (`book_inputs_give`).
 TEST_CASE("every erratum reproduces the printed number, or shows the book's own inputs give another") {
   for (const auto& [name, a] : testing::all_answers()) {
-    if (a->book_status() != BookStatus::erratum || pending(name)) continue;
+    if (a->book_status() != BookStatus::erratum) continue;
     INFO(name);
     CHECK_MESSAGE((a->reproduction().has_value() || a->inputs_give().has_value()),
                   name << ": erratum without .reproduced_by(value, how) or .book_inputs_give(value, how)");
