@@ -94,11 +94,15 @@ INDEPENDENT("ch9.reduce-scatter.measured_over_model", "1.13 ms over 67,108,864 b
 
 // ---- ch9.qproj-time ----------------------------------------------------------------------------------
 
-INDEPENDENT("ch9.qproj-time.local_heads", "32 heads / 2", 0) { return 16; }
+INDEPENDENT("ch9.qproj-time.local_heads", "32 heads / 2", 0) { return 32 / 2; }
 INDEPENDENT("ch9.qproj-time.local_out_elements", "8·1024 tokens × 16 heads × 256", 0) { return 8.0 * 1024 * 16 * 256; }
 INDEPENDENT("ch9.qproj-time.local_weight_bytes", "8192 × 16 × 256 × 2 bytes", 0) { return 8192.0 * 16 * 256 * 2; }
-INDEPENDENT("ch9.qproj-time.lhs_contracting", "'btd': d is position 2", 0) { return 2; }
-INDEPENDENT("ch9.qproj-time.rhs_contracting", "'dnh': d is position 0", 0) { return 0; }
+INDEPENDENT("ch9.qproj-time.lhs_contracting", "position of d in X's subscripts 'btd'", 0) {
+  return double(std::string("btd").find('d'));
+}
+INDEPENDENT("ch9.qproj-time.rhs_contracting", "position of d in W_Q's subscripts 'dnh'", 0) {
+  return double(std::string("dnh").find('d'));
+}
 INDEPENDENT("ch9.qproj-time.flops_per_core", "the whole Q projection's 2·32·1024·8192·32·256 over 8 cores", 1e-12) {
   return 2.0 * 32 * 1024 * 8192 * 32 * 256 / 8;
 }

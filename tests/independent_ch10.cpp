@@ -6,6 +6,9 @@
 // TPU v5e's numbers typed in.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "registry.hpp"
@@ -135,11 +138,51 @@ constexpr double kTol = 1e-9;
 }  // namespace
 
 // --- ch10.jit-sharded-matmul -------------------------------------------------------------------------
-INDEPENDENT("ch10.jit-sharded-matmul.w_named_d_x", "P('Y', None): D's entry names Y only, so X splits it 1 way", 0) {
-  return 1;
+namespace {
+// The mesh axes each entry of a PartitionSpec names, read from the spec as §10.1.1's code writes it:
+// "P('Y', None)" gives {{"Y"}, {}}; a tuple entry such as ('x', 'y') gives both names. No library parser.
+std::vector<std::vector<std::string>> spec_entries(const std::string& spec) {
+  const auto open = spec.find('('), close = spec.rfind(')');
+  std::vector<std::vector<std::string>> entries(1);
+  std::string name;
+  bool quoted = false;
+  int depth = 0;
+  for (char ch : spec.substr(open + 1, close - open - 1)) {
+    if (ch == '\'') {
+      if (quoted) entries.back().push_back(name), name.clear();
+      quoted = !quoted;
+    } else if (quoted) {
+      name += ch;
+    } else if (ch == '(') {
+      ++depth;
+    } else if (ch == ')') {
+      --depth;
+    } else if (ch == ',' && depth == 0) {
+      entries.emplace_back();
+    }
+  }
+  return entries;
 }
-INDEPENDENT("ch10.jit-sharded-matmul.plan_case", "D is split over Y in both In and W: §3's case 3 (AllReduce)", 0) {
-  return 3;
+const std::map<std::string, int> kMesh2x2{{"X", 2}, {"Y", 2}};  // jax.make_mesh((2, 2), ('X', 'Y'))
+// Into how many pieces the mesh axis `axis` cuts dimension `dim` of an array created with `spec`.
+int pieces_along(const std::string& spec, size_t dim, const std::string& axis) {
+  int pieces = 1;
+  const auto entries = spec_entries(spec);  // kept alive: a range over .at() of a temporary would dangle
+  for (const auto& a : entries.at(dim))
+    if (a == axis) pieces *= kMesh2x2.at(a);
+  return pieces;
+}
+}  // namespace
+
+INDEPENDENT("ch10.jit-sharded-matmul.w_named_d_x", "W's spec P('Y', None) parsed: how many pieces X cuts D (entry 0) into", 0) {
+  return pieces_along("P('Y', None)", 0, "X");
+}
+INDEPENDENT("ch10.jit-sharded-matmul.plan_case", "§3's cases counted from the specs: In P('X', 'Y') and W P('Y', None) both shard D", 0) {
+  // §3.2: case 1 shards the contracting D in neither operand, case 2 in one, case 3 in both (same axis).
+  const bool in_d = !spec_entries("P('X', 'Y')").at(1).empty(), w_d = !spec_entries("P('Y', None)").at(0).empty();
+  if (in_d && w_d && spec_entries("P('X', 'Y')").at(1) != spec_entries("P('Y', None)").at(0))
+    throw std::logic_error("D sharded over different axes: not one of §3's cases");
+  return 1 + (in_d ? 1 : 0) + (w_d ? 1 : 0);
 }
 INDEPENDENT("ch10.jit-sharded-matmul.allreduce_bytes", "local [8/2, 8192] partial sums × 2 bytes", 0) {
   return 4.0 * 8192 * 2;

@@ -147,7 +147,8 @@ EXERCISE("ch5.solution52-batch", "Solution 5.2: the batch its checkpoint bytes u
   ex.answer("batch_tokens", batch, "tokens")
       .book(16e16, sig(2))
       .erratum(kSol52Exponent, "The product 2 · 40 · B · 5,120 · 6.4 is 4.2e13 only with B = 16e6.")
-      .reproduced_by(batch * 1e10, "16e6 with the exponent 6 printed as 16: 16e16")
+      // A typo no method repeats: record what the book's own inputs give, not a factor fitted to the print.
+      .book_inputs_give(batch, "Exercise 5.2's 'BS = 16M tokens', which the solution's own 4.2e13 product uses")
       .explain("Exercise 5.2's 16M-token batch, which the solution's 4.2e13 uses");
   ex.answer("checkpoint_bytes", 2 * L * batch * D * (1 + 2 * ffw), "B")
       .book(4.2e13, sig(2))
