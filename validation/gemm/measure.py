@@ -194,6 +194,9 @@ class Budget:
         self.t0 = time.time()
         self.seconds = seconds
 
+    def elapsed(self):
+        return time.time() - self.t0
+
     def left(self):
         return self.seconds - (time.time() - self.t0)
 
@@ -269,7 +272,7 @@ def measure_bandwidth(torch, F, dev, timer, budget, smoke):
         try:
             t = timer.time(fn, reps=3 if smoke else 10, warmups=2, flush=False)
             s = summarize(t)
-            s.update({"op": op, "shape": shape, "dtype": dtype, "bytes": nbytes,
+            s.update({"op": op, "shape": shape, "dtype": dtype, "bytes": nbytes, "t_start_s": round(budget.elapsed(), 2),
                       "bytes_per_s": nbytes / s["median_s"], "note": note})
             res.append(s)
         except Exception as e:  # noqa: BLE001
@@ -323,7 +326,7 @@ def measure_gemms(torch, dev, timer, budget, smoke, pairs, dtype, m_grid, fast_a
     for (k, n), uses in pairs.items():
         for m in m_grid:
             entry = {"dtype": dtype, "M": m, "K": k, "N": n, "layers": uses,
-                     "flops": gemm_flops(m, k, n)}
+                     "flops": gemm_flops(m, k, n), "t_start_s": round(budget.elapsed(), 2)}
             if dtype == "fp8":
                 entry["fast_accum"] = fast_accum
             if budget.left() < 8:
@@ -356,6 +359,53 @@ def measure_gemms(torch, dev, timer, budget, smoke, pairs, dtype, m_grid, fast_a
     return res
 
 
+def measure_backward(torch, dev, timer, budget, smoke, pairs, tokens):
+    """The two GEMMs of a linear layer's backward pass, laid out as autograd runs them.
+    dgrad: dX[T, K] = dY[T, N] @ W[N, K]      -> GEMM M=T, K=N, N=K, both operands row-major;
+    wgrad: dW[N, K] = dY[T, N]^T @ X[T, K]    -> GEMM M=N, K=T, N=K, the left operand transposed.
+    The weight gradient contracts over the tokens, so its K is the token count: a shape the forward
+    grid does not have."""
+    res = []
+    bf = torch.bfloat16
+    max_t = max(tokens)
+    big = max(max(t * k, t * n, n * k) for (k, n) in pairs for t in tokens)
+    pool_a = torch.randn(big, device=dev, dtype=bf)
+    pool_b = torch.randn(big, device=dev, dtype=bf)
+    out = torch.empty(big, device=dev, dtype=bf)
+    for (k, n), uses in pairs.items():
+        for t in tokens:
+            for pas in ("dgrad", "wgrad"):
+                if pas == "dgrad":
+                    gm, gk, gn = t, n, k
+                    dy = pool_a[: t * n].view(t, n)
+                    w = pool_b[: n * k].view(n, k)
+                    c = out[: t * k].view(t, k)
+                    fn = (lambda dy=dy, w=w, c=c: torch.mm(dy, w, out=c))
+                else:
+                    gm, gk, gn = n, t, k
+                    dy = pool_a[: t * n].view(t, n)
+                    x = pool_b[: t * k].view(t, k)
+                    c = out[: n * k].view(n, k)
+                    fn = (lambda dy=dy, x=x, c=c: torch.mm(dy.t(), x, out=c))
+                entry = {"dtype": "bf16", "pass": pas, "layer_K": k, "layer_N": n, "tokens": t,
+                         "M": gm, "K": gk, "N": gn, "layers": uses, "flops": gemm_flops(gm, gk, gn),
+                         "t_start_s": round(budget.elapsed(), 2)}
+                if budget.left() < 8:
+                    entry["skipped"] = "time budget"
+                    res.append(entry)
+                    continue
+                try:
+                    t1 = timer.probe(fn)
+                    s = summarize(timer.time(fn, reps=reps_for(t1) if not smoke else 2))
+                    s["flops_per_s"] = entry["flops"] / s["median_s"]
+                    entry.update(s)
+                except Exception as e:  # noqa: BLE001
+                    entry["error"] = repr(e)[:400]
+                res.append(entry)
+    del pool_a, pool_b, out
+    return res
+
+
 def measure_attention(torch, F, dev, timer, budget, smoke):
     res = []
     bf = torch.bfloat16
@@ -363,7 +413,8 @@ def measure_attention(torch, F, dev, timer, budget, smoke):
     for kind, b, h, sq, skv in attention_cases():
         if smoke:
             b, h, sq, skv = 1, 2, min(sq, 64), min(skv, 64)
-        entry = {"op": kind, "batch": b, "heads": h, "s_q": sq, "s_kv": skv, "head_dim": d, "dtype": "bf16"}
+        entry = {"op": kind, "batch": b, "heads": h, "s_q": sq, "s_kv": skv, "head_dim": d, "dtype": "bf16",
+                 "t_start_s": round(budget.elapsed(), 2)}
         if budget.left() < 8:
             entry["skipped"] = "time budget"
             res.append(entry)
@@ -489,6 +540,9 @@ def main():
     sections = [
         ("bandwidth", lambda: measure_bandwidth(torch, F, dev, timer, budget, smoke)),
         ("gemm_bf16", lambda: measure_gemms(torch, dev, timer, budget, smoke, pairs, "bf16", m_grid)),
+        ("gemm_bf16_backward", lambda: measure_backward(
+            torch, dev, timer, budget, smoke, fp8_pairs(pairs) if not smoke else pairs,
+            [512, 2048, 8192, 32768] if not smoke else [16, 32])),
         ("attention", lambda: measure_attention(torch, F, dev, timer, budget, smoke)),
         ("gemm_fp8", lambda: measure_gemms(torch, dev, timer, budget, smoke, fp8_pairs(pairs) if not smoke
                                            else pairs, "fp8", m_grid)),
@@ -533,7 +587,7 @@ def print_summary(r):
         for e in bw:
             if "bytes_per_s" in e:
                 print(f"  {e['op']:<18} {str(e['shape']):<16} {e['dtype']:<5} {e['bytes_per_s'] / 1e12:6.2f} TB/s")
-    for sec in ("gemm_bf16", "gemm_fp8", "gemm_fp8_fast_accum"):
+    for sec in ("gemm_bf16", "gemm_bf16_backward", "gemm_fp8", "gemm_fp8_fast_accum"):
         g = r.get(sec, [])
         if not isinstance(g, list):
             print(sec, g)
@@ -544,6 +598,11 @@ def print_summary(r):
         print(f"{sec}: {len(ok)} measured, {len(bad)} errors, {len(skipped)} skipped")
         if bad:
             print("   first error:", bad[0]["M"], bad[0]["K"], bad[0]["N"], bad[0]["error"][:200])
+        if ok and sec == "gemm_bf16_backward":
+            for e in ok:
+                if e["layer_K"] == 4096 and e["layer_N"] == 14336:
+                    print(f"   4096x14336 {e['pass']} T={e['tokens']:<6} {e['flops_per_s'] / 1e12:7.1f} TFLOP/s")
+            continue
         if ok:
             best = max(ok, key=lambda e: e["flops_per_s"])
             print(f"   peak {best['flops_per_s'] / 1e12:.0f} TFLOP/s at M={best['M']} K={best['K']} N={best['N']}")
