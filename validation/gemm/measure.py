@@ -66,10 +66,22 @@ PEAKS = {
 }
 
 
-def layer_shapes():
+# Held-out layers: models and token counts that the grid above does not contain, measured only to test
+# the interpolation of the grid (tests/test_gemm_efficiency.cpp), never used by the lookup itself.
+HOLDOUT_MODELS = [
+    ("llama-3.2-3b", 3072, 8192),
+    ("gemma-2-9b", 3584, 14336),
+    ("llama-2-13b", 5120, 13824),
+    ("starcoder2-15b", 6144, 24576),
+    ("qwen2-72b", 8192, 29568),
+]
+HOLDOUT_M = [3, 24, 48, 96, 384, 768, 1536, 3072, 6144, 12288, 24576]
+
+
+def layer_shapes(models=None):
     """Unique (K, N) pairs with the layers they come from."""
     pairs = {}
-    for label, d, ff in MODELS:
+    for label, d, ff in (models or MODELS):
         for tp in TP_GRID:
             for layer, k, n in (("mlp_up", d, ff // tp),        # column-parallel: N split
                                 ("attn_proj", d, d // tp),      # d_model x d_model, N split (QKV, out)
@@ -471,6 +483,10 @@ def main():
                     help="wall-clock budget; what is left unmeasured is marked skipped")
     ap.add_argument("--dry-run", action="store_true", help="print the grid and a time estimate")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU (code paths only)")
+    ap.add_argument("--sections", default="bandwidth,gemm_bf16,gemm_bf16_backward,attention,gemm_fp8,"
+                                          "gemm_fp8_fast_accum,gemm_bf16_repeat",
+                    help="comma-separated sections to run; gemm_bf16_holdout (layers and M values off the "
+                         "grid, to test its interpolation) runs only when named")
     args = ap.parse_args()
     if args.dry_run:
         estimate(args)
@@ -539,6 +555,9 @@ def main():
         pairs = {(64, 128): ["smoke"], (128, 32): ["smoke"]}
     sections = [
         ("bandwidth", lambda: measure_bandwidth(torch, F, dev, timer, budget, smoke)),
+        ("gemm_bf16_holdout", lambda: measure_gemms(
+            torch, dev, timer, budget, smoke, layer_shapes(HOLDOUT_MODELS) if not smoke else pairs, "bf16",
+            HOLDOUT_M if not smoke else [3, 24])),
         ("gemm_bf16", lambda: measure_gemms(torch, dev, timer, budget, smoke, pairs, "bf16", m_grid)),
         ("gemm_bf16_backward", lambda: measure_backward(
             torch, dev, timer, budget, smoke, fp8_pairs(pairs) if not smoke else pairs,
@@ -556,7 +575,13 @@ def main():
             {kn: u for kn, u in pairs.items() if any(x.startswith("llama-3-8b/") and x.endswith("/tp1")
                                                      for x in u)} if not smoke else pairs, "bf16", m_grid)),
     ]
+    wanted = args.sections.split(",")
+    unknown = [w for w in wanted if w not in [name for name, _ in sections]]
+    if unknown:
+        ap.error(f"--sections: unknown section(s) {unknown}; known: {[name for name, _ in sections]}")
     for name, fn in sections:
+        if name not in wanted:
+            continue
         t0 = time.time()
         try:
             result[name] = fn()
@@ -581,8 +606,12 @@ def main():
 
 
 def print_summary(r):
+    hold = r.get("gemm_bf16_holdout")
+    if isinstance(hold, list):
+        ok = [e for e in hold if "flops_per_s" in e]
+        print(f"gemm_bf16_holdout: {len(ok)} measured of {len(hold)}")
     print(f"\n{r['gpu'].get('name')}  torch {r['torch']}  cuda {r['cuda']}  wall {r['wall_s']} s")
-    bw = r.get("bandwidth", [])
+    bw = r.get("bandwidth") or []
     if isinstance(bw, list):
         for e in bw:
             if "bytes_per_s" in e:
