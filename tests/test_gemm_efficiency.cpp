@@ -64,7 +64,7 @@ TEST_CASE("gemm tables: every measured point reads back exactly") {
   }
 }
 
-TEST_CASE("gemm lookup: between measured M it stays between the neighbours; it scales with M below the "
+TEST_CASE("gemm lookup: between measured M it stays between the neighbours, scales with M below the "
           "table and holds above it") {
   const GemmTable& t = measured_gemm_table("h200");
   for (const auto& c : t.curves) {
