@@ -550,6 +550,22 @@ EXERCISE("ex3.4", "Gather then multiply, or multiply then AllReduce?") {
   ex.table("plans", {"strategy", "plan", "FLOPs per chip", "comms"})
       .row({"1", describe(s1), format_quantity(s1.flops_per_device, "FLOPs"), format_quantity(comms_time_s(s1, mesh, wraps, link), "s")})
       .row({"2", describe(s2), format_quantity(s2.flops_per_device, "FLOPs"), format_quantity(comms_time_s(s2, mesh, wraps, link), "s")});
+  // The exercise names the two strategies by §3.2's cases: strategy 1 is case 2, as it says; strategy 2,
+  // both operands sharded along the contracting D, is case 3 by §3.2's own list, not the "Case 4" it prints.
+  ex.claim("strategy1_case_label", "Exercise 3.4 calls strategy 1, AllGather_X(Y[D_X, F]) then a replicated "
+           "multiply, 'Case 2' (the planner's case number shown)", s1.case_number, "")
+      .about(2, workbook::exact());
+  ex.claim("strategy2_case_label", "Exercise 3.4 calls strategy 2, X[B, D_X]·Y[D_X, F] -> Z[B, F]{U_X} then "
+           "AllReduce_X, 'Case 4' (the planner's case number shown)", s2.case_number, "")
+      .about(4, workbook::exact())
+      .erratum(workbook::Finding{"ex3.4-case-4-label", workbook::Severity::slip,
+                                 "Exercise 3.4 labels its strategy 2 'Case 4'; by §3.2's list it is case 3",
+                                 "§3.2 lists case 3 as both inputs sharded along the contracting dimension (multiply "
+                                 "the local shards, then AllReduce) and case 4 as both inputs with a non-contracting "
+                                 "dimension sharded along the same axis. Strategy 2, X[B, D_X]·Y[D_X, F] followed by "
+                                 "AllReduce_X, shards the contracting D in both operands and no non-contracting "
+                                 "dimension at all: case 3. Only the label is off; the exercise's own description "
+                                 "and solution 3.4 treat it as case 3 (an AllReduce of 2BF bytes)."});
   ex.answer("t_strategy1_example", t1, "s").explain("B = 1024, D = 8192, F = 32768, X = 4: max(T_math, T_comms)");
   ex.answer("t_strategy2_example", t2, "s").explain("same shapes: a quarter of the FLOPs, an AllReduce of 2BF bytes");
   ex.answer("s2_cheaper_comms_below_batch", D / 2, "tokens").notes("000", D / 2, rel(1e-12))
