@@ -210,6 +210,21 @@ EXERCISE("ch2.ici-table", "Interconnect figures (§2.3)") {
   ex.claim("pcie_over_dcn", "§2.3: PCIe is faster than DCN (v5e: a chip's PCIe over its share of the host's DCN)",
            v5e.pcie_bytes_per_s / dcn_per_chip, "")
       .above(1);
+  // Footnote 10 hangs off the sentence that puts PCIe at about 1.5e10 B/s per chip, the only v5 figure the
+  // book gives; the v6e's 32 GB/s over it is the ratio the footnote names.
+  const auto& v6e = chip("tpu-v6e");
+  ex.answer("v6e_over_v5_pcie", v6e.pcie_bytes_per_s / v5e.pcie_bytes_per_s, "")
+      .explain("the v6e's 3.2e10 B/s of PCIe per chip over the 1.5e10 B/s that §2.3 gives the others");
+  ex.claim("v6e_pcie_4x_v5", "§2.3 footnote 10: the v6e's 32 GB/s of PCIe is 'about 4x higher than v5' (over the "
+           "1.5e10 B/s per chip of the sentence it annotates)", v6e.pcie_bytes_per_s / v5e.pcie_bytes_per_s, "")
+      .about(4, sig(1))
+      .erratum(workbook::Finding{"v6e-pcie-4x", workbook::Severity::slip,
+                                 "v6e PCIe called about 4x the v5's; the book's own figures make it 2.1x",
+                                 "Footnote 10 of §2.3 gives the v6e 32 GB/s of PCIe, 'about 4x higher than v5', on "
+                                 "the sentence that puts PCIe at about 1.5e10 B/s per chip, the only v5 figure the "
+                                 "book states: 3.2e10 / 1.5e10 = 2.1, which is 'about 2x'. The footnote does not say "
+                                 "which figure it had in mind, so the finding is the inconsistency; no exercise uses "
+                                 "the v6e's PCIe (exercise 2.3 fixes 1.5e10 for its v6e), so no conclusion changes."});
 }
 
 EXERCISE("ex2.1", "Streaming a 200B-parameter model from HBM") {
