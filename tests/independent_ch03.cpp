@@ -370,3 +370,15 @@ INDEPENDENT("ex3.4.strategy2_case_label", "§3.2's four cases applied to the sub
   if (a || b) return 2.0;
   return 1.0;
 }
+
+// Solution 3.10 part 5 on a ring of 7: device 0's block for device k goes the shorter way round, by walking.
+INDEPENDENT("ex3.10.a2a_bi_max_distance", "walk both ways from device 0 to each other device of a 7-ring", 0) {
+  int farthest = 0;
+  for (int k = 1; k < 7; ++k) {
+    int steps_right = 0, steps_left = 0;
+    for (int at = 0; at != k; at = (at + 1) % 7) ++steps_right;
+    for (int at = 0; at != k; at = (at + 6) % 7) ++steps_left;
+    farthest = std::max(farthest, std::min(steps_right, steps_left));
+  }
+  return farthest;
+}
