@@ -35,10 +35,12 @@ constexpr double kH100SparseBf16 = 1.979e15; // spec sheet value quoted in solut
 // count 2mkn, not from the printed product, so no conclusion rests on the typo.
 const workbook::Finding kTiledFlopsM{
     "tiled-flops-m", workbook::Severity::slip, "Tiled-matmul FLOP count has m where the tile size bn belongs",
-    "The footnote writes the FLOPs as 2·tm·tn·tk·m·bk·bm: each of the tm·tn·tk tile steps is charged "
+    "The tiling footnote of §1.1.2 (in the chapter-1 translation, seed 004; the PDF edition the workbook follows "
+    "has no such footnote) writes the FLOPs as 2·tm·tn·tk·m·bk·bm: each of the tm·tn·tk tile steps is charged "
     "2·m·bk·bm instead of 2·bm·bk·bn. Summing that over the steps reproduces the printed product, m/bn times "
     "the true 2·tm·tn·tk·bm·bk·bn = 2mkn (8× for 4096³ in 512 tiles: 2·8·8·8·4096·512·512 = 1.10e12 against "
-    "2·4096³ = 1.37e11). Its bytes and its intensity bm·bn/(bm + bn) are right."};
+    "2·4096³ = 1.37e11). Its bytes and its intensity bm·bn/(bm + bn) are right. (The same footnote names the "
+    "tile sizes 'bm, bk, bm', the last one a second typo for bn, which changes no number.)"};
 // Severity slip: the footnote's point, that combining the partial sums is negligible, holds with the
 // right count B·F as well (see the claim partial_sum_negligible).
 const workbook::Finding kPartialSumAdds{

@@ -47,8 +47,10 @@ EXERCISE("ch2.mxu-flops", "Throughput of one MXU") {
                                  "A multiply-add is 2 FLOPs (§1.1.2 counts 2BDF FLOPs for BDF of them); the v5e's "
                                  "1.97e14 bf16 FLOPs/s is 9.9e13 multiply-adds/s. The takeaway repeats the v5e total "
                                  "that §2.1 has just given in FLOPs/s, 2e14, as multiply-adds. Debatable, decided "
-                                 "erratum: a v5p chip (4.59e14 FLOPs/s) would make the sentence true, but §2.1's "
-                                 "running example and its only 2e14 figure are the v5e's."});
+                                 "erratum: a v5p chip (4.59e14 FLOPs/s, two TensorCores) would make the sentence "
+                                 "true, but no single TensorCore's array §2.1 describes does 2e14 multiply-adds/s "
+                                 "(v5e 1e14, v5p 1.25e14 from its stated 2.5e14 FLOPs/s per core), and §2.1's running "
+                                 "example and its only 2e14 figure are the v5e's FLOPs/s."});
   const double int8_per_mxu = peak_flops_per_s(chip("tpu-v5e"), Dtype::int8) / kMxusPerCore;
   ex.answer("int8_per_v5e_mxu", int8_per_mxu, "FLOPs/s")
       .book(4e14, sig(1))
@@ -171,7 +173,8 @@ EXERCISE("ch2.spec-table", "Per-chip specifications (§2.3)") {
              hbm_bw[hbm_bw.size() / 2], "B/s")
         .between(1e12, 2e12);
   }
-  ex.claim("hbm_tens_of_gb", "§2.1: HBM holds on the order of tens of gigabytes (v5e: 16 GiB)",
+  ex.claim("hbm_tens_of_gb", "§2.1: HBM holds on the order of tens of gigabytes (v5e: 16 GB in the §2.3 table, "
+           "16 GiB in §2.1; either holds)",
            chip("tpu-v5e").hbm_bytes, "B")
       .order_of(1e10);
   ex.claim("int8_twice_bf16", "§2.3 takeaways: int8 matmuls run roughly 2× faster than bf16 where supported (v5e)",
@@ -207,6 +210,21 @@ EXERCISE("ch2.ici-table", "Interconnect figures (§2.3)") {
   ex.claim("pcie_over_dcn", "§2.3: PCIe is faster than DCN (v5e: a chip's PCIe over its share of the host's DCN)",
            v5e.pcie_bytes_per_s / dcn_per_chip, "")
       .above(1);
+  // Footnote 10 hangs off the sentence that puts PCIe at about 1.5e10 B/s per chip, the only v5 figure the
+  // book gives; the v6e's 32 GB/s over it is the ratio the footnote names.
+  const auto& v6e = chip("tpu-v6e");
+  ex.answer("v6e_over_v5_pcie", v6e.pcie_bytes_per_s / v5e.pcie_bytes_per_s, "")
+      .explain("the v6e's 3.2e10 B/s of PCIe per chip over the 1.5e10 B/s that §2.3 gives the others");
+  ex.claim("v6e_pcie_4x_v5", "§2.3 footnote 10: the v6e's 32 GB/s of PCIe is 'about 4x higher than v5' (over the "
+           "1.5e10 B/s per chip of the sentence it annotates)", v6e.pcie_bytes_per_s / v5e.pcie_bytes_per_s, "")
+      .about(4, sig(1))
+      .erratum(workbook::Finding{"v6e-pcie-4x", workbook::Severity::slip,
+                                 "v6e PCIe called about 4x the v5's; the book's own figures make it 2.1x",
+                                 "Footnote 10 of §2.3 gives the v6e 32 GB/s of PCIe, 'about 4x higher than v5', on "
+                                 "the sentence that puts PCIe at about 1.5e10 B/s per chip, the only v5 figure the "
+                                 "book states: 3.2e10 / 1.5e10 = 2.1, which is 'about 2x'. The footnote does not say "
+                                 "which figure it had in mind, so the finding is the inconsistency; no exercise uses "
+                                 "the v6e's PCIe (exercise 2.3 fixes 1.5e10 for its v6e), so no conclusion changes."});
 }
 
 EXERCISE("ex2.1", "Streaming a 200B-parameter model from HBM") {

@@ -60,6 +60,16 @@ double comms_time_s(const MatmulPlan& p, const Mesh& mesh, const std::map<std::s
   return t;
 }
 
+
+// One finding for both places that round half a ring up: §3.2's hop count and solution 3.10's largest
+// AllToAll distance. Severity slip: TPU axes are even, where ⌈|X|/2⌉ = ⌊|X|/2⌋, and no time depends on it.
+const workbook::Finding kCeilHalfRing{
+    "ceil-half-ring", workbook::Severity::slip, "hops of a bidirectional ring rounded up instead of down",
+    "Footnote 3 of §3.2 (and the hop count just above it) corrects |X|/2 to ⌈|X|/2⌉; on a ring of 7 that is "
+    "⌈3.5⌉ = 4, but the farthest device is min(k, 7 − k) ≤ 3 hops away either way, so 3 hops suffice: the count is "
+    "⌊|X|/2⌋, which equals the book's value only for even |X|. Solution 3.10 (part 5) repeats it for the "
+    "bidirectional AllToAll, whose blocks move 'a maximum distance of ceil(D/2)': ⌊D/2⌋ again. A slip: TPU axes "
+    "are even, T_total = V/W_ici does not depend on the count, and the AllToAll's D²/8 is a large-D limit."};
 }  // namespace
 
 EXERCISE("ch3.local-shape", "Local shape of a sharded array") {
@@ -184,13 +194,7 @@ EXERCISE("ch3.allgather-cost", "How long an AllGather takes") {
                [ring](const Inputs& p) { return double(ring(Collective::all_gather, p, 1).hops); })
         .at({{"V", v}, {"n", 8}, {"W", link.bidi_bytes_per_s}, {"T", link.hop_latency_s}})
         .at({{"V", 3e8}, {"n", 7}, {"W", 1.8e11}, {"T", 2e-6}})
-        .erratum(workbook::Finding{"ceil-half-ring", workbook::Severity::slip,
-                                   "hops of a bidirectional ring rounded up instead of down",
-                                   "Footnote 3 of §3.2 (and the hop count just above it) corrects |X|/2 to ⌈|X|/2⌉; on "
-                                   "a ring of 7 that is ⌈3.5⌉ = 4, but the farthest device is min(k, 7 − k) ≤ 3 hops "
-                                   "away either way, so 3 hops suffice: the count is ⌊|X|/2⌋, which equals the book's "
-                                   "value only for even |X|. A slip: TPU axes are even, and T_total = V/W_ici does not "
-                                   "depend on the count."});
+        .erratum(kCeilHalfRing);
     ex.formula("t_hop", "T_hop = 2·V / (|X|·W_ici) (bidirectional ring, §3.2)",
                [](const Inputs& p) { return 2 * in(p, "V") / (in(p, "n") * in(p, "W")); },
                [ring](const Inputs& p) {
@@ -550,6 +554,22 @@ EXERCISE("ex3.4", "Gather then multiply, or multiply then AllReduce?") {
   ex.table("plans", {"strategy", "plan", "FLOPs per chip", "comms"})
       .row({"1", describe(s1), format_quantity(s1.flops_per_device, "FLOPs"), format_quantity(comms_time_s(s1, mesh, wraps, link), "s")})
       .row({"2", describe(s2), format_quantity(s2.flops_per_device, "FLOPs"), format_quantity(comms_time_s(s2, mesh, wraps, link), "s")});
+  // The exercise names the two strategies by §3.2's cases: strategy 1 is case 2, as it says; strategy 2,
+  // both operands sharded along the contracting D, is case 3 by §3.2's own list, not the "Case 4" it prints.
+  ex.claim("strategy1_case_label", "Exercise 3.4 calls strategy 1, AllGather_X(Y[D_X, F]) then a replicated "
+           "multiply, 'Case 2' (the planner's case number shown)", s1.case_number, "")
+      .about(2, workbook::exact());
+  ex.claim("strategy2_case_label", "Exercise 3.4 calls strategy 2, X[B, D_X]·Y[D_X, F] -> Z[B, F]{U_X} then "
+           "AllReduce_X, 'Case 4' (the planner's case number shown)", s2.case_number, "")
+      .about(4, workbook::exact())
+      .erratum(workbook::Finding{"ex3.4-case-4-label", workbook::Severity::slip,
+                                 "Exercise 3.4 labels its strategy 2 'Case 4'; by §3.2's list it is case 3",
+                                 "§3.2 lists case 3 as both inputs sharded along the contracting dimension (multiply "
+                                 "the local shards, then AllReduce) and case 4 as both inputs with a non-contracting "
+                                 "dimension sharded along the same axis. Strategy 2, X[B, D_X]·Y[D_X, F] followed by "
+                                 "AllReduce_X, shards the contracting D in both operands and no non-contracting "
+                                 "dimension at all: case 3. Only the label is off; the exercise's own description "
+                                 "and solution 3.4 treat it as case 3 (an AllReduce of 2BF bytes)."});
   ex.answer("t_strategy1_example", t1, "s").explain("B = 1024, D = 8192, F = 32768, X = 4: max(T_math, T_comms)");
   ex.answer("t_strategy2_example", t2, "s").explain("same shapes: a quarter of the FLOPs, an AllReduce of 2BF bytes");
   ex.answer("s2_cheaper_comms_below_batch", D / 2, "tokens").notes("000", D / 2, rel(1e-12))
@@ -789,6 +809,15 @@ EXERCISE("ex3.10", "Where the AllToAll's factor of 4 comes from") {
   {
     using workbook::Inputs;
     using workbook::in;
+    ex.formula("a2a_bi_max_distance", "largest distance a block moves in a bidirectional AllToAll = ceil(D/2) "
+               "(solution 3.10 part 5)",
+               [](const Inputs& v) { return std::ceil(in(v, "D") / 2); },
+               [](const Inputs& v) {
+                 const Link l = ici_link(chip("tpu-v5e"));
+                 return double(collective_cost(Collective::all_to_all, {{static_cast<int>(in(v, "D")), true}}, 1e6, l).hops);
+               })
+        .at({{"D", D}}).at({{"D", 7}})
+        .erratum(kCeilHalfRing, "right for even D (the first point), one too many for odd D");
     ex.formula("a2a_bi_blocks", "bidirectional AllToAll: D/2 + (D/2 − 1) + … = (D/2)(D/2 + 1)/2 blocks of N²/D² per "
                "link, D²/8 for large D (solution 3.10 part 5)",
                [](const Inputs& v) { return in(v, "D") / 2 * (in(v, "D") / 2 + 1) / 2; },

@@ -325,11 +325,15 @@ EXERCISE("ex4.4", "Arithmetic intensity of self-attention") {
       .erratum(workbook::Finding{"ex4.4-prefill-t", workbook::Severity::conclusion,
                                  "Prefill attention said to be compute-bound at S = 240",
                                  "Solution 4.4 derives the prefill intensity T·G/(G + 1) and then takes it as T, "
-                                 "setting T > 1.97e14/8.2e11 = 240: that is the threshold only in the limit G -> ∞. "
-                                 "Its own formula needs T > 240·(G + 1)/G: 480 for multi-head attention (G = 1), "
-                                 "270 at G = 8, 244 at G = 64. 'Depending on how you interpret the question' does "
-                                 "not cover it: 240 is only the many-heads-per-KV-head limit, and the question fixes "
-                                 "no G, so the answer it asks for is the G-dependent threshold."})
+                                 "setting T > 1.97e14/8.2e11 = 240. Its own formula needs T > 240·(G + 1)/G: 480 for "
+                                 "multi-head attention (G = 1), 270 at G = 8, 244 at G = 64; 240 is the limit "
+                                 "G -> ∞. (Counting only the K and V bytes would give intensity T·G and T > 240/G, "
+                                 "240 at G = 1, but the solution's own byte count, two lines earlier, includes Q and "
+                                 "the output.) 'Depending on how you interpret the question' reads as prefill against "
+                                 "generation and does not cover it; the question fixes no G, so the answer it asks "
+                                 "for is the G-dependent threshold. Severity conclusion, decided: the threshold is "
+                                 "that answer, and for multi-head attention at 240 to 480 tokens the book calls "
+                                 "prefill attention compute-bound where its own formula has it bandwidth-bound."})
       .reproduced_by(chip_i, "the prefill intensity taken as T: T > 1.97e14 / 8.2e11");
   using workbook::Inputs;
   using workbook::in;

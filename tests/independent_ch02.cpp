@@ -112,3 +112,6 @@ INDEPENDENT("ch2.mxu-flops.multiply_adds_per_s", "8·128·128 multiply-adds ever
 INDEPENDENT("ex2.6.ici_bidi_per_link", "2 × 4.5e10", 1e-12) { return 2 * 4.5e10; }
 // §2.3 table: a v5p host is 2×2×1 chips; its 2.5e10 B/s of DCN shared by those four.
 INDEPENDENT("ch2.v5p-bandwidths.dcn_per_chip_formula", "2.5e10 / (2·2·1)", 1e-12) { return 2.5e10 / 4; }
+// §2.3: PCIe about 1.5e10 B/s per chip; footnote 10: the v6e's 32 GB/s. Their ratio from the printed figures.
+INDEPENDENT("ch2.ici-table.v6e_pcie_4x_v5", "32e9 / 1.5e10 from the two printed figures", 1e-12) { return 32e9 / 1.5e10; }
+INDEPENDENT("ch2.ici-table.v6e_over_v5_pcie", "32 GB/s over 15 GB/s, in GB/s", 1e-12) { return 32.0 / 15.0; }

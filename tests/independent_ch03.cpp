@@ -346,3 +346,39 @@ INDEPENDENT("ch3.allgather-cost.hops_bidir", "shortest walk to every device of a
   }
   return farthest;
 }
+
+// Exercise 3.4's strategy 2: §3.2's case list applied by hand to the two operands' subscripts.
+INDEPENDENT("ex3.4.strategy2_case_label", "§3.2's four cases applied to the subscripts X[B, D_X], Y[D_X, F]", 0) {
+  struct Dim {
+    char name;
+    char axis;  // 0: not sharded
+  };
+  const std::vector<Dim> lhs{{'B', 0}, {'D', 'X'}}, rhs{{'D', 'X'}, {'F', 0}};
+  const char contracting = 'D';
+  auto axis_of = [](const std::vector<Dim>& t, char name) {
+    for (const auto& d : t)
+      if (d.name == name) return d.axis;
+    return char(0);
+  };
+  const char a = axis_of(lhs, contracting), b = axis_of(rhs, contracting);
+  bool shared_free_axis = false;  // case 4: a non-contracting dimension of each on the same axis
+  for (const auto& l : lhs)
+    for (const auto& r : rhs)
+      if (l.name != contracting && r.name != contracting && l.axis && l.axis == r.axis) shared_free_axis = true;
+  if (shared_free_axis) return 4.0;
+  if (a && a == b) return 3.0;
+  if (a || b) return 2.0;
+  return 1.0;
+}
+
+// Solution 3.10 part 5 on a ring of 7: device 0's block for device k goes the shorter way round, by walking.
+INDEPENDENT("ex3.10.a2a_bi_max_distance", "walk both ways from device 0 to each other device of a 7-ring", 0) {
+  int farthest = 0;
+  for (int k = 1; k < 7; ++k) {
+    int steps_right = 0, steps_left = 0;
+    for (int at = 0; at != k; at = (at + 1) % 7) ++steps_right;
+    for (int at = 0; at != k; at = (at + 6) % 7) ++steps_left;
+    farthest = std::max(farthest, std::min(steps_right, steps_left));
+  }
+  return farthest;
+}
