@@ -175,10 +175,11 @@ TEST_CASE("figures refuse values JSON cannot carry, and findings are grouped in 
   static ChapterDef def{"ch99", 99, "test", {}};
   def.exercises.clear();
   def.exercises.push_back({"ex99.1", "t", [](Exercise& e) {
-                             static const Finding f{"slip", Severity::slip, "one slip", "Rounded 1.37 to 1.3 early."};
+                             static const Finding f{"slip", Severity::slip, "one slip", "Rounded 1.37 down to 1.2 early."};
                              e.section("§9.9");
-                             e.answer("a", 1.37, "ms").book(1.3, sig(2)).erratum(f);
-                             e.answer("b", 2.74, "ms").book(2.6, sig(2)).erratum(f, "Doubled.");
+                             // 1.2 is neither 1.37 rounded (1.4) nor truncated (1.3): an erratum.
+                             e.answer("a", 1.37, "ms").book(1.2, sig(2)).erratum(f);
+                             e.answer("b", 2.74, "ms").book(2.4, sig(2)).erratum(f, "Doubled.");
                              e.claim("c", "about 1.4", 1.37, "ms").about(1.4, sig(2));
                            }});
   const auto json = to_json(run(def));

@@ -206,6 +206,13 @@ bool Answer::agrees_strictly(double v) const {
   return sig(static_cast<int>(digits)).admits(v, p) || truncates_to(v, p, digits);
 }
 
+Answer& Answer::book_inputs_give(double value, std::string how) {
+  if (!std::isfinite(value)) throw std::logic_error(key_ + ": the value from the book's inputs must be finite");
+  if (how.size() < 10) throw std::logic_error(key_ + ": say which of the book's inputs give it");
+  inputs_give_ = InputsGive{value, std::move(how)};
+  return *this;
+}
+
 BookStatus Answer::book_status() const {
   if (!book_) return erratum_.empty() && !stated_ ? BookStatus::none : BookStatus::false_erratum;
   if (agrees_strictly(value_)) return erratum_.empty() && !stated_ ? BookStatus::agrees : BookStatus::false_erratum;

@@ -61,7 +61,8 @@ struct Finding {
 //                   or from hedged wording within a tolerance whose reason names the wording (`because`);
 //                   shown with the exact value, never counted as an erratum;
 //   erratum       — it follows from neither: a finding whose method reproduces the printed number
-//                   (`reproduced_by`) and an independent check of ours.
+//                   (`reproduced_by`), or, for a bare arithmetic slip, the value the book's own inputs and
+//                   formula give instead (`book_inputs_give`); and an independent check of ours.
 enum class BookStatus {
   none,            // the book prints no value: an independent check in tests/ is required
   agrees,          // within the printed precision (rounded or truncated)
@@ -96,6 +97,13 @@ struct Reproduction {
   std::string how;  // "1.6e10 = 4·D·F with F counted twice"
 };
 
+// An arithmetic slip that no method reproduces (the book's own printed parts add to 13.0e9, it prints
+// 13.1e9): the book's stated inputs put through its own formula give `value`, which is not the print.
+struct InputsGive {
+  double value;
+  std::string how;  // "8.5e9 + 4.2e9 + 0.3e9, the book's own parts"
+};
+
 // A value we evaluated from a formula the book prints (not a value it prints): kept apart from `book`.
 struct Derived {
   double value;
@@ -120,6 +128,8 @@ class Answer {
   Answer& stated_input(std::string input, double from_stated);
   // For an erratum: the book's slip repeated in code gives `value`, which must agree with the print.
   Answer& reproduced_by(double value, std::string how);
+  // For an erratum that is a bare arithmetic slip: what the book's own inputs and formula give instead.
+  Answer& book_inputs_give(double value, std::string how);
   Answer& notes(std::string source, double value, Tolerance tolerance);
   Answer& differs(std::string reason);  // applies to the last notes() entry
   Answer& explain(std::string text);    // the assumption or model behind the value
@@ -139,6 +149,7 @@ class Answer {
   const std::optional<Measured>& measured_value() const { return measured_; }
   const std::optional<StatedInput>& stated() const { return stated_; }
   const std::optional<Reproduction>& reproduction() const { return reproduction_; }
+  const std::optional<InputsGive>& inputs_give() const { return inputs_give_; }
   BookStatus book_status() const;
   // Whether `v` is `printed` rounded or truncated to its printed digits (or within a reason-free
   // tolerance that is tighter): the "agrees" test, without the slack of a reasoned tolerance.
@@ -158,6 +169,7 @@ class Answer {
   std::optional<Measured> measured_;
   std::optional<StatedInput> stated_;
   std::optional<Reproduction> reproduction_;
+  std::optional<InputsGive> inputs_give_;
 };
 
 const char* to_string(BookStatus s);

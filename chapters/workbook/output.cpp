@@ -62,6 +62,9 @@ std::string to_text(const ChapterResult& chapter) {
       if (a.reproduction())
         out += fmt::format("  {:<28}   the book's number, reproduced ({}): {}\n", "", a.reproduction()->how,
                            format_quantity(a.reproduction()->value, a.unit()));
+      if (a.inputs_give())
+        out += fmt::format("  {:<28}   the book's own inputs give ({}): {}\n", "", a.inputs_give()->how,
+                           format_quantity(a.inputs_give()->value, a.unit()));
       if (!a.erratum_reason().empty()) out += fmt::format("  {:<28}   why: {}\n", "", a.erratum_reason());
       for (const auto& n : a.notes()) {
         out += fmt::format("  {:<28}   notes {}: {} ({})\n", "", n.source, format_quantity(n.value, a.unit()),
@@ -146,6 +149,8 @@ std::string to_json(const ChapterResult& chapter) {
       if (a.stated()) entry["stated_input"] = {{"input", a.stated()->input}, {"value", a.stated()->from_stated}};
       if (a.reproduction())
         entry["reproduction"] = {{"value", a.reproduction()->value}, {"how", a.reproduction()->how}};
+      if (a.inputs_give())
+        entry["book_inputs_give"] = {{"value", a.inputs_give()->value}, {"how", a.inputs_give()->how}};
       if (a.derived_value()) entry["derived"] = {{"value", a.derived_value()->value}, {"formula", a.derived_value()->formula}};
       if (a.book_status() == BookStatus::erratum) {
         entry["erratum"] = erratum_json(a.finding(), a.erratum_reason(), name);
