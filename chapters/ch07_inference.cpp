@@ -327,7 +327,9 @@ static const workbook::Finding kGbAsGib{
     "8k cache as '6.7GB': the cells are B · 6.7 and B · 6.7 + 26 (6.7 + 26 = 32.7 at batch 1), while one cache is "
     "8192 · 40 · 128 · 40 · 2 · 2 = 6.711e9 bytes = 6.25 GiB, so every cell read in GiB is 7% high. Likewise '6.5TiB/s "
     "(0.82TiB/s each)' is §1.1's 8.2e11 B/s per chip, 0.82 TB/s (8 × 0.82 = 6.56, cut to 6.5): in TiB/s it is "
-    "5.97. Only the labels are wrong; the 128GiB of HBM is right in GiB (8 × §2.1's 16 GiB)."};
+    "5.97. Only the labels are wrong; the 128GiB of HBM is right in GiB (8 × §2.1's 16 GiB). This is not loose "
+    "labelling: read as labelled, batch 16's 133.2 GiB would exceed those 128 GiB, yet the text says the chips run "
+    "out of memory only beyond 16; as GB (124.1 GiB) it fits, which is what the text concludes."};
 
 namespace {
 // One §7.1.7 table: the printed cells, the book's method (its stated sizes, memory bound, 8.2e11 B/s) and the
