@@ -327,7 +327,9 @@ static const workbook::Finding kGbAsGib{
     "8k cache as '6.7GB': the cells are B · 6.7 and B · 6.7 + 26 (6.7 + 26 = 32.7 at batch 1), while one cache is "
     "8192 · 40 · 128 · 40 · 2 · 2 = 6.711e9 bytes = 6.25 GiB, so every cell read in GiB is 7% high. Likewise '6.5TiB/s "
     "(0.82TiB/s each)' is §1.1's 8.2e11 B/s per chip, 0.82 TB/s (8 × 0.82 = 6.56, cut to 6.5): in TiB/s it is "
-    "5.97. Only the labels are wrong; the 128GiB of HBM is right in GiB (8 × §2.1's 16 GiB)."};
+    "5.97. Only the labels are wrong; the 128GiB of HBM is right in GiB (8 × §2.1's 16 GiB). This is not loose "
+    "labelling: read as labelled, batch 16's 133.2 GiB would exceed those 128 GiB, yet the text says the chips run "
+    "out of memory only beyond 16; as GB (124.1 GiB) it fits, which is what the text concludes."};
 
 namespace {
 // One §7.1.7 table: the printed cells, the book's method (its stated sizes, memory bound, 8.2e11 B/s) and the
@@ -639,8 +641,10 @@ EXERCISE("ex7.6", "Expert sharding on a v5e 8x16") {
 static const workbook::Finding kSeventyTwo{
     "ws2d-72-not-81", workbook::Severity::conclusion, "128 · (3/4)² is 72, not 81",
     "Solution 7.7 compares 4BD/(3W) with sqrt(128)·BD/(sqrt(N)·W): squaring, N > 128 · (3/4)² = 128 · 9/16 = 72. "
-    "It prints 81 = 9², which is what comes out if sqrt(N) > sqrt(128) · 3/4 = 8.49 is rounded up to 9 before "
-    "squaring (or sqrt(128) = 11.3 taken as 12). Its own general form 32 · (F/D) · (3/4)² gives 72 for F = 4D. "
+    "It prints 81 = 9², which its own expression does not give: 128 · (3/4)² is 72, and its general form "
+    "32 · (F/D) · (3/4)² gives 72 for F = 4D as well. A bare arithmetic slip (81 would need sqrt(N) > 8.49 rounded "
+    "up to 9, or sqrt(128) taken as 12, steps the solution does not take), so what the book's own expression gives "
+    "is recorded. "
     "The crossover is the bound the exercise asks for, so this changes its conclusion (2-D wins from 73 chips on)."};
 
 EXERCISE("ex7.7", "2-D weight-stationary sharding against 1-D") {
@@ -689,8 +693,7 @@ EXERCISE("ex7.7", "2-D weight-stationary sharding against 1-D") {
   ex.answer("coefficient", std::sqrt(128.0), "").book(11.3, sig(3)).explain("sqrt(128) in T_2D = sqrt(128)·BD/(sqrt(N)·W)");
   ex.answer("crossover_chips", weight_stationary_2d_crossover_chips(8192, 4 * 8192), "chips").book(81, sig(2))
       .erratum(kSeventyTwo)
-      .reproduced_by(std::pow(std::ceil(std::sqrt(128.0) * 3 / 4), 2), "(⌈sqrt(128) · 3/4⌉)² = 9²: the square root "
-                                                                        "rounded up to a whole number before squaring")
+      .book_inputs_give(128 * std::pow(3.0 / 4, 2), "128 · (3/4)², the solution's own expression")
       .explain("F = 4D: 2-D moves fewer bytes than 1-D above this many chips");
 }
 

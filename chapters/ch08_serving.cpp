@@ -73,9 +73,10 @@ DecodeInputs book70(double chips, Dtype weights_and_kv, double W, double kv_int8
 }
 
 // The weights as §8.1.1's table prints them: 70e9 parameters at the dtype's bytes, except int4, printed as
-// 45 GB where half a byte gives 35 GB (one digit misprinted: no rule of the book gives 45).
-constexpr double kMisprintedDigit = 10e9;
-double printed_weights(Dtype d) { return kBookParams * bytes_per_element(d) + (d == Dtype::int4 ? kMisprintedDigit : 0); }
+// 45 GB where half a byte gives 35 GB (the int4-45gb slip: no rule of the book gives 45). The row's later
+// cells are computed from the printed 45 GB, so it is kept here as printed, to repeat them.
+constexpr double kPrintedInt4Weights = 45e9;
+double printed_weights(Dtype d) { return d == Dtype::int4 ? kPrintedInt4Weights : kBookParams * bytes_per_element(d); }
 // The int8 and int4 rows count 8k caches by dividing the weights (not the free HBM) by one cache.
 double caches_from_weights(Dtype d) {
   return std::floor(printed_weights(d) / (kContext * kBookKvInt8 * bytes_per_element(d)));
@@ -100,11 +101,6 @@ void side_by_side(workbook::Table& t, const std::string& label, const workbook::
          show(a.value(), a.unit()), status(a)});
 }
 std::string slice_text(const std::optional<std::vector<int>>& s) { return s ? shape_text(*s) : "none"; }
-// `v` rounded to `digits` significant digits, as a reader does with an intermediate result.
-double round_to(double v, int digits) {
-  const double unit = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - (digits - 1));
-  return std::round(v / unit) * unit;
-}
 
 struct Row {
   std::string dtype;
@@ -123,8 +119,9 @@ const std::vector<Row>& rows() {
 
 static const workbook::Finding kInt4Params{
     "int4-45gb", workbook::Severity::slip, "int4 weights of LLaMA-3 70B written as 45 GB",
-    "Half a byte per parameter makes 70e9 parameters 35 GB, not 45 GB: no rule the book states gives 45, so we "
-    "read it as a misprint of one digit. The int4 row of the §8.1 table is then computed from 45 GB: "
+    "Half a byte per parameter makes 70e9 parameters 35 GB, not 45 GB: the table's own rule (70e9 · sizeof(dtype), "
+    "which gives its 140 GB and 70 GB) gives 35, and we found no reading that gives 45, so it is recorded as a bare "
+    "slip with what the book's inputs give. The rest of the int4 row of the §8.1 table is computed from 45 GB: "
     "45e9/16e9 = 2.81 chips and 4·16 − 45 = 19 GB left for KV. From 35 GB the same arithmetic gives 2.19 chips "
     "and 29 GB (exactly: 35.3 GB, 2.20 chips, 28.7 GB). The slice (a 2x2) is the same either way, so no "
     "conclusion moves."};
@@ -132,9 +129,10 @@ static const workbook::Finding kInt4Params{
 static const workbook::Finding kInt8Free{
     "int8-free-68gb", workbook::Severity::slip, "HBM left on a v5e 4x2 after int8 weights printed as 68 GB",
     "8 chips hold 8·16 = 128 GB; minus 70 GB of int8 weights that leaves 58 GB (57.4 GB with the exact "
-    "weights), not 68 GB. No reading of the "
-    "book's figures gives 68 (8 × 16 GiB would give 67.4), so we read it as a misprint of one digit. The row's "
-    "cache count is not built on it (see kv-count-from-param-size), so no conclusion moves."};
+    "weights), not 68 GB, by the same subtraction that gives the bf16 row's 116 and the int4 row's 19. No reading "
+    "of the book's figures gives 68 (8 × 16 GiB would give 67.4, which neither rounds nor cuts to 68), so it is "
+    "recorded as a bare slip with what the book's inputs give. The row's cache count is not built on it (68 GB "
+    "would hold 51 caches, the row prints 52: see kv-count-from-param-size), so no conclusion moves."};
 
 static const workbook::Finding kCachesFromParams{
     "kv-count-from-param-size", workbook::Severity::conclusion,
@@ -151,8 +149,11 @@ static const workbook::Finding kDoubledSlice{
     "the doubled slices are given 186 GB free and a batch of 161 that none of them has",
     "bf16 weights on a 4x8 leave 32·16 − 140 = 372 GB, not 186 GB (186 GB is what int8 weights leave on a 4x4: "
     "16·16 − 70, or half of 372). The batch of 161 follows from neither 186 GB nor 372 GB (⌊186e9/(324e3·8192)⌋ "
-    "= 70, ⌊372e9/(324e3·8192)⌋ = 140): we found no reading that gives it; it only matches the text's own "
-    "'16.54' (16.54 · 0.019 · 512 = 160.9). The three rows then share that batch: 161/(0.019·512·N) = 0.517, "
+    "= 70, ⌊372e9/(324e3·8192)⌋ = 140) and we found no reading that gives it, so it is recorded with what the "
+    "book's inputs give, 140. (The text's '16.54' is tied to it, 16.54 · 0.019 · 512 = 160.9, so one was "
+    "worked from the other; neither follows from the book's inputs, so it cannot serve as a reproduction.) "
+    "The 186 GB is reproduced as the book's own subtraction on the doubled int8 row of the same question "
+    "(a 4x4); that is our reading, the only one we found besides the bare halving. The three rows then share that batch: 161/(0.019·512·N) = 0.517, "
     "1.034 and 2.069, printed cut to 0.51, 1.03 and 2.06. Doubling each slice leaves room for 140 caches with "
     "the book's constants in every row, i.e. 140/(0.019·512·N) = 0.45, 0.90 and 1.80 QPS per chip. Exactly, "
     "a 4x8 leaves 371 GB for 138 caches, and the QPS per chip are 0.432, 0.834 and 1.28: at that batch the int8 "
@@ -170,9 +171,10 @@ static const workbook::Finding kV5pIci{
 static const workbook::Finding kV5eFlopsPerDollar{
     "v5e-flops-per-dollar", workbook::Severity::slip, "v5e FLOPs per dollar printed as 5.8e17",
     "The table's own figures give 1.97e14 FLOPs/s × 3600 s / $1.20 = 5.91e17 FLOPs per dollar, 5.9e17 whether "
-    "rounded or cut. The print follows if 1.97e14/1.20 = 1.64e14 is first rounded to 1.6e14 and then multiplied "
-    "by 3600 (5.76e17), the only reading we found. The H100 (9.9e14·3600/10.8 = 3.3e17) and v5p "
-    "(4.59e14·3600/4.20 = 3.93e17) rows agree, and the v5e stays the cheapest, so no conclusion moves."};
+    "rounded or cut, by the rule that gives the H100 (9.9e14·3600/10.8 = 3.3e17) and v5p (4.59e14·3600/4.20 = "
+    "3.93e17) rows exactly. Nothing the book states gives 5.8e17 (only an intermediate rounding it does not do, "
+    "1.64e14 to 1.6e14, would), so it is recorded as a bare slip with what the book's inputs give. The v5e stays "
+    "the cheapest, so no conclusion moves."};
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -182,9 +184,11 @@ EXERCISE("ch8.hw-cost", "FLOPs per dollar: H100, v5p and v5e") {
   struct Price {
     const char* key;
     const char* chip_name;
-    double usd_per_hour, printed;
+    double printed_flops_per_s, usd_per_hour, printed;  // the table's three printed columns
   };
-  const Price prices[] = {{"h100", "h100", 10.8, 3.3e17}, {"v5p", "tpu-v5p", 4.20, 3.9e17}, {"v5e", "tpu-v5e", 1.20, 5.8e17}};
+  const Price prices[] = {{"h100", "h100", 9.9e14, 10.8, 3.3e17},
+                          {"v5p", "tpu-v5p", 4.59e14, 4.20, 3.9e17},
+                          {"v5e", "tpu-v5e", 1.97e14, 1.20, 5.8e17}};
   auto& t = ex.table("flops_per_dollar", {"chip", "bf16 FLOPs/s", "USD per hour", "FLOPs per USD", "printed", "status"});
   for (const auto& p : prices) {
     const auto& c = chip(p.chip_name);
@@ -194,8 +198,8 @@ EXERCISE("ch8.hw-cost", "FLOPs per dollar: H100, v5p and v5e") {
                   .book(p.printed, sig(2));
     if (std::string(p.key) == "v5e")
       a.erratum(kV5eFlopsPerDollar)
-          .reproduced_by(round_to(c.bf16_flops_per_s / p.usd_per_hour, 2) * 3600,
-                         "FLOPs/s per USD/hour, 1.97e14/1.20 = 1.64e14, rounded to 1.6e14 before × 3600 s");
+          .book_inputs_give(p.printed_flops_per_s * 3600 / p.usd_per_hour,
+                            "the table's 1.97e14 FLOPs/s · 3600 s / $1.20, the rule of its other two rows");
     t.row({c.display, format_quantity(c.bf16_flops_per_s, "FLOPs/s"), num(p.usd_per_hour), num(a.value()),
            num(p.printed), status(a)});
   }
@@ -375,8 +379,9 @@ EXERCISE("ch8.min-topology", "The smallest v5e slice for bf16, int8 and int4, an
     auto& caches = ex.answer("kv_caches" + k, max_batch(in, kContext), "sequences").book(p.caches, exact())
                        .explain("⌊free HBM / (8192 · KV per token)⌋");
     // The book's round inputs (70e9 parameters, 162e3 B of int8 KV per token, 16e9 B per chip) explain the bf16
-    // and int8 cells; the int4 weights are printed as 45 GB where half a byte a parameter gives 35 (a misprint
-    // of one digit, as is the int8 row's 68 GB for 58), and the int8 and int4 cache counts divide the weights.
+    // and int8 cells; the int4 weights are printed as 45 GB where half a byte a parameter gives 35, and the
+    // int8 row's free HBM as 68 GB where its own slice and weights give 58 (two bare slips: what the book's
+    // inputs give is recorded, no method gives the prints), and the int8 and int4 cache counts divide the weights.
     const double book_weights = printed_weights(r.d);
     const std::string stated = "§8.1: the book's '70e9' parameters and '162e3' bytes of int8 KV per token, at " +
                                num(bytes_per_element(r.d)) + " B each, and 16e9 B per chip (exact " +
@@ -384,9 +389,11 @@ EXERCISE("ch8.min-topology", "The smallest v5e slice for bf16, int8 and int4, an
                                num(in.kv_bytes_per_token) + " B per token)";
     if (!kv.agrees_strictly(kv.value())) kv.stated_input(stated, bk.kv_bytes_per_token);
     if (r.d == Dtype::int4) {
-      params.erratum(kInt4Params).reproduced_by(book_weights, "70e9 · 0.5 B = 35e9, printed with 4 for 3");
-      chips.erratum(kInt4Params).reproduced_by(book_weights / bk.hbm_bytes_per_chip, "45e9 / 16e9");
-      free.erratum(kInt4Params).reproduced_by(hbm_bytes(bk) - book_weights, "4 · 16e9 − 45e9");
+      params.erratum(kInt4Params)
+          .book_inputs_give(bk.param_bytes, "70e9 parameters · 0.5 B, the rule the row's own header states "
+                                            "(param size = 70e9 · sizeof(dtype))");
+      chips.erratum(kInt4Params).reproduced_by(book_weights / bk.hbm_bytes_per_chip, "45e9 / 16e9: the printed 45 GB, by the row's rule");
+      free.erratum(kInt4Params).reproduced_by(hbm_bytes(bk) - book_weights, "4 · 16e9 − 45e9: the printed 45 GB, by the row's rule");
     } else {
       chips.stated_input(stated, bk.param_bytes / bk.hbm_bytes_per_chip);
     }
@@ -395,8 +402,8 @@ EXERCISE("ch8.min-topology", "The smallest v5e slice for bf16, int8 and int4, an
       caches.stated_input(stated, max_batch(bk, kContext));
     }
     if (r.d == Dtype::int8)
-      free.erratum(kInt8Free).reproduced_by(hbm_bytes(bk) - bk.param_bytes + kMisprintedDigit,
-                                            "8 · 16e9 − 70e9 = 58e9, printed with 6 for 5");
+      free.erratum(kInt8Free).book_inputs_give(hbm_bytes(bk) - bk.param_bytes,
+                                               "8 · 16e9 − 70e9: the row's own slice and weights");
     if (r.d != Dtype::bf16)
       caches.erratum(kCachesFromParams)
           .reproduced_by(caches_from_weights(r.d), "⌊weights / (8192 · KV per token)⌋ with the row's printed "
@@ -486,7 +493,7 @@ EXERCISE("ch8.qps-per-chip", "Queries per second per chip on the three smallest 
       .at({{"B", 100}, {"step", 0.03}, {"G", 1000}, {"N", 32}});
 }
 
-// The batch §8.1.1 gives every doubled slice. It follows from no figure of the book (see the finding); it is
+// The batch §8.1.1 prints for the doubled slices. It follows from no figure of the book (see the finding); it is
 // used only to repeat the QPS the book prints from it.
 constexpr double kDoubledBatch = 161;
 
@@ -515,8 +522,9 @@ EXERCISE("ch8.double-topology", "Throughput per chip after doubling each slice")
                      "16 · 16e9 − 70e9: the int8 weights on a 4x4, not bf16 on a 4x8 (the same as half of 372 GB)");
   ex.answer("batch_bf16", max_batch(bf16, kContext), "sequences").book(161, exact())
       .erratum(kDoubledSlice)
-      .reproduced_by(16.54 * kBookStep_s * kDecodeLen,
-                     "16.54 · 0.019 · 512 = 160.9: only the text's own QPS gives it back; no reading of 186 GB does");
+      .book_inputs_give(max_batch(book70(32, Dtype::bf16, kW82), kContext),
+                        "⌊(32 · 16e9 − 140e9) / (324e3 · 8192)⌋ = ⌊140.2⌋, the rule of the bf16 row's 43; the "
+                        "printed 186 GB would give ⌊70.1⌋ = 70");
   const auto small = exact70(16, Dtype::bf16, kW82);
   const double q_small = qps_per_chip(decode_step(small, max_batch(small, kContext), kContext), kDecodeLen);
   const double q_big = qps_per_chip(decode_step(bf16, max_batch(bf16, kContext), kContext), kDecodeLen);
