@@ -22,6 +22,14 @@ INDEPENDENT("ch2.v5p-bandwidths.ici_bytes_per_s_all_axes", "3 × 9e10", 1e-12) {
 INDEPENDENT("ch2.v5p-bandwidths.dcn_per_chip", "2.5e10 over the 2·2·1 chips of a v5p host", 1e-12) {
   return 2.5e10 / (2 * 2 * 1);
 }
+// A second source, not the book: vLLM's TPU backend (vllm-project/tpu-inference, tpu_inference/utils.py)
+// sizes a "TPU v5e" device's HBM as 16 * GBYTES with GBYTES = 1024 * 1024 * 1024: binary gigabytes, as
+// DRAM is built. It backs §2.1's "16GiB" against the §2.3 table's "16GB" read as 16e9 bytes.
+INDEPENDENT("ch2.spec-table.v5e_hbm_bytes", "vLLM tpu-inference get_device_hbm_limit('TPU v5e'): 16 * 1024^3 B",
+            1e-12) {
+  const double gbytes = 1024.0 * 1024.0 * 1024.0;
+  return 16 * gbytes;
+}
 INDEPENDENT("ch2.spec-table.critical_batch_v5p", "4.59e14 / 2.8e12", 1e-12) { return 4.59e14 / 2.8e12; }
 INDEPENDENT("ch2.spec-table.critical_batch_v6e", "9.2e14 / 1.6e12", 1e-12) { return 9.2e14 / 1.6e12; }
 INDEPENDENT("ch2.ici-table.v5e_hbm_over_ici", "8.1e11 / 4.5e10", 1e-12) { return 8.1e11 / 4.5e10; }
