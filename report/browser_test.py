@@ -5,7 +5,8 @@
 
 Checks, each failure named: an exercise or answer of the chapter JSON without its anchor (#ID,
 #ID.KEY); a console error or failed resource; a link to an anchor that does not exist;
-an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; horizontal overflow at
+an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; TeX left raw in the text
+outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); horizontal overflow at
 390 px (a phone); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
@@ -38,6 +39,21 @@ CHECK_PAGE = r"""(() => {
     const m = n.textContent.match(/\{\{[^}]*\}\}|@@CODE[^@]*@@/);
     if (m) problems.push('unresolved placeholder ' + m[0]);
   }
+  // TeX that Pandoc did not read as math prints raw: a dollar that is not a price ($1.20), \cdot, \times, ^{, _{.
+  const tex = /\$(?!\d+(?:[.,]\d+)*(?![\d^_{\\A-Za-z]))|\\cdot|\\times|\^\{|_\{/;
+  const texWalker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let rawTex = 0;
+  for (let n = texWalker.nextNode(); n; n = texWalker.nextNode()) {
+    if (n.parentElement.closest('pre, code, script, style, math')) continue;
+    const m = n.textContent.match(tex);
+    if (m && ++rawTex <= 20) {
+      const at = n.textContent.indexOf(m[0]);
+      const where = n.parentElement.closest('[id]');
+      problems.push('raw TeX "' + n.textContent.slice(Math.max(0, at - 40), at + 40).replace(/\s+/g, ' ') + '"' +
+                    (where ? ' near #' + where.id : ''));
+    }
+  }
+  if (rawTex > 20) problems.push((rawTex - 20) + ' more text nodes with raw TeX');
   const counts = {
     exercises: document.querySelectorAll('h2[id^="ex"], h3[id^="ex"]').length,
     code: document.querySelectorAll('details.code pre').length,

@@ -368,8 +368,88 @@ class Figures:
         return "fig-" + name.replace(".", "-")
 
 
+def math_spans(text, where=None):
+    """The (start, end) ranges of the TeX math in a markdown text, as Pandoc reads it: $$…$$ and $…$ within a
+    paragraph, outside code. With `where`, a span Pandoc would not read as math (a space after the opening or
+    before the closing $, a digit right after it: "$X = $ 16") is an error naming the file and line, since
+    Pandoc prints it as raw TeX."""
+    spans, offset, fence = [], 0, False
+    paragraph = []  # (offset, line, line number) of the current paragraph
+
+    def scan(lines):
+        if not lines:
+            return
+        start = lines[0][0]
+        body = "\n".join(line for _, line, _ in lines)
+        # Blank out what Pandoc never reads as math: code spans and escaped dollars.
+        masked = re.sub(r"`+[^`]*`+", lambda m: " " * len(m.group(0)), body).replace("\\$", "  ")
+        i = 0
+        while True:
+            i = masked.find("$", i)
+            if i < 0:
+                return
+            if masked.startswith("$$", i):
+                j = masked.find("$$", i + 2)
+                if j < 0:
+                    return
+                spans.append((start + i, start + j + 2))
+                i = j + 2
+                continue
+            j = masked.find("$", i + 1)
+            if j < 0:
+                if where:
+                    line = body.count("\n", 0, i)
+                    raise ReportError(f"{where}:{lines[line][2]}: a $ without its closing $ in the paragraph")
+                return
+            if where and (masked[i + 1].isspace() or masked[j - 1].isspace() or masked[j + 1:j + 2].isdigit()):
+                line = body.count("\n", 0, i)
+                raise ReportError(f"{where}:{lines[line][2]}: '{body[i:j + 1]}' is not math to Pandoc (no space may "
+                                  f"follow the opening $ or precede the closing $, no digit follow it): it would "
+                                  f"print as raw TeX; put the placeholder inside, e.g. '$X = {{{{ID.KEY:num}}}}$'")
+            spans.append((start + i, start + j + 1))
+            i = j + 1
+
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.startswith("```"):
+            fence = not fence
+            scan(paragraph)
+            paragraph = []
+        elif fence or not line.strip():
+            scan(paragraph)
+            paragraph = []
+        else:
+            paragraph.append((offset, line, number))
+        offset += len(line) + 1
+    scan(paragraph)
+    return spans
+
+
+def tex_number(text):
+    """A number as fmt_number/fmt_quantity print it, as TeX: 8,493,465,600 -> 8{,}493{,}465{,}600 (a bare comma
+    is punctuation in math, spaced after), 6.35e24 -> 6.35\\times10^{24}, a unit upright after a thin space."""
+    number, _, unit = text.partition(" ")
+    number = number.replace(",", "{,}")
+    m = re.fullmatch(r"(-?[\d.]+)e(-?\d+)", number)
+    if m:
+        number = f"{m.group(1)}\\times10^{{{m.group(2)}}}"
+    return number + (f"\\,\\text{{{unit}}}" if unit else "")
+
+
 def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
+    spans = math_spans(text, where)
+
+    def in_math(position):
+        return any(a < position < b for a, b in spans)
+
     def replace(match):
+        value = _replace(match)
+        name, _, form = match.group(1).partition(":")
+        # Inside math a number is TeX, unless the source already set it as text (\\text{{{ID.KEY}}}).
+        as_text = re.search(r"\\(?:text|mathrm)\{$", text[max(0, match.start() - 8):match.start()])
+        return tex_number(value) if name in index.answers and form in ("", "num", "book") and \
+            not as_text and in_math(match.start()) else value
+
+    def _replace(match):
         body = match.group(1)
         kind, sep, rest = body.partition(":")
         if sep and kind == "table":
@@ -960,6 +1040,13 @@ def render(args):
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise ReportError(f"pandoc failed: {proc.stderr.strip()}")
+        # TeX's 13{,}824 comes out of Pandoc as the numbers 13 and 824 around a comma operator, which a browser
+        # spaces like punctuation ("13, 824"): one number reads better.
+        page = open(html_path).read()
+        page = re.sub(r"<mn>(\d{1,3})</mn>((?:<mo>,</mo><mn>\d{3}</mn>)+)(?!<mo>,</mo>)",
+                      lambda m: "<mn>" + m.group(1) + re.sub(r"</?m[no]>", "", m.group(2)) + "</mn>", page)
+        with open(html_path, "w") as f:
+            f.write(page)
         with open(stamp, "w") as f:
             f.write(key)
 
