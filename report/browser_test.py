@@ -6,7 +6,8 @@
 Checks, each failure named: an exercise or answer of the chapter JSON without its anchor (#ID,
 #ID.KEY); a console error or failed resource; a link to an anchor that does not exist;
 an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; TeX left raw in the text
-outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); horizontal overflow at
+outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); a
+heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
 390 px (a phone); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
@@ -54,6 +55,15 @@ CHECK_PAGE = r"""(() => {
     }
   }
   if (rawTex > 20) problems.push((rawTex - 20) + ' more text nodes with raw TeX');
+  // Headings name items as the book does ("Exercise 5.3", "Question 2 of §8"); the catalog ID is the anchor only.
+  for (const h of document.querySelectorAll('h1, h2, h3, h4')) {
+    const text = h.textContent.trim();
+    if (/^(ex\d+\.\d+|ch\d+\.[A-Za-z0-9_-]+|cs336\.[a-z]+)\b/.test(text))
+      problems.push('heading shows a catalog ID instead of a name: "' + text.slice(0, 60) + '"');
+    const m = h.id.match(/^ex(\d+)\.(\d+)$/);
+    if (m && !text.includes('Exercise ' + m[1] + '.' + m[2]))
+      problems.push('heading #' + h.id + ' does not say "Exercise ' + m[1] + '.' + m[2] + '"');
+  }
   const counts = {
     exercises: document.querySelectorAll('h2[id^="ex"], h3[id^="ex"]').length,
     code: document.querySelectorAll('details.code pre').length,
@@ -129,6 +139,10 @@ def main():
         failures += result["problems"]
         missing = browser.evaluate(f"{json.dumps(anchors)}.filter(id => !document.getElementById(id))")
         failures += [f"no anchor #{m}" for m in missing]
+        # A reader who searches the page for "Exercise 5.3" finds it.
+        named = [f"Exercise {m.group(1)}.{m.group(2)}" for a in anchors for m in [re.fullmatch(r"ex(\d+)\.(\d+)", a)] if m]
+        unnamed = browser.evaluate(f"{json.dumps(named)}.filter(n => !document.body.textContent.includes(n))")
+        failures += [f"no text \"{n}\" on the page" for n in unnamed]
         if not anchors:
             failures.append(f"no chapter JSON in {json_dir}")
         browser.screenshot(os.path.join(shots, "first-page.png"))

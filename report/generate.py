@@ -665,7 +665,7 @@ def answer_card(ex, checks, chapter_number):
     where = (f' · book <a href="{esc(link)}">{esc(section or "chapter " + str(chapter_number))}</a>'
              if link else "")
     return (f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
-            f'<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
+            f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
             f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th><th>reader notes</th><th>see</th>'
             f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div></div>')
 
@@ -708,6 +708,48 @@ def link_sections(line):
     return "".join(parts)
 
 
+def load_book_names(path):
+    """report/book_names.tsv: how the book names the items it does not number as Exercise N.M."""
+    names = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("id\t") or not line.strip():
+                continue
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 3:
+                raise ReportError(f"{path}: expected 3 tab-separated columns (id, name, where): {line.strip()!r}")
+            names[fields[0]] = fields[1]
+    return names
+
+
+BOOK_NAMES = load_book_names(os.path.join(os.path.dirname(os.path.abspath(__file__)), "book_names.tsv"))
+ITEM_ID = re.compile(r"(?:ex\d+\.\d+|ch\d+\.[A-Za-z0-9_.-]+|cs336\.[a-z]+)")
+
+
+def book_name(exercise_id):
+    """The book's own name for an item: "Exercise 5.3" for ex5.3, "Question 2 of §8" from book_names.tsv,
+    or None where the book gives it none (a worked example in the running text)."""
+    m = re.fullmatch(r"ex(\d+)\.(\d+)", exercise_id)
+    if m:
+        return f"Exercise {m.group(1)}.{m.group(2)}"
+    return BOOK_NAMES.get(exercise_id)
+
+
+def name_heading(title, anchor, exercises, index):
+    """A heading says what the book calls its item ("Exercise 5.3 — …", "Question 2 of §8 — …"); the catalog ID
+    is its anchor, never its text. An item the book does not name keeps a plain title with its section."""
+    items = [anchor] if anchor in index.exercises else []
+    if len(exercises) == 1 or not items:
+        items += [ex["id"] for ex in exercises[:1] if ex["id"] not in items]
+    m = re.match(r"(" + ITEM_ID.pattern + r")\s+[—–-]\s+", title)
+    if m and m.group(1) in index.exercises:
+        title = title[m.end():]
+    named = [n for n in dict.fromkeys(book_name(i) for i in items) if n and not title.startswith(n)]
+    if named:
+        return " · ".join(named) + " — " + title
+    return title[:1].upper() + title[1:] if m else title
+
+
 def shape_chapter(text, ch, index, source_dir, checks, used_ids):
     """Splits a filled chapter into sections at its headings; gives each exercise's heading its stable id and
     status badges, puts the answer card and the code where {{code:ID}} stood, and folds the answer of a
@@ -741,6 +783,8 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
                 anchor = exercises[0]["id"]
             if anchor:
                 used_ids.add(anchor)
+            if hashes != "#":
+                title = name_heading(title, anchor, exercises, index)
             # A chapter's own heading sums up the whole chapter.
             badges = badges_for(ch["exercises"] if hashes == "#" and sec is first_heading else exercises)
             attr = "{" + " ".join(x for x in ((f"#{anchor}" if anchor else ""), classes) if x) + "}"
