@@ -515,18 +515,51 @@ def esc(text):
     return html.escape(str(text), quote=True)
 
 
+def erratum_items(exercises):
+    """(name, finding id, severity) of every recorded value the book gets wrong: answers, formulas, claims. A value
+    with no finding is a cause of its own."""
+    for ex in exercises:
+        for a in ex["answers"]:
+            if answer_status(a) == "erratum":
+                name, e = f"{ex['id']}.{a['key']}", a.get("erratum", {})
+                yield name, e.get("finding", name), e.get("severity", "unclassified")
+        for item in ex.get("formulas", []) + ex.get("claims", []):
+            if item["status"] == "erratum":
+                name = f"{ex['id']}.{item['key']}"
+                yield name, item.get("finding", name), item.get("severity", "unclassified")
+
+
+def approximation_items(exercises):
+    """Names of the values that follow from the book's own stated inputs or hedged wording: not errata."""
+    for ex in exercises:
+        for a in ex["answers"]:
+            if answer_status(a) == "approximation":
+                yield f"{ex['id']}.{a['key']}"
+        for f in ex.get("formulas", []):
+            if f["status"] == "approximation":
+                yield f"{ex['id']}.{f['key']}"
+
+
+def findings_by_severity(exercises):
+    """{severity: {finding id: number of values}}: the causes, each counted once however many values it touches."""
+    out = {}
+    for _, finding, severity in erratum_items(exercises):
+        out.setdefault(severity, {}).setdefault(finding, 0)
+        out[severity][finding] += 1
+    return out
+
+
 def count_chapter(ch):
-    c = {"answers": 0, "agrees": 0, "approximation": 0, "erratum": 0, "checked": 0, "notes_agree": 0, "notes_differ": 0,
-         "formulas": 0, "formulas_ok": 0, "formulas_erratum": 0, "claims": 0, "claims_ok": 0, "claims_erratum": 0,
-         "severity": {}}
+    c = {"answers": 0, "agrees": 0, "approximation": 0, "checked": 0, "notes_agree": 0, "notes_differ": 0,
+         "formulas": 0, "formulas_ok": 0, "formulas_erratum": 0, "claims": 0, "claims_ok": 0, "claims_erratum": 0}
     for ex in ch["exercises"]:
         for a in ex["answers"]:
             c["answers"] += 1
             s = answer_status(a)
-            c[s if s in ("agrees", "approximation", "erratum", "checked") else "checked"] += 1
-            if s == "erratum":
-                sev = a.get("erratum", {}).get("severity", "unclassified")
-                c["severity"][sev] = c["severity"].get(sev, 0) + 1
+            if s in ("agrees", "checked"):
+                c[s] += 1
+            elif s != "erratum" and s != "approximation":
+                c["checked"] += 1
             for n in a["notes"]:
                 c["notes_agree" if n["status"] == "agrees" else "notes_differ"] += 1
         for f in ex.get("formulas", []):
@@ -535,10 +568,10 @@ def count_chapter(ch):
         for cl in ex.get("claims", []):
             c["claims"] += 1
             c["claims_erratum" if cl["status"] == "erratum" else "claims_ok"] += 1
-        for item in ex.get("formulas", []) + ex.get("claims", []):  # errata of printed formulas and prose too
-            if item["status"] == "erratum":
-                sev = item.get("severity", "unclassified")
-                c["severity"][sev] = c["severity"].get(sev, 0) + 1
+    c["approximation"] = sum(1 for _ in approximation_items(ch["exercises"]))
+    c["erratum_values"] = sum(1 for _ in erratum_items(ch["exercises"]))
+    c["findings"] = {sev: {f"ch{ch['chapter']}:{k}": v for k, v in fs.items()}
+                     for sev, fs in findings_by_severity(ch["exercises"]).items()}
     return c
 
 
@@ -547,31 +580,32 @@ def badge(kind, text, title):
 
 
 def badges_for(exercises):
-    """The status badges of a heading: how many of its answers agree, are errata, were checked independently."""
-    agree = err = checked = differ = 0
-    worst = None
+    """The status badges of a heading: the findings (causes) among its values by worst severity, the answers that
+    agree, the approximations, the answers checked independently, the reader notes that differ."""
+    agree = checked = differ = 0
     for ex in exercises:
         for a in ex["answers"]:
             s = answer_status(a)
-            if s in ("agrees", "approximation"):
+            if s == "agrees":
                 agree += 1
-            elif s == "erratum":
-                err += 1
-                sev = a.get("erratum", {}).get("severity", "unclassified")
-                worst = sev if worst is None or SEVERITY_ORDER[sev] < SEVERITY_ORDER[worst] else worst
-            else:
+            elif s not in ("erratum", "approximation"):
                 checked += 1
             differ += sum(n["status"] != "agrees" for n in a["notes"])
-        for item in ex.get("formulas", []) + ex.get("claims", []):
-            if item["status"] == "erratum":
-                err += 1
-                sev = item.get("severity", "unclassified")
-                worst = sev if worst is None or SEVERITY_ORDER.get(sev, 3) < SEVERITY_ORDER[worst] else worst
+    approx = sum(1 for _ in approximation_items(exercises))
+    found = findings_by_severity(exercises)
     out = []
-    if err:
-        out.append(badge(f"erratum sev-{worst}", f"✗ {err}", f"{err} erratum/errata ({SEVERITY_TEXT[worst]} at worst)"))
+    if found:
+        worst = min(found, key=lambda s: SEVERITY_ORDER.get(s, 9))
+        causes = sum(len(fs) for fs in found.values())
+        values = sum(sum(fs.values()) for fs in found.values())
+        parts = ", ".join(f"{len(found[s])} {SEVERITY_TEXT.get(s, s)}" for s in sorted(found, key=SEVERITY_ORDER.get))
+        out.append(badge(f"erratum sev-{worst}", f"✗ {causes}",
+                         f"{causes} finding(s) in the book ({parts}), touching {values} value(s)"))
     if agree:
         out.append(badge("agrees", f"✓ {agree}", f"{agree} answer(s) agree with the book"))
+    if approx:
+        out.append(badge("approx", f"≈ {approx}", f"{approx} value(s) follow from the book's own stated inputs or "
+                         "hedged wording: approximations, not errata"))
     if checked:
         out.append(badge("checked", f"◆ {checked}", f"{checked} answer(s) with no book value, checked independently"))
     if differ:
@@ -587,9 +621,43 @@ def compared(value, unit, tol, rule):
     return (f'{esc(fmt_quantity(value, unit))} <span class="tol" title="{esc(rule)}">{esc(tol_text)}</span>')
 
 
-def answer_card(ex, checks, chapter_number):
+CLAIM_RELATION = {"at_least": "≥", "at_most": "≤", "above": ">", "below": "<"}
+
+
+def claim_bound(c):
+    """What a prose claim's wording asks, in the unit of its value: "< 393 TB", "≈ 4,377 (±0.5 in the last digit)"."""
+    rel, unit = c.get("relation"), c.get("unit", "")
+    if rel in CLAIM_RELATION:
+        return f"{CLAIM_RELATION[rel]} {fmt_quantity(c['bound'], unit)}"
+    if rel == "about":
+        return f"≈ {fmt_quantity(c['bound'], unit)}" + (f" ({c['tol_rule']})" if c.get("tol_rule") else "")
+    if rel == "order_of":
+        return f"~ {fmt_quantity(c['bound'], unit)} (the same order of magnitude)"
+    if rel == "between":
+        return f"{fmt_quantity(c['bound'], unit)} … {fmt_quantity(c['bound_high'], unit)}"
+    return c.get("describe", "?")
+
+
+def answer_card(ex, checks, chapter_number, findings=None):
     """The exercise's answers as a table: ours, the book's with its tolerance, the status, the reader notes and
-    links to the C++ and to the independent check. Each row is the anchor #ID.KEY."""
+    links to the C++ and to the independent check. Each row is the anchor #ID.KEY. A finding's explanation is
+    written once, under the table, however many rows it touches."""
+    findings = {f["id"]: f for f in (findings or [])}
+    shown, cited = set(), []  # explanations already written in a row; findings cited by the rows, in order
+
+    def cite(fid):
+        if fid not in cited:
+            cited.append(fid)
+
+    def row_text(text, fid=None):
+        """An erratum's row text: nothing where it is its finding's explanation (written under the table) or
+        repeats a row above, else the text."""
+        if not text or (fid in findings and text.strip() == findings[fid].get("reason", "").strip()):
+            return ""
+        if text in shown:
+            return "as above"
+        shown.add(text)
+        return text
     rows = []
     for a in ex["answers"]:
         name = f"{ex['id']}.{a['key']}"
@@ -603,14 +671,21 @@ def answer_card(ex, checks, chapter_number):
             e = a.get("erratum", {})
             sev = e.get("severity", "unclassified")
             fid = e.get("finding", name)
-            status = (badge(f"erratum sev-{sev}", f"erratum · {SEVERITY_TEXT[sev]}", e.get("reason", "")) +
-                      f' <a href="#{esc(finding_anchor(chapter_number, fid))}">why</a>')
+            cite(fid)
+            status = (badge(f"erratum sev-{sev}", f"erratum · {SEVERITY_TEXT.get(sev, sev)}", "") +
+                      f' <a href="#{esc(finding_anchor(chapter_number, fid))}">finding</a>')
         elif s == "agrees":
             status = badge("agrees", "agrees", "within the book's printed precision")
         elif s == "approximation":
             si = a.get("stated_input")
-            why = (f"follows from the book's stated input {si['input']}" if si else b.get("tol_rule", ""))
-            status = badge("agrees approx", "approximation", why)
+            status = badge("approx", "approximation", "follows from the book's own stated inputs or wording: no erratum")
+            if si:
+                status += (f'<br><small>from the book\'s stated input {esc(si["input"])}: '
+                           f'{esc(fmt_quantity(si["value"], a["unit"]))}; exact: '
+                           f'{esc(fmt_quantity(a["value"], a["unit"]))}</small>')
+            else:
+                status += (f'<br><small>{esc(b.get("tol_rule", ""))}; exact: '
+                           f'{esc(fmt_quantity(a["value"], a["unit"]))}</small>')
         else:
             status = badge("checked", "checked", "no book value: recomputed independently in tests/")
         notes = []
@@ -628,7 +703,14 @@ def answer_card(ex, checks, chapter_number):
         links = [f'<a href="#{esc(ex["id"])}.code">C++</a>']
         if name in checks:
             links.append(f'<a href="#check-{esc(name)}">check</a>')
-        explanation = esc(a.get("explanation", ""))
+        if a.get("reproduction"):
+            r = a["reproduction"]
+            book += (f'<br><small>the book\'s number, reproduced: {esc(fmt_quantity(r["value"], a["unit"]))} '
+                     f'({esc(r["how"])})</small>')
+        explanation = a.get("explanation", "")
+        if s == "erratum":
+            explanation = row_text(explanation, a.get("erratum", {}).get("finding", name))
+        explanation = esc(explanation)
         rows.append(
             f'<tr id="{esc(name)}" class="row-{s}"><td><a class="key" href="#{esc(name)}">{esc(a["key"])}</a>'
             f'{"<br><small>" + explanation + "</small>" if explanation else ""}</td>'
@@ -642,32 +724,62 @@ def answer_card(ex, checks, chapter_number):
         pts = "; ".join(
             ", ".join(f"{k} = {fmt_number(v)}" for k, v in p["inputs"].items()) +
             f": book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f["points"])
-        kind = "erratum" if f["status"] == "erratum" else ("agrees" if f["status"] in ("agrees", "approximation")
-                                                           else "checked")
+        kind = {"erratum": "erratum", "agrees": "agrees", "approximation": "approximation"}.get(f["status"], "checked")
+        status = item_status(f, name, kind, chapter_number, cite)
+        text = row_text(f.get("reason", ""), f.get("finding")) if kind == "erratum" else ""
         rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
                     f'{esc(f["key"])}</a><br><small>formula</small></td>'
-                    f'<td colspan="2"><code>{esc(f["book_text"])}</code><br><small>{esc(pts)}</small></td>'
-                    f'<td>{badge(kind, f["status"], f.get("reason", ""))}</td>'
-                    f'<td>{esc(f.get("explanation", ""))}</td><td><a href="#{esc(ex["id"])}.code">C++</a></td></tr>')
+                    f'<td colspan="2" data-label="book"><code>{esc(f["book_text"])}</code><br><small>{esc(pts)}</small>'
+                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}</td>'
+                    f'<td data-label="status">{status}</td>'
+                    f'<td data-label="note">{esc(f.get("explanation", "")) or "—"}</td>'
+                    f'<td data-label="see"><a href="#{esc(ex["id"])}.code">C++</a></td></tr>')
     for c in ex.get("claims", []):
         name = f"{ex['id']}.{c['key']}"
         kind = "erratum" if c["status"] == "erratum" else ("agrees" if c["status"] == "holds" else "checked")
+        status = item_status(c, name, kind, chapter_number, cite)
+        text = row_text(c.get("reason", ""), c.get("finding")) if kind == "erratum" else ""
         rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
                     f'{esc(c["key"])}</a><br><small>claim</small></td>'
-                    f'<td colspan="2">{esc(c["text"])}<br><small>ours: {esc(fmt_quantity(c["value"], c["unit"]))}, '
-                    f'the wording asks {esc(c["describe"])}</small></td>'
-                    f'<td>{badge(kind, c["status"], c.get("reason", ""))}</td>'
-                    f'<td>{esc(c.get("explanation", ""))}</td><td><a href="#{esc(ex["id"])}.code">C++</a></td></tr>')
+                    f'<td colspan="2" data-label="claim">{esc(c["text"])}<br><small>ours: '
+                    f'{esc(fmt_quantity(c["value"], c["unit"]))}; the wording asks {esc(claim_bound(c))}</small>'
+                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}</td>'
+                    f'<td data-label="status">{status}</td>'
+                    f'<td data-label="note">{esc(c.get("explanation", "")) or "—"}</td>'
+                    f'<td data-label="see"><a href="#{esc(ex["id"])}.code">C++</a></td></tr>')
     if not rows:
         return ""
     section = ex.get("section", "")
     link = book_link(section) if section else book_link(f"§{chapter_number}")
     where = (f' · book <a href="{esc(link)}">{esc(section or "chapter " + str(chapter_number))}</a>'
              if link else "")
+    notes = []
+    for fid in cited:
+        f = findings.get(fid)
+        if f is None or not f.get("reason"):
+            continue
+        sev = f.get("severity", "unclassified")
+        notes.append(f'<p class="card-finding">{badge("erratum sev-" + sev, SEVERITY_TEXT.get(sev, sev), "severity")} '
+                     f'<a href="#{esc(finding_anchor(chapter_number, fid))}"><strong>{esc(f.get("title") or fid)}</strong>'
+                     f'</a>: {esc(f["reason"])}</p>')
     return (f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
             f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
             f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th><th>reader notes</th><th>see</th>'
-            f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div></div>')
+            f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{"".join(notes)}</div>')
+
+
+def item_status(item, name, kind, chapter_number, cite):
+    """The status cell of a printed formula or prose claim."""
+    if kind == "erratum":
+        fid = item.get("finding", name)
+        cite(fid)
+        sev = item.get("severity", "unclassified")
+        return (badge(f"erratum sev-{sev}", f"erratum · {SEVERITY_TEXT.get(sev, sev)}", "") +
+                f' <a href="#{esc(finding_anchor(chapter_number, fid))}">finding</a>')
+    if kind == "approximation":
+        return badge("approx", "approximation", "") + (f'<br><small>{esc(item["tol_rule"])}</small>'
+                                                       if item.get("tol_rule") else "")
+    return badge(kind, item["status"], item.get("reason", ""))
 
 
 def finding_anchor(chapter_number, finding_id):
@@ -812,7 +924,7 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
             ex = index.exercises[m.group(1)]
             anchor = "" if ex["id"] in used_ids else f'\n<div id="{ex["id"]}"></div>\n'
             used_ids.add(ex["id"])
-            return anchor + "\n" + answer_card(ex, checks, ch["chapter"]) + "\n" + code_blocks(source_dir, ex, checks)
+            return anchor + "\n" + answer_card(ex, checks, ch["chapter"], ch.get("findings")) + "\n" + code_blocks(source_dir, ex, checks)
         body = re.sub(r"@@CODE (\S+)@@", splice, body)
 
         # A stated question ("**Question.** …" paragraph or a ::: question block): fold what follows.
@@ -830,41 +942,48 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
 # Generated sections
 
 def dashboard(chapters):
-    rows, total = [], None
+    head = ("<div class=\"scroll\"><table class=\"dashboard\"><thead><tr><th>chapter</th><th>answers</th><th>agree</th>"
+            "<th>findings in the book, by severity</th><th>approximations</th><th>no book value, checked</th>"
+            "<th>reader notes agree / differ</th><th>formulas agree / errata</th><th>claims hold / errata</th>"
+            "</tr></thead><tbody>")
+    body = []
+    sums = {k: 0 for k in ("answers", "agrees", "approximation", "checked", "notes_agree", "notes_differ",
+                           "formulas", "formulas_ok", "formulas_erratum", "claims", "claims_ok", "claims_erratum",
+                           "erratum_values")}
+    found_all = {}
     for ch in chapters:
         c = count_chapter(ch)
-        rows.append((ch, c))
-    head = ("<table class=\"dashboard\"><thead><tr><th>chapter</th><th>answers</th><th>agree</th>"
-            "<th>errata by severity (answers, formulas, claims)</th><th>no book value, checked</th><th>reader notes agree / differ</th>"
-            "<th>formulas agree / errata</th><th>claims hold / errata</th></tr></thead><tbody>")
-    body = []
-    sums = {k: 0 for k in ("answers", "agrees", "erratum", "checked", "notes_agree", "notes_differ", "formulas",
-                           "formulas_ok", "formulas_erratum", "claims", "claims_ok", "claims_erratum")}
-    sev_total = {}
-    for ch, c in rows:
         for k in sums:
             sums[k] += c[k]
-        for k, v in c["severity"].items():
-            sev_total[k] = sev_total.get(k, 0) + v
+        for sev, fs in c["findings"].items():
+            found_all.setdefault(sev, {}).update(fs)
         body.append(dash_row(f'<a href="#{esc(ch["slug"])}">{ch["chapter"]}. {esc(ch["title"])}</a>', c))
-    sums["severity"] = sev_total
+    sums["findings"] = found_all
     body.append(dash_row("<strong>all</strong>", sums, total=True))
-    legend = ('<p class="legend">Badges on the headings and in the contents: '
-              + badge("agrees", "✓ n", "") + " answers that agree with the book, "
-              + badge("erratum sev-conclusion", "✗ n", "") + " errata (red: it changes a conclusion; yellow: a slip "
-              "that changes none; orange: a unit label), " + badge("checked", "◆ n", "") + " answers the book does not print, "
-              "recomputed independently, " + badge("notes-differ", "≠ n", "") + " values where the reader notes "
-              "differ (with the reason).</p>")
-    return ('# Status at a glance {#status}\n\n' + head + "".join(body) + "</tbody></table>\n\n" + legend + "\n")
+    legend = ('<p class="legend">A <em>finding</em> is one cause in the book — one slip — however many printed values '
+              "it touches; each is counted once, by what it does: "
+              + badge("erratum sev-conclusion", "changes a conclusion", "") + " "
+              + badge("erratum sev-slip", "slip", "") + " (changes none) "
+              + badge("erratum sev-unit", "unit label", "") + ". An <em>approximation</em> follows from the book's own "
+              "stated inputs or hedged wording and is no erratum; it is shown with the exact value. Badges on the "
+              "headings and in the contents: " + badge("erratum sev-conclusion", "✗ n", "") + " findings (coloured by "
+              "the worst), " + badge("agrees", "✓ n", "") + " answers that agree with the book, "
+              + badge("approx", "≈ n", "") + " approximations, " + badge("checked", "◆ n", "") + " answers the book "
+              "does not print, recomputed independently, " + badge("notes-differ", "≠ n", "") + " values where the "
+              "reader notes differ (with the reason).</p>")
+    return ('# Status at a glance {#status}\n\n' + head + "".join(body) + "</tbody></table></div>\n\n" + legend + "\n")
 
 
 def dash_row(label, c, total=False):
-    sev = c["severity"]
-    errata = " ".join(badge(f"erratum sev-{s}", f"{sev[s]} {SEVERITY_TEXT[s]}", "")
-                      for s in sorted(sev, key=lambda s: SEVERITY_ORDER.get(s, 9))) or "0"
+    found = c["findings"]
+    errata = " ".join(badge(f"erratum sev-{s}", f"{len(found[s])} {SEVERITY_TEXT.get(s, s)}",
+                            f"{len(found[s])} finding(s) touching {sum(found[s].values())} value(s)")
+                      for s in sorted(found, key=lambda s: SEVERITY_ORDER.get(s, 9))) or "none"
+    if found:
+        errata += f' <small class="values">({c["erratum_values"]} values)</small>'
     cls = ' class="total"' if total else ""
     return (f"<tr{cls}><td>{label}</td><td class=\"num\">{c['answers']}</td><td class=\"num\">{c['agrees']}</td>"
-            f"<td>{errata}</td><td class=\"num\">{c['checked']}</td>"
+            f"<td>{errata}</td><td class=\"num\">{c['approximation']}</td><td class=\"num\">{c['checked']}</td>"
             f"<td class=\"num\">{c['notes_agree']} / {c['notes_differ']}</td>"
             f"<td class=\"num\">{c['formulas_ok']} / {c['formulas_erratum']}</td>"
             f"<td class=\"num\">{c['claims_ok']} / {c['claims_erratum']}</td></tr>")
@@ -878,31 +997,42 @@ def errata_section(chapters, index):
             entries.append((SEVERITY_ORDER.get(f["severity"], 9), ch["chapter"], ch, f))
     entries.sort(key=lambda e: (e[0], e[1]))
     out = ["# Errata {#errata}", "",
-           "Where the book disagrees with an exact computation by more than the precision it printed with. Each "
-           "entry is one cause — one slip in the book — with every value it touches; the serious ones come first "
-           "(a wrong value, formula or constant; then unit slips; then intermediates rounded past the printed "
-           "precision; then those not yet classified). Every correct value is confirmed by an independent check "
-           "in `tests/`.", ""]
+           "Where a printed number does not follow from the inputs and the method the book states at that place. "
+           "Each entry is one finding — one cause in the book — with its explanation once and every value it "
+           "touches under it: first those that change a conclusion, then slips that change none, then unit "
+           "labels. Values that follow from the book's own stated inputs or hedged wording are approximations, "
+           "not errata, and are shown in their answer cards only. Every exact value is confirmed by an "
+           "independent check in `tests/`.", ""]
     if not entries:
         out.append("No errata found.")
     for _, number, ch, f in entries:
         anchor = finding_anchor(number, f["id"])
         title = f.get("title") or f["id"]
-        rows = []
-        for name in f.get("answers", []):
+        rows, said = [], {f.get("reason", "").strip()}
+        for name in dict.fromkeys(f.get("answers", [])):  # each value once
             a = index.answers.get(name)
             if a is not None and "book" in a:
                 book, ours = a["book"]["value"], a["value"]
                 pct = (book - ours) / ours * 100 if ours else None
                 off = (("+" if pct > 0 else "−") + _significant(abs(pct), 2) + " %") if pct else "—"
-                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                own = a.get("erratum", {}).get("reason", "").strip()
+                notes = []
+                if own and own not in said:  # a value's own reason, when its finding's does not already say it
+                    said.add(own)
+                    notes.append(esc(own))
+                if a.get("reproduction"):
+                    r = a["reproduction"]
+                    notes.append(f'the book\'s number, reproduced: {esc(fmt_quantity(r["value"], a["unit"]))} '
+                                 f'({esc(r["how"])})')
+                extra = f'<br><small>{"<br>".join(notes)}</small>' if notes else ""
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a>{extra}</td>'
                             f'<td class="num">{esc(fmt_quantity(book, a["unit"]))}</td>'
                             f'<td class="num">{esc(fmt_quantity(ours, a["unit"]))}</td><td class="num">{off}</td></tr>')
             elif name in index.claims:
                 c = index.claims[name]
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
                             f'<td colspan="3">claim: {esc(c["text"])} — ours {esc(fmt_quantity(c["value"], c["unit"]))}'
-                            f'</td></tr>')
+                            f', the wording asks {esc(claim_bound(c))}</td></tr>')
             elif name in index.formulas:
                 f_ = index.formulas[name]
                 pts = "; ".join(f"book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f_["points"])
