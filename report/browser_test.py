@@ -55,6 +55,14 @@ CHECK_PAGE = r"""(() => {
     }
   }
   if (rawTex > 20) problems.push((rawTex - 20) + ' more text nodes with raw TeX');
+  // Every figure says what it shows, each in its own words.
+  const captions = new Map();
+  for (const c of document.querySelectorAll('figcaption')) {
+    const text = c.textContent.replace(/^Figure \d+:\s*/, '').trim();
+    if (captions.has(text)) problems.push('two figures share the caption "' + text.slice(0, 80) + '"');
+    captions.set(text, true);
+    if (text.split(/\s+/).length < 6) problems.push('a caption that does not say what its figure shows: "' + text + '"');
+  }
   // Headings name items as the book does ("Exercise 5.3", "Question 2 of §8"); the catalog ID is the anchor only.
   for (const h of document.querySelectorAll('h1, h2, h3, h4')) {
     const text = h.textContent.trim();

@@ -128,6 +128,7 @@ class Index:
     def __init__(self, chapters):
         self.answers, self.tables, self.series, self.exercises = {}, {}, {}, {}
         self.figures = {}  # every drawable thing by name: (kind, data)
+        self.figure_owner = {}  # and the exercise that recorded it
         self.claims, self.formulas = {}, {}
         for ch in chapters:
             for ex in ch["exercises"]:
@@ -146,6 +147,7 @@ class Index:
                                     ("timeline", "timelines")):
                     for item in ex.get(field, []):
                         self.figures[f"{ex['id']}.{item['key']}"] = (kind, item)
+                        self.figure_owner[f"{ex['id']}.{item['key']}"] = ex
 
     def answer(self, name):
         if name not in self.answers:
@@ -276,7 +278,9 @@ def _draw_plot(index, name, options, path):
     import matplotlib.pyplot as plt
 
     kind, data = index.figures[name]
-    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    # Sized so that its text stays legible when a phone shrinks the figure to ~360 px: 13 pt on a 6.4-inch width.
+    plt.rcParams.update({"font.size": 13, "legend.fontsize": 11, "axes.titlesize": 13})
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
     opts = {}
     for opt in options:
         key, _, value = opt.partition("=")
@@ -309,7 +313,7 @@ def _draw_plot(index, name, options, path):
         if len(values) * len(values[0] if values else []) <= 400:
             for r, row in enumerate(values):
                 for c, v in enumerate(row):
-                    ax.text(c, r, fmt_number(v), ha="center", va="center", fontsize=7)
+                    ax.text(c, r, fmt_number(v), ha="center", va="center", fontsize=10)
         ax.set_xlabel(data["x_label"])
         ax.set_ylabel(data["y_label"])
     elif kind == "timeline":
@@ -317,7 +321,7 @@ def _draw_plot(index, name, options, path):
         seen = set()
         for i, lane in enumerate(data["lanes"]):
             for b in lane["bars"]:
-                y = i + (0.2 if b["kind"] == "comm" else -0.2)
+                y = i + (-0.2 if b["kind"] == "comm" else 0.2)  # y grows downward: comms above, compute below
                 label = b["kind"] if b["kind"] not in seen else None
                 seen.add(b["kind"])
                 ax.barh(y, b["duration"], left=b["start"], height=0.36, color=colors.get(b["kind"], "C2"),
@@ -344,7 +348,7 @@ def _draw_plot(index, name, options, path):
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2 if len(handles) > 2 else
-                  len(handles), frameon=False, fontsize=9)
+                  len(handles), frameon=False)
     fig.savefig(path, format="svg", bbox_inches="tight")  # one layout pass, legend included
     plt.close(fig)
 
@@ -356,7 +360,7 @@ class Figures:
     """Numbers the plots in the order they appear, so {{fig:ID.KEY}} can refer to one."""
 
     def __init__(self, texts):
-        self.number = {}
+        self.number, self.captions = {}, set()
         for text in texts:
             for m in PLACEHOLDER.finditer(text):
                 kind, sep, rest = m.group(1).partition(":")
@@ -366,6 +370,38 @@ class Figures:
 
     def anchor(self, name):
         return "fig-" + name.replace(".", "-")
+
+
+def _listing(labels):
+    labels = [l for l in labels if l]
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def figure_caption(ex, kind, data):
+    """What a figure shows, from its exercise and its data: the quantity against what, and what each line, stack
+    or lane is ("LLaMA-2 13B decoding on 8 v5e: time per step (ms) against batch, for t_kv, t_params, …")."""
+    what = ex["title"].rstrip(".")
+    if what.startswith("Figure "):  # the book's figure, not one of ours
+        what = "The book's " + what
+    if kind == "series":
+        lines = [l["label"] for l in data["lines"]]
+        tail = f", for {_listing(lines)}" if 1 < len(lines) and sum(map(len, lines)) <= 90 else ""
+        return f"{what}: {data['y_label']} against {data['x_label']}{tail}"
+    if kind == "bars":
+        return (f"{what}: {data['y_label']} by {data['x_label']} ({_listing(data['categories'])}), each bar "
+                f"split into {_listing([s['label'] for s in data['stacks']])}")
+    if kind == "grid":
+        return (f"{what}: the value at each {data['y_label']} and {data['x_label']} of the array (its offset in "
+                f"memory), one colour per tile")
+    if kind == "timeline":
+        kinds = sorted({b["kind"] for lane in data["lanes"] for b in lane["bars"]})
+        split = (" Each lane is a device's timeline: its upper half the communication (ppermute or collective) "
+                 "in flight, its lower half the compute." if kinds == ["comm", "compute"] else "")
+        lanes = data["lanes"]
+        span = (f"{len(lanes)} lanes, from “{lanes[0]['label']}” to “{lanes[-1]['label']}”" if len(lanes) > 1
+                else f"one lane, “{lanes[0]['label']}”")
+        return f"{what}: a Gantt chart against {data['x_label']} ({span}).{split}".rstrip(".")
+    return what
 
 
 def math_spans(text, where=None):
@@ -435,6 +471,10 @@ def tex_number(text):
     return number + (f"\\,\\text{{{unit}}}" if unit else "")
 
 
+# Answers recorded as 1/0 for a condition: in prose they read "yes"/"no" ({{ID.KEY:yesno}}), never 1 or 0.
+BOOLEAN_KEY = re.compile(r"\.(?:(?:has|is|fits)_\w+|fits|(?:[a-z0-9]+_)?(?:compute|comms|latency|memory)_bound(?:_\d+[mk])?)$")
+
+
 def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
     spans = math_spans(text, where)
 
@@ -464,9 +504,12 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             kind_, data = index.figures[name]
             caption = next((o.partition("=")[2] for o in options if o.startswith("caption=")), "")
             if not caption:
-                caption = (f"{data['y_label']} against {data['x_label']}" if "y_label" in data
-                           else f"{data.get('x_label', name)}")
+                caption = figure_caption(index.figure_owner[name], kind_, data)
+            if caption in figures.captions:  # no two figures share a caption
+                caption += f" ({name.rsplit('.', 1)[-1].replace('_', ' ')})"
+            figures.captions.add(caption)
             number = figures.number[name]
+            caption = re.sub(r"([\[\]])", r"\\\1", caption)  # brackets in a caption (f32[3,5]) stay text
             return f"![Figure {number}: {caption}.]({path}){{#{figures.anchor(name)}}}"
         if sep and kind == "fig":
             if rest not in figures.number:
@@ -480,6 +523,9 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             raise ReportError(f"{where}: unresolved placeholder {{{{{body}}}}}")
         a = index.answers[name]
         mentioned.add(name)
+        if form in ("", "num") and a["value"] in (0, 1) and a["unit"] == "" and BOOLEAN_KEY.search(name):
+            raise ReportError(f"{where}: {{{{{body}}}}} is a yes/no answer: write {{{{{name}:yesno}}}} so the "
+                              f"prose reads a word, not {int(a['value'])}")
         if form == "":
             return fmt_quantity(a["value"], a["unit"])
         if form == "num":
