@@ -8,7 +8,7 @@ Checks, each failure named: an exercise or answer of the chapter JSON without it
 an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; TeX left raw in the text
 outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); a
 heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
-390 px (a phone); a code listing that would not print (folded blocks closed on paper); the
+390 px (a phone); an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
@@ -101,6 +101,25 @@ CHECK_OVERFLOW = r"""(() => {
   return over;
 })()"""
 
+# Answer cards and tables fit their column: nothing in them needs sideways scrolling (a wide table becomes
+# labelled rows; see fitTables in the page's script).
+CHECK_FIT = r"""(() => {
+  const out = [];
+  for (const t of document.querySelectorAll('table')) {
+    const box = t.parentElement.classList.contains('scroll') ? t.parentElement : t;
+    const wide = Math.max(t.scrollWidth, box.scrollWidth, Math.round(t.getBoundingClientRect().width));
+    if (wide > box.clientWidth + 1) {
+      const where = t.closest('.card') || t.closest('[id]');
+      out.push((t.closest('.card') ? 'answer card ' : 'table ') + (where ? '#' + where.id : '') + ' is ' + wide +
+               ' px wide in a ' + box.clientWidth + ' px column');
+    }
+  }
+  return out;
+})()"""
+
+OPEN_ALL = ("document.querySelectorAll('details').forEach(d => d.open = true); "
+            "new Promise(r => setTimeout(r, 400))")
+
 CHECK_PRINT = r"""(() => {
   const hidden = [...document.querySelectorAll('details pre')].filter(p => p.getClientRects().length === 0);
   return {listings: document.querySelectorAll('details pre').length, hidden: hidden.length};
@@ -154,6 +173,9 @@ def main():
         if not anchors:
             failures.append(f"no chapter JSON in {json_dir}")
         browser.screenshot(os.path.join(shots, "first-page.png"))
+        browser.evaluate(OPEN_ALL)
+        failures += [f"at 1280 px, folds open: {o}" for o in browser.evaluate(CHECK_FIT)]
+        browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = false); window.scrollTo(0, 0); true")
         exercise = browser.evaluate("(document.getElementById('ex1.1') || document.querySelector('h2[id^=ex], "
                                     "h3[id^=ex]') || {}).id || ''")
         if exercise:
@@ -166,8 +188,12 @@ def main():
         browser.open(url, width=390, height=844, mobile=True)
         failures += [f"at 390 px: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
         browser.screenshot(os.path.join(shots, "phone.png"))
-        browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true); true")
+        browser.evaluate(OPEN_ALL)
         failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
+        failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_FIT)]
+        clip = element_clip(browser, ".card")
+        if clip:
+            browser.screenshot(os.path.join(shots, "phone-card.png"), clip=dict(clip, height=844))
 
         # Paper: Ctrl+P with the page as it is (CSS alone must print the folded code), then the PDF.
         browser.open(url, width=1000, height=900)

@@ -659,6 +659,18 @@ def badges_for(exercises):
     return " ".join(out)
 
 
+def ours_text(name, a):
+    """Our value as the card shows it: a 1/0 condition as yes/no, a quantity with its unit."""
+    if a["unit"] == "" and a["value"] in (0, 1) and BOOLEAN_KEY.search(name):
+        return "yes" if a["value"] == 1 else "no"
+    return fmt_quantity(a["value"], a["unit"])
+
+
+def key_html(key):
+    """An answer's key, free to break after its underscores (critical_batch_small_b) in a narrow column."""
+    return esc(key).replace("_", "_<wbr>")
+
+
 def compared(value, unit, tol, rule):
     if tol <= 1e-9 or rule == "exact":
         tol_text = "exact"
@@ -757,14 +769,15 @@ def answer_card(ex, checks, chapter_number, findings=None):
         if s == "erratum":
             explanation = row_text(explanation, a.get("erratum", {}).get("finding", name))
         explanation = esc(explanation)
+        if notes:
+            status += '<br><small>reader notes: ' + "<br>".join(notes) + "</small>"
         rows.append(
-            f'<tr id="{esc(name)}" class="row-{s}"><td><a class="key" href="#{esc(name)}">{esc(a["key"])}</a>'
+            f'<tr id="{esc(name)}" class="row-{s}"><td><a class="key" href="#{esc(name)}">{key_html(a["key"])}</a>'
+            f' <small class="see">{" · ".join(links)}</small>'
             f'{"<br><small>" + explanation + "</small>" if explanation else ""}</td>'
-            f'<td class="num" data-label="ours">{esc(fmt_quantity(a["value"], a["unit"]))}'
+            f'<td class="num" data-label="ours">{esc(ours_text(name, a))}'
             f'{"<br><small>" + "<br>".join(extra) + "</small>" if extra else ""}</td>'
-            f'<td class="num" data-label="book">{book}</td><td data-label="status">{status}</td>'
-            f'<td data-label="reader notes">{"<br>".join(notes) or "—"}</td>'
-            f'<td data-label="see">{" · ".join(links)}</td></tr>')
+            f'<td class="num" data-label="book">{book}</td><td data-label="status">{status}</td></tr>')
     for f in ex.get("formulas", []):
         name = f"{ex['id']}.{f['key']}"
         pts = "; ".join(
@@ -773,26 +786,28 @@ def answer_card(ex, checks, chapter_number, findings=None):
         kind = {"erratum": "erratum", "agrees": "agrees", "approximation": "approximation"}.get(f["status"], "checked")
         status = item_status(f, name, kind, chapter_number, cite)
         text = row_text(f.get("reason", ""), f.get("finding")) if kind == "erratum" else ""
+        note = f.get("explanation", "")
         rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
-                    f'{esc(f["key"])}</a><br><small>formula</small></td>'
+                    f'{key_html(f["key"])}</a> <small class="see"><a href="#{esc(ex["id"])}.code">C++</a></small>'
+                    f'<br><small>formula</small></td>'
                     f'<td colspan="2" data-label="book"><code>{esc(f["book_text"])}</code><br><small>{esc(pts)}</small>'
-                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}</td>'
-                    f'<td data-label="status">{status}</td>'
-                    f'<td data-label="note">{esc(f.get("explanation", "")) or "—"}</td>'
-                    f'<td data-label="see"><a href="#{esc(ex["id"])}.code">C++</a></td></tr>')
+                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}'
+                    f'{"<br><small>" + esc(note) + "</small>" if note else ""}</td>'
+                    f'<td data-label="status">{status}</td></tr>')
     for c in ex.get("claims", []):
         name = f"{ex['id']}.{c['key']}"
         kind = "erratum" if c["status"] == "erratum" else ("agrees" if c["status"] == "holds" else "checked")
         status = item_status(c, name, kind, chapter_number, cite)
         text = row_text(c.get("reason", ""), c.get("finding")) if kind == "erratum" else ""
+        note = c.get("explanation", "")
         rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
-                    f'{esc(c["key"])}</a><br><small>claim</small></td>'
+                    f'{key_html(c["key"])}</a> <small class="see"><a href="#{esc(ex["id"])}.code">C++</a></small>'
+                    f'<br><small>claim</small></td>'
                     f'<td colspan="2" data-label="claim">{esc(c["text"])}<br><small>ours: '
                     f'{esc(fmt_quantity(c["value"], c["unit"]))}; the wording asks {esc(claim_bound(c))}</small>'
-                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}</td>'
-                    f'<td data-label="status">{status}</td>'
-                    f'<td data-label="note">{esc(c.get("explanation", "")) or "—"}</td>'
-                    f'<td data-label="see"><a href="#{esc(ex["id"])}.code">C++</a></td></tr>')
+                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}'
+                    f'{"<br><small>" + esc(note) + "</small>" if note else ""}</td>'
+                    f'<td data-label="status">{status}</td></tr>')
     if not rows:
         return ""
     section = ex.get("section", "")
@@ -810,7 +825,7 @@ def answer_card(ex, checks, chapter_number, findings=None):
                      f'</a>: {esc(f["reason"])}</p>')
     return (f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
             f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
-            f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th><th>reader notes</th><th>see</th>'
+            f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th>'
             f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{"".join(notes)}</div>')
 
 
@@ -1168,8 +1183,40 @@ window.addEventListener('DOMContentLoaded', function () {
   window.addEventListener('scroll', function () { if (!pending) { pending = true; requestAnimationFrame(mark); } });
   mark();
 });
+// A table wider than its column becomes a list of labelled rows (each cell prefixed by its column's heading),
+// so nothing scrolls sideways: on a phone, and on a desktop for the few very wide tables.
+function fitTables() {
+  fitPending = false;
+  var tables = Array.prototype.slice.call(document.querySelectorAll('table'));
+  tables.forEach(function (t) {
+    var heads = t.querySelectorAll('thead th');
+    if (heads.length && !t.dataset.labelled) {
+      t.querySelectorAll('tbody tr').forEach(function (tr) {
+        var col = 0;
+        Array.prototype.forEach.call(tr.children, function (td) {
+          if (!td.hasAttribute('data-label') && heads[col]) td.setAttribute('data-label', heads[col].textContent.trim());
+          col += td.colSpan || 1;
+        });
+      });
+      t.dataset.labelled = '1';
+    }
+    t.classList.remove('stack');
+  });
+  // Measure every table first, then change them: one layout for the whole page, not one per table.
+  var wide = tables.filter(function (t) {
+    var box = t.parentElement.classList.contains('scroll') ? t.parentElement : t;
+    return Math.max(t.scrollWidth, box.scrollWidth) > box.clientWidth + 1;
+  });
+  wide.forEach(function (t) { t.classList.add('stack'); });
+}
+var fitPending = false;
+function fitSoon() { if (!fitPending) { fitPending = true; requestAnimationFrame(fitTables); } }
+window.addEventListener('DOMContentLoaded', fitTables);
+window.addEventListener('resize', fitSoon);
+document.addEventListener('toggle', fitSoon, true);
 window.addEventListener('beforeprint', function () {
   document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+  fitTables();
 });
 </script>
 """
