@@ -8,7 +8,7 @@ Checks, each failure named: an exercise or answer of the chapter JSON without it
 an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; TeX left raw in the text
 outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); a
 heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
-390 px (a phone); an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
+390 px (a phone); a link to "§N.M" of the book without its section anchor; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
@@ -55,6 +55,11 @@ CHECK_PAGE = r"""(() => {
     }
   }
   if (rawTex > 20) problems.push((rawTex - 20) + ' more text nodes with raw TeX');
+  // A link to "§5.1.4" of the book lands on that section (report/book_sections.tsv), not the chapter's top.
+  for (const a of document.querySelectorAll('a[href^="https://jax-ml.github.io/scaling-book/"]')) {
+    if (/§\s*\d+\.\d+/.test(a.textContent) && !a.getAttribute('href').includes('#'))
+      problems.push('book link "' + a.textContent + '" goes to the chapter, not the section: ' + a.getAttribute('href'));
+  }
   // Every figure says what it shows, each in its own words.
   const captions = new Map();
   for (const c of document.querySelectorAll('figcaption')) {

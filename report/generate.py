@@ -13,8 +13,8 @@ finding, serious first; the Reader-notes cross-check; the glossary (solutions/gl
 
 A section that states its question (a paragraph starting "**Question.**", or a "::: question" block)
 gets the rest of its text folded under "Answer — try it first"; the PDF prints every fold open.
-A heading that holds {{code:ID}} gets the anchor #ID unless it names one; "§5.1" in prose links to the
-book's chapter; a line starting "Reproduce:" is set as a command box. A PDF is printed next to the
+A heading that holds {{code:ID}} gets the anchor #ID unless it names one; "§5.1" in prose links to that
+section of the book's page (report/book_sections.tsv); a line starting "Reproduce:" is set as a command box. A PDF is printed next to the
 page by headless Chromium over the DevTools protocol (cdp.py) when present (skip with --no-pdf).
 
 Placeholders in solutions/*.md:
@@ -228,12 +228,35 @@ BOOK_CHAPTERS = {1: "roofline", 2: "tpus", 3: "sharding", 4: "transformers", 5: 
                  10: "jax-stuff", 11: "conclusion"}
 
 
+def load_book_sections(path):
+    """report/book_sections.tsv: section number -> (page, anchor) on the book's site."""
+    sections = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("section\t") or not line.strip():
+                continue
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 4 or not re.fullmatch(r"\d+(\.\d+)*", fields[0]):
+                raise ReportError(f"{path}: expected section, page, anchor, heading: {line.strip()!r}")
+            sections[fields[0]] = (fields[1], fields[2])
+    return sections
+
+
+BOOK_SECTIONS = load_book_sections(os.path.join(os.path.dirname(os.path.abspath(__file__)), "book_sections.tsv"))
+
+
 def book_link(section):
-    """'§5.1.4' -> the book's web page of chapter 5."""
-    m = re.match(r"§\s*(\d+)", section)
-    if not m or int(m.group(1)) not in BOOK_CHAPTERS:
+    """'§5.1.4' -> the book's page of chapter 5 at that section's anchor (the deepest listed prefix of the
+    number: §5.1.4.2 goes to §5.1.4); the chapter's page when the section is not listed."""
+    m = re.match(r"§\s*(\d+(?:\.\d+)*)", section)
+    if not m or int(m.group(1).split(".")[0]) not in BOOK_CHAPTERS:
         return None
-    return BOOK_URL + BOOK_CHAPTERS[int(m.group(1))] + "/"
+    parts = m.group(1).split(".")
+    for n in range(len(parts), 1, -1):
+        found = BOOK_SECTIONS.get(".".join(parts[:n]))
+        if found:
+            return f"{BOOK_URL}{found[0]}/#{found[1]}"
+    return BOOK_URL + BOOK_CHAPTERS[int(parts[0])] + "/"
 
 
 def _plot_value(index, ref):
