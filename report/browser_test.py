@@ -5,8 +5,10 @@
 
 Checks, each failure named: an exercise or answer of the chapter JSON without its anchor (#ID,
 #ID.KEY); a console error or failed resource; a link to an anchor that does not exist;
-an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; horizontal overflow at
-390 px (a phone); a code listing that would not print (folded blocks closed on paper); the
+an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; TeX left raw in the text
+outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); a
+heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
+390 px (a phone); a link to "§N.M" of the book without its section anchor; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
@@ -38,6 +40,43 @@ CHECK_PAGE = r"""(() => {
     const m = n.textContent.match(/\{\{[^}]*\}\}|@@CODE[^@]*@@/);
     if (m) problems.push('unresolved placeholder ' + m[0]);
   }
+  // TeX that Pandoc did not read as math prints raw: a dollar that is not a price ($1.20), \cdot, \times, ^{, _{.
+  const tex = /\$(?!\d+(?:[.,]\d+)*(?![\d^_{\\A-Za-z]))|\\cdot|\\times|\^\{|_\{/;
+  const texWalker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let rawTex = 0;
+  for (let n = texWalker.nextNode(); n; n = texWalker.nextNode()) {
+    if (n.parentElement.closest('pre, code, script, style, math')) continue;
+    const m = n.textContent.match(tex);
+    if (m && ++rawTex <= 20) {
+      const at = n.textContent.indexOf(m[0]);
+      const where = n.parentElement.closest('[id]');
+      problems.push('raw TeX "' + n.textContent.slice(Math.max(0, at - 40), at + 40).replace(/\s+/g, ' ') + '"' +
+                    (where ? ' near #' + where.id : ''));
+    }
+  }
+  if (rawTex > 20) problems.push((rawTex - 20) + ' more text nodes with raw TeX');
+  // A link to "§5.1.4" of the book lands on that section (report/book_sections.tsv), not the chapter's top.
+  for (const a of document.querySelectorAll('a[href^="https://jax-ml.github.io/scaling-book/"]')) {
+    if (/§\s*\d+\.\d+/.test(a.textContent) && !a.getAttribute('href').includes('#'))
+      problems.push('book link "' + a.textContent + '" goes to the chapter, not the section: ' + a.getAttribute('href'));
+  }
+  // Every figure says what it shows, each in its own words.
+  const captions = new Map();
+  for (const c of document.querySelectorAll('figcaption')) {
+    const text = c.textContent.replace(/^Figure \d+:\s*/, '').trim();
+    if (captions.has(text)) problems.push('two figures share the caption "' + text.slice(0, 80) + '"');
+    captions.set(text, true);
+    if (text.split(/\s+/).length < 6) problems.push('a caption that does not say what its figure shows: "' + text + '"');
+  }
+  // Headings name items as the book does ("Exercise 5.3", "Question 2 of §8"); the catalog ID is the anchor only.
+  for (const h of document.querySelectorAll('h1, h2, h3, h4')) {
+    const text = h.textContent.trim();
+    if (/^(ex\d+\.\d+|ch\d+\.[A-Za-z0-9_-]+|cs336\.[a-z]+)\b/.test(text))
+      problems.push('heading shows a catalog ID instead of a name: "' + text.slice(0, 60) + '"');
+    const m = h.id.match(/^ex(\d+)\.(\d+)$/);
+    if (m && !text.includes('Exercise ' + m[1] + '.' + m[2]))
+      problems.push('heading #' + h.id + ' does not say "Exercise ' + m[1] + '.' + m[2] + '"');
+  }
   const counts = {
     exercises: document.querySelectorAll('h2[id^="ex"], h3[id^="ex"]').length,
     code: document.querySelectorAll('details.code pre').length,
@@ -66,6 +105,25 @@ CHECK_OVERFLOW = r"""(() => {
   }
   return over;
 })()"""
+
+# Answer cards and tables fit their column: nothing in them needs sideways scrolling (a wide table becomes
+# labelled rows; see fitTables in the page's script).
+CHECK_FIT = r"""(() => {
+  const out = [];
+  for (const t of document.querySelectorAll('table')) {
+    const box = t.parentElement.classList.contains('scroll') ? t.parentElement : t;
+    const wide = Math.max(t.scrollWidth, box.scrollWidth, Math.round(t.getBoundingClientRect().width));
+    if (wide > box.clientWidth + 1) {
+      const where = t.closest('.card') || t.closest('[id]');
+      out.push((t.closest('.card') ? 'answer card ' : 'table ') + (where ? '#' + where.id : '') + ' is ' + wide +
+               ' px wide in a ' + box.clientWidth + ' px column');
+    }
+  }
+  return out;
+})()"""
+
+OPEN_ALL = ("document.querySelectorAll('details').forEach(d => d.open = true); "
+            "new Promise(r => setTimeout(r, 400))")
 
 CHECK_PRINT = r"""(() => {
   const hidden = [...document.querySelectorAll('details pre')].filter(p => p.getClientRects().length === 0);
@@ -113,9 +171,16 @@ def main():
         failures += result["problems"]
         missing = browser.evaluate(f"{json.dumps(anchors)}.filter(id => !document.getElementById(id))")
         failures += [f"no anchor #{m}" for m in missing]
+        # A reader who searches the page for "Exercise 5.3" finds it.
+        named = [f"Exercise {m.group(1)}.{m.group(2)}" for a in anchors for m in [re.fullmatch(r"ex(\d+)\.(\d+)", a)] if m]
+        unnamed = browser.evaluate(f"{json.dumps(named)}.filter(n => !document.body.textContent.includes(n))")
+        failures += [f"no text \"{n}\" on the page" for n in unnamed]
         if not anchors:
             failures.append(f"no chapter JSON in {json_dir}")
         browser.screenshot(os.path.join(shots, "first-page.png"))
+        browser.evaluate(OPEN_ALL)
+        failures += [f"at 1280 px, folds open: {o}" for o in browser.evaluate(CHECK_FIT)]
+        browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = false); window.scrollTo(0, 0); true")
         exercise = browser.evaluate("(document.getElementById('ex1.1') || document.querySelector('h2[id^=ex], "
                                     "h3[id^=ex]') || {}).id || ''")
         if exercise:
@@ -128,8 +193,12 @@ def main():
         browser.open(url, width=390, height=844, mobile=True)
         failures += [f"at 390 px: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
         browser.screenshot(os.path.join(shots, "phone.png"))
-        browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true); true")
+        browser.evaluate(OPEN_ALL)
         failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
+        failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_FIT)]
+        clip = element_clip(browser, ".card")
+        if clip:
+            browser.screenshot(os.path.join(shots, "phone-card.png"), clip=dict(clip, height=844))
 
         # Paper: Ctrl+P with the page as it is (CSS alone must print the folded code), then the PDF.
         browser.open(url, width=1000, height=900)

@@ -13,8 +13,8 @@ finding, serious first; the Reader-notes cross-check; the glossary (solutions/gl
 
 A section that states its question (a paragraph starting "**Question.**", or a "::: question" block)
 gets the rest of its text folded under "Answer — try it first"; the PDF prints every fold open.
-A heading that holds {{code:ID}} gets the anchor #ID unless it names one; "§5.1" in prose links to the
-book's chapter; a line starting "Reproduce:" is set as a command box. A PDF is printed next to the
+A heading that holds {{code:ID}} gets the anchor #ID unless it names one; "§5.1" in prose links to that
+section of the book's page (report/book_sections.tsv); a line starting "Reproduce:" is set as a command box. A PDF is printed next to the
 page by headless Chromium over the DevTools protocol (cdp.py) when present (skip with --no-pdf).
 
 Placeholders in solutions/*.md:
@@ -128,6 +128,7 @@ class Index:
     def __init__(self, chapters):
         self.answers, self.tables, self.series, self.exercises = {}, {}, {}, {}
         self.figures = {}  # every drawable thing by name: (kind, data)
+        self.figure_owner = {}  # and the exercise that recorded it
         self.claims, self.formulas = {}, {}
         for ch in chapters:
             for ex in ch["exercises"]:
@@ -146,6 +147,7 @@ class Index:
                                     ("timeline", "timelines")):
                     for item in ex.get(field, []):
                         self.figures[f"{ex['id']}.{item['key']}"] = (kind, item)
+                        self.figure_owner[f"{ex['id']}.{item['key']}"] = ex
 
     def answer(self, name):
         if name not in self.answers:
@@ -226,12 +228,35 @@ BOOK_CHAPTERS = {1: "roofline", 2: "tpus", 3: "sharding", 4: "transformers", 5: 
                  10: "jax-stuff", 11: "conclusion"}
 
 
+def load_book_sections(path):
+    """report/book_sections.tsv: section number -> (page, anchor) on the book's site."""
+    sections = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("section\t") or not line.strip():
+                continue
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 4 or not re.fullmatch(r"\d+(\.\d+)*", fields[0]):
+                raise ReportError(f"{path}: expected section, page, anchor, heading: {line.strip()!r}")
+            sections[fields[0]] = (fields[1], fields[2])
+    return sections
+
+
+BOOK_SECTIONS = load_book_sections(os.path.join(os.path.dirname(os.path.abspath(__file__)), "book_sections.tsv"))
+
+
 def book_link(section):
-    """'§5.1.4' -> the book's web page of chapter 5."""
-    m = re.match(r"§\s*(\d+)", section)
-    if not m or int(m.group(1)) not in BOOK_CHAPTERS:
+    """'§5.1.4' -> the book's page of chapter 5 at that section's anchor (the deepest listed prefix of the
+    number: §5.1.4.2 goes to §5.1.4); the chapter's page when the section is not listed."""
+    m = re.match(r"§\s*(\d+(?:\.\d+)*)", section)
+    if not m or int(m.group(1).split(".")[0]) not in BOOK_CHAPTERS:
         return None
-    return BOOK_URL + BOOK_CHAPTERS[int(m.group(1))] + "/"
+    parts = m.group(1).split(".")
+    for n in range(len(parts), 1, -1):
+        found = BOOK_SECTIONS.get(".".join(parts[:n]))
+        if found:
+            return f"{BOOK_URL}{found[0]}/#{found[1]}"
+    return BOOK_URL + BOOK_CHAPTERS[int(parts[0])] + "/"
 
 
 def _plot_value(index, ref):
@@ -276,7 +301,9 @@ def _draw_plot(index, name, options, path):
     import matplotlib.pyplot as plt
 
     kind, data = index.figures[name]
-    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    # Sized so that its text stays legible when a phone shrinks the figure to ~360 px: 13 pt on a 6.4-inch width.
+    plt.rcParams.update({"font.size": 13, "legend.fontsize": 11, "axes.titlesize": 13})
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
     opts = {}
     for opt in options:
         key, _, value = opt.partition("=")
@@ -309,7 +336,7 @@ def _draw_plot(index, name, options, path):
         if len(values) * len(values[0] if values else []) <= 400:
             for r, row in enumerate(values):
                 for c, v in enumerate(row):
-                    ax.text(c, r, fmt_number(v), ha="center", va="center", fontsize=7)
+                    ax.text(c, r, fmt_number(v), ha="center", va="center", fontsize=10)
         ax.set_xlabel(data["x_label"])
         ax.set_ylabel(data["y_label"])
     elif kind == "timeline":
@@ -317,7 +344,7 @@ def _draw_plot(index, name, options, path):
         seen = set()
         for i, lane in enumerate(data["lanes"]):
             for b in lane["bars"]:
-                y = i + (0.2 if b["kind"] == "comm" else -0.2)
+                y = i + (-0.2 if b["kind"] == "comm" else 0.2)  # y grows downward: comms above, compute below
                 label = b["kind"] if b["kind"] not in seen else None
                 seen.add(b["kind"])
                 ax.barh(y, b["duration"], left=b["start"], height=0.36, color=colors.get(b["kind"], "C2"),
@@ -344,7 +371,7 @@ def _draw_plot(index, name, options, path):
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2 if len(handles) > 2 else
-                  len(handles), frameon=False, fontsize=9)
+                  len(handles), frameon=False)
     fig.savefig(path, format="svg", bbox_inches="tight")  # one layout pass, legend included
     plt.close(fig)
 
@@ -356,7 +383,7 @@ class Figures:
     """Numbers the plots in the order they appear, so {{fig:ID.KEY}} can refer to one."""
 
     def __init__(self, texts):
-        self.number = {}
+        self.number, self.captions = {}, set()
         for text in texts:
             for m in PLACEHOLDER.finditer(text):
                 kind, sep, rest = m.group(1).partition(":")
@@ -368,8 +395,124 @@ class Figures:
         return "fig-" + name.replace(".", "-")
 
 
+def _listing(labels):
+    labels = [l for l in labels if l]
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def figure_caption(ex, kind, data):
+    """What a figure shows, from its exercise and its data: the quantity against what, and what each line, stack
+    or lane is ("LLaMA-2 13B decoding on 8 v5e: time per step (ms) against batch, for t_kv, t_params, …")."""
+    what = ex["title"].rstrip(".")
+    if what.startswith("Figure "):  # the book's figure, not one of ours
+        what = "The book's " + what
+    if kind == "series":
+        lines = [l["label"] for l in data["lines"]]
+        tail = f", for {_listing(lines)}" if 1 < len(lines) and sum(map(len, lines)) <= 90 else ""
+        return f"{what}: {data['y_label']} against {data['x_label']}{tail}"
+    if kind == "bars":
+        return (f"{what}: {data['y_label']} by {data['x_label']} ({_listing(data['categories'])}), each bar "
+                f"split into {_listing([s['label'] for s in data['stacks']])}")
+    if kind == "grid":
+        return (f"{what}: the value at each {data['y_label']} and {data['x_label']} of the array (its offset in "
+                f"memory), one colour per tile")
+    if kind == "timeline":
+        kinds = sorted({b["kind"] for lane in data["lanes"] for b in lane["bars"]})
+        split = (" Each lane is a device's timeline: its upper half the communication (ppermute or collective) "
+                 "in flight, its lower half the compute." if kinds == ["comm", "compute"] else "")
+        lanes = data["lanes"]
+        span = (f"{len(lanes)} lanes, from “{lanes[0]['label']}” to “{lanes[-1]['label']}”" if len(lanes) > 1
+                else f"one lane, “{lanes[0]['label']}”")
+        return f"{what}: a Gantt chart against {data['x_label']} ({span}).{split}".rstrip(".")
+    return what
+
+
+def math_spans(text, where=None):
+    """The (start, end) ranges of the TeX math in a markdown text, as Pandoc reads it: $$…$$ and $…$ within a
+    paragraph, outside code. With `where`, a span Pandoc would not read as math (a space after the opening or
+    before the closing $, a digit right after it: "$X = $ 16") is an error naming the file and line, since
+    Pandoc prints it as raw TeX."""
+    spans, offset, fence = [], 0, False
+    paragraph = []  # (offset, line, line number) of the current paragraph
+
+    def scan(lines):
+        if not lines:
+            return
+        start = lines[0][0]
+        body = "\n".join(line for _, line, _ in lines)
+        # Blank out what Pandoc never reads as math: code spans and escaped dollars.
+        masked = re.sub(r"`+[^`]*`+", lambda m: " " * len(m.group(0)), body).replace("\\$", "  ")
+        i = 0
+        while True:
+            i = masked.find("$", i)
+            if i < 0:
+                return
+            if masked.startswith("$$", i):
+                j = masked.find("$$", i + 2)
+                if j < 0:
+                    return
+                spans.append((start + i, start + j + 2))
+                i = j + 2
+                continue
+            j = masked.find("$", i + 1)
+            if j < 0:
+                if where:
+                    line = body.count("\n", 0, i)
+                    raise ReportError(f"{where}:{lines[line][2]}: a $ without its closing $ in the paragraph")
+                return
+            if where and (masked[i + 1].isspace() or masked[j - 1].isspace() or masked[j + 1:j + 2].isdigit()):
+                line = body.count("\n", 0, i)
+                raise ReportError(f"{where}:{lines[line][2]}: '{body[i:j + 1]}' is not math to Pandoc (no space may "
+                                  f"follow the opening $ or precede the closing $, no digit follow it): it would "
+                                  f"print as raw TeX; put the placeholder inside, e.g. '$X = {{{{ID.KEY:num}}}}$'")
+            spans.append((start + i, start + j + 1))
+            i = j + 1
+
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.startswith("```"):
+            fence = not fence
+            scan(paragraph)
+            paragraph = []
+        elif fence or not line.strip():
+            scan(paragraph)
+            paragraph = []
+        else:
+            paragraph.append((offset, line, number))
+        offset += len(line) + 1
+    scan(paragraph)
+    return spans
+
+
+def tex_number(text):
+    """A number as fmt_number/fmt_quantity print it, as TeX: 8,493,465,600 -> 8{,}493{,}465{,}600 (a bare comma
+    is punctuation in math, spaced after), 6.35e24 -> 6.35\\times10^{24}, a unit upright after a thin space."""
+    number, _, unit = text.partition(" ")
+    number = number.replace(",", "{,}")
+    m = re.fullmatch(r"(-?[\d.]+)e(-?\d+)", number)
+    if m:
+        number = f"{m.group(1)}\\times10^{{{m.group(2)}}}"
+    return number + (f"\\,\\text{{{unit}}}" if unit else "")
+
+
+# Answers recorded as 1/0 for a condition: in prose they read "yes"/"no" ({{ID.KEY:yesno}}), never 1 or 0.
+BOOLEAN_KEY = re.compile(r"\.(?:(?:has|is|fits)_\w+|fits|(?:[a-z0-9]+_)?(?:compute|comms|latency|memory)_bound(?:_\d+[mk])?)$")
+
+
 def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
+    spans = math_spans(text, where)
+
+    def in_math(position):
+        return any(a < position < b for a, b in spans)
+
     def replace(match):
+        value = _replace(match)
+        name, _, form = match.group(1).partition(":")
+        # Inside math a number is TeX, unless the source already set it as text (\\text{{{ID.KEY}}}).
+        as_text = re.search(r"\\(?:text|mathrm)\{$", text[max(0, match.start() - 8):match.start()])
+        return tex_number(value) if name in index.answers and form in ("", "num", "book") and \
+            not as_text and in_math(match.start()) else value
+
+    def _replace(match):
         body = match.group(1)
         kind, sep, rest = body.partition(":")
         if sep and kind == "table":
@@ -384,9 +527,12 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             kind_, data = index.figures[name]
             caption = next((o.partition("=")[2] for o in options if o.startswith("caption=")), "")
             if not caption:
-                caption = (f"{data['y_label']} against {data['x_label']}" if "y_label" in data
-                           else f"{data.get('x_label', name)}")
+                caption = figure_caption(index.figure_owner[name], kind_, data)
+            if caption in figures.captions:  # no two figures share a caption
+                caption += f" ({name.rsplit('.', 1)[-1].replace('_', ' ')})"
+            figures.captions.add(caption)
             number = figures.number[name]
+            caption = re.sub(r"([\[\]])", r"\\\1", caption)  # brackets in a caption (f32[3,5]) stay text
             return f"![Figure {number}: {caption}.]({path}){{#{figures.anchor(name)}}}"
         if sep and kind == "fig":
             if rest not in figures.number:
@@ -400,6 +546,9 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             raise ReportError(f"{where}: unresolved placeholder {{{{{body}}}}}")
         a = index.answers[name]
         mentioned.add(name)
+        if form in ("", "num") and a["value"] in (0, 1) and a["unit"] == "" and BOOLEAN_KEY.search(name):
+            raise ReportError(f"{where}: {{{{{body}}}}} is a yes/no answer: write {{{{{name}:yesno}}}} so the "
+                              f"prose reads a word, not {int(a['value'])}")
         if form == "":
             return fmt_quantity(a["value"], a["unit"])
         if form == "num":
@@ -435,18 +584,51 @@ def esc(text):
     return html.escape(str(text), quote=True)
 
 
+def erratum_items(exercises):
+    """(name, finding id, severity) of every recorded value the book gets wrong: answers, formulas, claims. A value
+    with no finding is a cause of its own."""
+    for ex in exercises:
+        for a in ex["answers"]:
+            if answer_status(a) == "erratum":
+                name, e = f"{ex['id']}.{a['key']}", a.get("erratum", {})
+                yield name, e.get("finding", name), e.get("severity", "unclassified")
+        for item in ex.get("formulas", []) + ex.get("claims", []):
+            if item["status"] == "erratum":
+                name = f"{ex['id']}.{item['key']}"
+                yield name, item.get("finding", name), item.get("severity", "unclassified")
+
+
+def approximation_items(exercises):
+    """Names of the values that follow from the book's own stated inputs or hedged wording: not errata."""
+    for ex in exercises:
+        for a in ex["answers"]:
+            if answer_status(a) == "approximation":
+                yield f"{ex['id']}.{a['key']}"
+        for f in ex.get("formulas", []):
+            if f["status"] == "approximation":
+                yield f"{ex['id']}.{f['key']}"
+
+
+def findings_by_severity(exercises):
+    """{severity: {finding id: number of values}}: the causes, each counted once however many values it touches."""
+    out = {}
+    for _, finding, severity in erratum_items(exercises):
+        out.setdefault(severity, {}).setdefault(finding, 0)
+        out[severity][finding] += 1
+    return out
+
+
 def count_chapter(ch):
-    c = {"answers": 0, "agrees": 0, "approximation": 0, "erratum": 0, "checked": 0, "notes_agree": 0, "notes_differ": 0,
-         "formulas": 0, "formulas_ok": 0, "formulas_erratum": 0, "claims": 0, "claims_ok": 0, "claims_erratum": 0,
-         "severity": {}}
+    c = {"answers": 0, "agrees": 0, "approximation": 0, "checked": 0, "notes_agree": 0, "notes_differ": 0,
+         "formulas": 0, "formulas_ok": 0, "formulas_erratum": 0, "claims": 0, "claims_ok": 0, "claims_erratum": 0}
     for ex in ch["exercises"]:
         for a in ex["answers"]:
             c["answers"] += 1
             s = answer_status(a)
-            c[s if s in ("agrees", "approximation", "erratum", "checked") else "checked"] += 1
-            if s == "erratum":
-                sev = a.get("erratum", {}).get("severity", "unclassified")
-                c["severity"][sev] = c["severity"].get(sev, 0) + 1
+            if s in ("agrees", "checked"):
+                c[s] += 1
+            elif s != "erratum" and s != "approximation":
+                c["checked"] += 1
             for n in a["notes"]:
                 c["notes_agree" if n["status"] == "agrees" else "notes_differ"] += 1
         for f in ex.get("formulas", []):
@@ -455,10 +637,10 @@ def count_chapter(ch):
         for cl in ex.get("claims", []):
             c["claims"] += 1
             c["claims_erratum" if cl["status"] == "erratum" else "claims_ok"] += 1
-        for item in ex.get("formulas", []) + ex.get("claims", []):  # errata of printed formulas and prose too
-            if item["status"] == "erratum":
-                sev = item.get("severity", "unclassified")
-                c["severity"][sev] = c["severity"].get(sev, 0) + 1
+    c["approximation"] = sum(1 for _ in approximation_items(ch["exercises"]))
+    c["erratum_values"] = sum(1 for _ in erratum_items(ch["exercises"]))
+    c["findings"] = {sev: {f"ch{ch['chapter']}:{k}": v for k, v in fs.items()}
+                     for sev, fs in findings_by_severity(ch["exercises"]).items()}
     return c
 
 
@@ -467,36 +649,49 @@ def badge(kind, text, title):
 
 
 def badges_for(exercises):
-    """The status badges of a heading: how many of its answers agree, are errata, were checked independently."""
-    agree = err = checked = differ = 0
-    worst = None
+    """The status badges of a heading: the findings (causes) among its values by worst severity, the answers that
+    agree, the approximations, the answers checked independently, the reader notes that differ."""
+    agree = checked = differ = 0
     for ex in exercises:
         for a in ex["answers"]:
             s = answer_status(a)
-            if s in ("agrees", "approximation"):
+            if s == "agrees":
                 agree += 1
-            elif s == "erratum":
-                err += 1
-                sev = a.get("erratum", {}).get("severity", "unclassified")
-                worst = sev if worst is None or SEVERITY_ORDER[sev] < SEVERITY_ORDER[worst] else worst
-            else:
+            elif s not in ("erratum", "approximation"):
                 checked += 1
             differ += sum(n["status"] != "agrees" for n in a["notes"])
-        for item in ex.get("formulas", []) + ex.get("claims", []):
-            if item["status"] == "erratum":
-                err += 1
-                sev = item.get("severity", "unclassified")
-                worst = sev if worst is None or SEVERITY_ORDER.get(sev, 3) < SEVERITY_ORDER[worst] else worst
+    approx = sum(1 for _ in approximation_items(exercises))
+    found = findings_by_severity(exercises)
     out = []
-    if err:
-        out.append(badge(f"erratum sev-{worst}", f"✗ {err}", f"{err} erratum/errata ({SEVERITY_TEXT[worst]} at worst)"))
+    if found:
+        worst = min(found, key=lambda s: SEVERITY_ORDER.get(s, 9))
+        causes = sum(len(fs) for fs in found.values())
+        values = sum(sum(fs.values()) for fs in found.values())
+        parts = ", ".join(f"{len(found[s])} {SEVERITY_TEXT.get(s, s)}" for s in sorted(found, key=SEVERITY_ORDER.get))
+        out.append(badge(f"erratum sev-{worst}", f"✗ {causes}",
+                         f"{causes} finding(s) in the book ({parts}), touching {values} value(s)"))
     if agree:
         out.append(badge("agrees", f"✓ {agree}", f"{agree} answer(s) agree with the book"))
+    if approx:
+        out.append(badge("approx", f"≈ {approx}", f"{approx} value(s) follow from the book's own stated inputs or "
+                         "hedged wording: approximations, not errata"))
     if checked:
         out.append(badge("checked", f"◆ {checked}", f"{checked} answer(s) with no book value, checked independently"))
     if differ:
         out.append(badge("notes-differ", f"≠ {differ}", f"the reader notes differ on {differ} value(s)"))
     return " ".join(out)
+
+
+def ours_text(name, a):
+    """Our value as the card shows it: a 1/0 condition as yes/no, a quantity with its unit."""
+    if a["unit"] == "" and a["value"] in (0, 1) and BOOLEAN_KEY.search(name):
+        return "yes" if a["value"] == 1 else "no"
+    return fmt_quantity(a["value"], a["unit"])
+
+
+def key_html(key):
+    """An answer's key, free to break after its underscores (critical_batch_small_b) in a narrow column."""
+    return esc(key).replace("_", "_<wbr>")
 
 
 def compared(value, unit, tol, rule):
@@ -507,9 +702,43 @@ def compared(value, unit, tol, rule):
     return (f'{esc(fmt_quantity(value, unit))} <span class="tol" title="{esc(rule)}">{esc(tol_text)}</span>')
 
 
-def answer_card(ex, checks, chapter_number):
+CLAIM_RELATION = {"at_least": "≥", "at_most": "≤", "above": ">", "below": "<"}
+
+
+def claim_bound(c):
+    """What a prose claim's wording asks, in the unit of its value: "< 393 TB", "≈ 4,377 (±0.5 in the last digit)"."""
+    rel, unit = c.get("relation"), c.get("unit", "")
+    if rel in CLAIM_RELATION:
+        return f"{CLAIM_RELATION[rel]} {fmt_quantity(c['bound'], unit)}"
+    if rel == "about":
+        return f"≈ {fmt_quantity(c['bound'], unit)}" + (f" ({c['tol_rule']})" if c.get("tol_rule") else "")
+    if rel == "order_of":
+        return f"~ {fmt_quantity(c['bound'], unit)} (the same order of magnitude)"
+    if rel == "between":
+        return f"{fmt_quantity(c['bound'], unit)} … {fmt_quantity(c['bound_high'], unit)}"
+    return c.get("describe", "?")
+
+
+def answer_card(ex, checks, chapter_number, findings=None):
     """The exercise's answers as a table: ours, the book's with its tolerance, the status, the reader notes and
-    links to the C++ and to the independent check. Each row is the anchor #ID.KEY."""
+    links to the C++ and to the independent check. Each row is the anchor #ID.KEY. A finding's explanation is
+    written once, under the table, however many rows it touches."""
+    findings = {f["id"]: f for f in (findings or [])}
+    shown, cited = set(), []  # explanations already written in a row; findings cited by the rows, in order
+
+    def cite(fid):
+        if fid not in cited:
+            cited.append(fid)
+
+    def row_text(text, fid=None):
+        """An erratum's row text: nothing where it is its finding's explanation (written under the table) or
+        repeats a row above, else the text."""
+        if not text or (fid in findings and text.strip() == findings[fid].get("reason", "").strip()):
+            return ""
+        if text in shown:
+            return "as above"
+        shown.add(text)
+        return text
     rows = []
     for a in ex["answers"]:
         name = f"{ex['id']}.{a['key']}"
@@ -523,14 +752,21 @@ def answer_card(ex, checks, chapter_number):
             e = a.get("erratum", {})
             sev = e.get("severity", "unclassified")
             fid = e.get("finding", name)
-            status = (badge(f"erratum sev-{sev}", f"erratum · {SEVERITY_TEXT[sev]}", e.get("reason", "")) +
-                      f' <a href="#{esc(finding_anchor(chapter_number, fid))}">why</a>')
+            cite(fid)
+            status = (badge(f"erratum sev-{sev}", f"erratum · {SEVERITY_TEXT.get(sev, sev)}", "") +
+                      f' <a href="#{esc(finding_anchor(chapter_number, fid))}">finding</a>')
         elif s == "agrees":
             status = badge("agrees", "agrees", "within the book's printed precision")
         elif s == "approximation":
             si = a.get("stated_input")
-            why = (f"follows from the book's stated input {si['input']}" if si else b.get("tol_rule", ""))
-            status = badge("agrees approx", "approximation", why)
+            status = badge("approx", "approximation", "follows from the book's own stated inputs or wording: no erratum")
+            if si:
+                status += (f'<br><small>from the book\'s stated input {esc(si["input"])}: '
+                           f'{esc(fmt_quantity(si["value"], a["unit"]))}; exact: '
+                           f'{esc(fmt_quantity(a["value"], a["unit"]))}</small>')
+            else:
+                status += (f'<br><small>{esc(b.get("tol_rule", ""))}; exact: '
+                           f'{esc(fmt_quantity(a["value"], a["unit"]))}</small>')
         else:
             status = badge("checked", "checked", "no book value: recomputed independently in tests/")
         notes = []
@@ -548,46 +784,86 @@ def answer_card(ex, checks, chapter_number):
         links = [f'<a href="#{esc(ex["id"])}.code">C++</a>']
         if name in checks:
             links.append(f'<a href="#check-{esc(name)}">check</a>')
-        explanation = esc(a.get("explanation", ""))
+        if a.get("reproduction"):
+            r = a["reproduction"]
+            book += (f'<br><small>the book\'s number, reproduced: {esc(fmt_quantity(r["value"], a["unit"]))} '
+                     f'({esc(r["how"])})</small>')
+        explanation = a.get("explanation", "")
+        if s == "erratum":
+            explanation = row_text(explanation, a.get("erratum", {}).get("finding", name))
+        explanation = esc(explanation)
+        if notes:
+            status += '<br><small>reader notes: ' + "<br>".join(notes) + "</small>"
         rows.append(
-            f'<tr id="{esc(name)}" class="row-{s}"><td><a class="key" href="#{esc(name)}">{esc(a["key"])}</a>'
+            f'<tr id="{esc(name)}" class="row-{s}"><td><a class="key" href="#{esc(name)}">{key_html(a["key"])}</a>'
+            f' <small class="see">{" · ".join(links)}</small>'
             f'{"<br><small>" + explanation + "</small>" if explanation else ""}</td>'
-            f'<td class="num" data-label="ours">{esc(fmt_quantity(a["value"], a["unit"]))}'
+            f'<td class="num" data-label="ours">{esc(ours_text(name, a))}'
             f'{"<br><small>" + "<br>".join(extra) + "</small>" if extra else ""}</td>'
-            f'<td class="num" data-label="book">{book}</td><td data-label="status">{status}</td>'
-            f'<td data-label="reader notes">{"<br>".join(notes) or "—"}</td>'
-            f'<td data-label="see">{" · ".join(links)}</td></tr>')
+            f'<td class="num" data-label="book">{book}</td><td data-label="status">{status}</td></tr>')
     for f in ex.get("formulas", []):
         name = f"{ex['id']}.{f['key']}"
         pts = "; ".join(
             ", ".join(f"{k} = {fmt_number(v)}" for k, v in p["inputs"].items()) +
             f": book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f["points"])
-        kind = "erratum" if f["status"] == "erratum" else ("agrees" if f["status"] in ("agrees", "approximation")
-                                                           else "checked")
+        kind = {"erratum": "erratum", "agrees": "agrees", "approximation": "approximation"}.get(f["status"], "checked")
+        status = item_status(f, name, kind, chapter_number, cite)
+        text = row_text(f.get("reason", ""), f.get("finding")) if kind == "erratum" else ""
+        note = f.get("explanation", "")
         rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
-                    f'{esc(f["key"])}</a><br><small>formula</small></td>'
-                    f'<td colspan="2"><code>{esc(f["book_text"])}</code><br><small>{esc(pts)}</small></td>'
-                    f'<td>{badge(kind, f["status"], f.get("reason", ""))}</td>'
-                    f'<td>{esc(f.get("explanation", ""))}</td><td><a href="#{esc(ex["id"])}.code">C++</a></td></tr>')
+                    f'{key_html(f["key"])}</a> <small class="see"><a href="#{esc(ex["id"])}.code">C++</a></small>'
+                    f'<br><small>formula</small></td>'
+                    f'<td colspan="2" data-label="book"><code>{esc(f["book_text"])}</code><br><small>{esc(pts)}</small>'
+                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}'
+                    f'{"<br><small>" + esc(note) + "</small>" if note else ""}</td>'
+                    f'<td data-label="status">{status}</td></tr>')
     for c in ex.get("claims", []):
         name = f"{ex['id']}.{c['key']}"
         kind = "erratum" if c["status"] == "erratum" else ("agrees" if c["status"] == "holds" else "checked")
+        status = item_status(c, name, kind, chapter_number, cite)
+        text = row_text(c.get("reason", ""), c.get("finding")) if kind == "erratum" else ""
+        note = c.get("explanation", "")
         rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
-                    f'{esc(c["key"])}</a><br><small>claim</small></td>'
-                    f'<td colspan="2">{esc(c["text"])}<br><small>ours: {esc(fmt_quantity(c["value"], c["unit"]))}, '
-                    f'the wording asks {esc(c["describe"])}</small></td>'
-                    f'<td>{badge(kind, c["status"], c.get("reason", ""))}</td>'
-                    f'<td>{esc(c.get("explanation", ""))}</td><td><a href="#{esc(ex["id"])}.code">C++</a></td></tr>')
+                    f'{key_html(c["key"])}</a> <small class="see"><a href="#{esc(ex["id"])}.code">C++</a></small>'
+                    f'<br><small>claim</small></td>'
+                    f'<td colspan="2" data-label="claim">{esc(c["text"])}<br><small>ours: '
+                    f'{esc(fmt_quantity(c["value"], c["unit"]))}; the wording asks {esc(claim_bound(c))}</small>'
+                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}'
+                    f'{"<br><small>" + esc(note) + "</small>" if note else ""}</td>'
+                    f'<td data-label="status">{status}</td></tr>')
     if not rows:
         return ""
     section = ex.get("section", "")
     link = book_link(section) if section else book_link(f"§{chapter_number}")
     where = (f' · book <a href="{esc(link)}">{esc(section or "chapter " + str(chapter_number))}</a>'
              if link else "")
+    notes = []
+    for fid in cited:
+        f = findings.get(fid)
+        if f is None or not f.get("reason"):
+            continue
+        sev = f.get("severity", "unclassified")
+        notes.append(f'<p class="card-finding">{badge("erratum sev-" + sev, SEVERITY_TEXT.get(sev, sev), "severity")} '
+                     f'<a href="#{esc(finding_anchor(chapter_number, fid))}"><strong>{esc(f.get("title") or fid)}</strong>'
+                     f'</a>: {esc(f["reason"])}</p>')
     return (f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
-            f'<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
-            f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th><th>reader notes</th><th>see</th>'
-            f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div></div>')
+            f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
+            f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th>'
+            f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{"".join(notes)}</div>')
+
+
+def item_status(item, name, kind, chapter_number, cite):
+    """The status cell of a printed formula or prose claim."""
+    if kind == "erratum":
+        fid = item.get("finding", name)
+        cite(fid)
+        sev = item.get("severity", "unclassified")
+        return (badge(f"erratum sev-{sev}", f"erratum · {SEVERITY_TEXT.get(sev, sev)}", "") +
+                f' <a href="#{esc(finding_anchor(chapter_number, fid))}">finding</a>')
+    if kind == "approximation":
+        return badge("approx", "approximation", "") + (f'<br><small>{esc(item["tol_rule"])}</small>'
+                                                       if item.get("tol_rule") else "")
+    return badge(kind, item["status"], item.get("reason", ""))
 
 
 def finding_anchor(chapter_number, finding_id):
@@ -628,6 +904,48 @@ def link_sections(line):
     return "".join(parts)
 
 
+def load_book_names(path):
+    """report/book_names.tsv: how the book names the items it does not number as Exercise N.M."""
+    names = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("id\t") or not line.strip():
+                continue
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 3:
+                raise ReportError(f"{path}: expected 3 tab-separated columns (id, name, where): {line.strip()!r}")
+            names[fields[0]] = fields[1]
+    return names
+
+
+BOOK_NAMES = load_book_names(os.path.join(os.path.dirname(os.path.abspath(__file__)), "book_names.tsv"))
+ITEM_ID = re.compile(r"(?:ex\d+\.\d+|ch\d+\.[A-Za-z0-9_.-]+|cs336\.[a-z]+)")
+
+
+def book_name(exercise_id):
+    """The book's own name for an item: "Exercise 5.3" for ex5.3, "Question 2 of §8" from book_names.tsv,
+    or None where the book gives it none (a worked example in the running text)."""
+    m = re.fullmatch(r"ex(\d+)\.(\d+)", exercise_id)
+    if m:
+        return f"Exercise {m.group(1)}.{m.group(2)}"
+    return BOOK_NAMES.get(exercise_id)
+
+
+def name_heading(title, anchor, exercises, index):
+    """A heading says what the book calls its item ("Exercise 5.3 — …", "Question 2 of §8 — …"); the catalog ID
+    is its anchor, never its text. An item the book does not name keeps a plain title with its section."""
+    items = [anchor] if anchor in index.exercises else []
+    if len(exercises) == 1 or not items:
+        items += [ex["id"] for ex in exercises[:1] if ex["id"] not in items]
+    m = re.match(r"(" + ITEM_ID.pattern + r")\s+[—–-]\s+", title)
+    if m and m.group(1) in index.exercises:
+        title = title[m.end():]
+    named = [n for n in dict.fromkeys(book_name(i) for i in items) if n and not title.startswith(n)]
+    if named:
+        return " · ".join(named) + " — " + title
+    return title[:1].upper() + title[1:] if m else title
+
+
 def shape_chapter(text, ch, index, source_dir, checks, used_ids):
     """Splits a filled chapter into sections at its headings; gives each exercise's heading its stable id and
     status badges, puts the answer card and the code where {{code:ID}} stood, and folds the answer of a
@@ -661,6 +979,8 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
                 anchor = exercises[0]["id"]
             if anchor:
                 used_ids.add(anchor)
+            if hashes != "#":
+                title = name_heading(title, anchor, exercises, index)
             # A chapter's own heading sums up the whole chapter.
             badges = badges_for(ch["exercises"] if hashes == "#" and sec is first_heading else exercises)
             attr = "{" + " ".join(x for x in ((f"#{anchor}" if anchor else ""), classes) if x) + "}"
@@ -688,7 +1008,7 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
             ex = index.exercises[m.group(1)]
             anchor = "" if ex["id"] in used_ids else f'\n<div id="{ex["id"]}"></div>\n'
             used_ids.add(ex["id"])
-            return anchor + "\n" + answer_card(ex, checks, ch["chapter"]) + "\n" + code_blocks(source_dir, ex, checks)
+            return anchor + "\n" + answer_card(ex, checks, ch["chapter"], ch.get("findings")) + "\n" + code_blocks(source_dir, ex, checks)
         body = re.sub(r"@@CODE (\S+)@@", splice, body)
 
         # A stated question ("**Question.** …" paragraph or a ::: question block): fold what follows.
@@ -706,41 +1026,48 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
 # Generated sections
 
 def dashboard(chapters):
-    rows, total = [], None
+    head = ("<div class=\"scroll\"><table class=\"dashboard\"><thead><tr><th>chapter</th><th>answers</th><th>agree</th>"
+            "<th>findings in the book, by severity</th><th>approximations</th><th>no book value, checked</th>"
+            "<th>reader notes agree / differ</th><th>formulas agree / errata</th><th>claims hold / errata</th>"
+            "</tr></thead><tbody>")
+    body = []
+    sums = {k: 0 for k in ("answers", "agrees", "approximation", "checked", "notes_agree", "notes_differ",
+                           "formulas", "formulas_ok", "formulas_erratum", "claims", "claims_ok", "claims_erratum",
+                           "erratum_values")}
+    found_all = {}
     for ch in chapters:
         c = count_chapter(ch)
-        rows.append((ch, c))
-    head = ("<table class=\"dashboard\"><thead><tr><th>chapter</th><th>answers</th><th>agree</th>"
-            "<th>errata by severity (answers, formulas, claims)</th><th>no book value, checked</th><th>reader notes agree / differ</th>"
-            "<th>formulas agree / errata</th><th>claims hold / errata</th></tr></thead><tbody>")
-    body = []
-    sums = {k: 0 for k in ("answers", "agrees", "erratum", "checked", "notes_agree", "notes_differ", "formulas",
-                           "formulas_ok", "formulas_erratum", "claims", "claims_ok", "claims_erratum")}
-    sev_total = {}
-    for ch, c in rows:
         for k in sums:
             sums[k] += c[k]
-        for k, v in c["severity"].items():
-            sev_total[k] = sev_total.get(k, 0) + v
+        for sev, fs in c["findings"].items():
+            found_all.setdefault(sev, {}).update(fs)
         body.append(dash_row(f'<a href="#{esc(ch["slug"])}">{ch["chapter"]}. {esc(ch["title"])}</a>', c))
-    sums["severity"] = sev_total
+    sums["findings"] = found_all
     body.append(dash_row("<strong>all</strong>", sums, total=True))
-    legend = ('<p class="legend">Badges on the headings and in the contents: '
-              + badge("agrees", "✓ n", "") + " answers that agree with the book, "
-              + badge("erratum sev-conclusion", "✗ n", "") + " errata (red: it changes a conclusion; yellow: a slip "
-              "that changes none; orange: a unit label), " + badge("checked", "◆ n", "") + " answers the book does not print, "
-              "recomputed independently, " + badge("notes-differ", "≠ n", "") + " values where the reader notes "
-              "differ (with the reason).</p>")
-    return ('# Status at a glance {#status}\n\n' + head + "".join(body) + "</tbody></table>\n\n" + legend + "\n")
+    legend = ('<p class="legend">A <em>finding</em> is one cause in the book — one slip — however many printed values '
+              "it touches; each is counted once, by what it does: "
+              + badge("erratum sev-conclusion", "changes a conclusion", "") + " "
+              + badge("erratum sev-slip", "slip", "") + " (changes none) "
+              + badge("erratum sev-unit", "unit label", "") + ". An <em>approximation</em> follows from the book's own "
+              "stated inputs or hedged wording and is no erratum; it is shown with the exact value. Badges on the "
+              "headings and in the contents: " + badge("erratum sev-conclusion", "✗ n", "") + " findings (coloured by "
+              "the worst), " + badge("agrees", "✓ n", "") + " answers that agree with the book, "
+              + badge("approx", "≈ n", "") + " approximations, " + badge("checked", "◆ n", "") + " answers the book "
+              "does not print, recomputed independently, " + badge("notes-differ", "≠ n", "") + " values where the "
+              "reader notes differ (with the reason).</p>")
+    return ('# Status at a glance {#status}\n\n' + head + "".join(body) + "</tbody></table></div>\n\n" + legend + "\n")
 
 
 def dash_row(label, c, total=False):
-    sev = c["severity"]
-    errata = " ".join(badge(f"erratum sev-{s}", f"{sev[s]} {SEVERITY_TEXT[s]}", "")
-                      for s in sorted(sev, key=lambda s: SEVERITY_ORDER.get(s, 9))) or "0"
+    found = c["findings"]
+    errata = " ".join(badge(f"erratum sev-{s}", f"{len(found[s])} {SEVERITY_TEXT.get(s, s)}",
+                            f"{len(found[s])} finding(s) touching {sum(found[s].values())} value(s)")
+                      for s in sorted(found, key=lambda s: SEVERITY_ORDER.get(s, 9))) or "none"
+    if found:
+        errata += f' <small class="values">({c["erratum_values"]} values)</small>'
     cls = ' class="total"' if total else ""
     return (f"<tr{cls}><td>{label}</td><td class=\"num\">{c['answers']}</td><td class=\"num\">{c['agrees']}</td>"
-            f"<td>{errata}</td><td class=\"num\">{c['checked']}</td>"
+            f"<td>{errata}</td><td class=\"num\">{c['approximation']}</td><td class=\"num\">{c['checked']}</td>"
             f"<td class=\"num\">{c['notes_agree']} / {c['notes_differ']}</td>"
             f"<td class=\"num\">{c['formulas_ok']} / {c['formulas_erratum']}</td>"
             f"<td class=\"num\">{c['claims_ok']} / {c['claims_erratum']}</td></tr>")
@@ -754,31 +1081,42 @@ def errata_section(chapters, index):
             entries.append((SEVERITY_ORDER.get(f["severity"], 9), ch["chapter"], ch, f))
     entries.sort(key=lambda e: (e[0], e[1]))
     out = ["# Errata {#errata}", "",
-           "Where the book disagrees with an exact computation by more than the precision it printed with. Each "
-           "entry is one cause — one slip in the book — with every value it touches; the serious ones come first "
-           "(a wrong value, formula or constant; then unit slips; then intermediates rounded past the printed "
-           "precision; then those not yet classified). Every correct value is confirmed by an independent check "
-           "in `tests/`.", ""]
+           "Where a printed number does not follow from the inputs and the method the book states at that place. "
+           "Each entry is one finding — one cause in the book — with its explanation once and every value it "
+           "touches under it: first those that change a conclusion, then slips that change none, then unit "
+           "labels. Values that follow from the book's own stated inputs or hedged wording are approximations, "
+           "not errata, and are shown in their answer cards only. Every exact value is confirmed by an "
+           "independent check in `tests/`.", ""]
     if not entries:
         out.append("No errata found.")
     for _, number, ch, f in entries:
         anchor = finding_anchor(number, f["id"])
         title = f.get("title") or f["id"]
-        rows = []
-        for name in f.get("answers", []):
+        rows, said = [], {f.get("reason", "").strip()}
+        for name in dict.fromkeys(f.get("answers", [])):  # each value once
             a = index.answers.get(name)
             if a is not None and "book" in a:
                 book, ours = a["book"]["value"], a["value"]
                 pct = (book - ours) / ours * 100 if ours else None
                 off = (("+" if pct > 0 else "−") + _significant(abs(pct), 2) + " %") if pct else "—"
-                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                own = a.get("erratum", {}).get("reason", "").strip()
+                notes = []
+                if own and own not in said:  # a value's own reason, when its finding's does not already say it
+                    said.add(own)
+                    notes.append(esc(own))
+                if a.get("reproduction"):
+                    r = a["reproduction"]
+                    notes.append(f'the book\'s number, reproduced: {esc(fmt_quantity(r["value"], a["unit"]))} '
+                                 f'({esc(r["how"])})')
+                extra = f'<br><small>{"<br>".join(notes)}</small>' if notes else ""
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a>{extra}</td>'
                             f'<td class="num">{esc(fmt_quantity(book, a["unit"]))}</td>'
                             f'<td class="num">{esc(fmt_quantity(ours, a["unit"]))}</td><td class="num">{off}</td></tr>')
             elif name in index.claims:
                 c = index.claims[name]
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
                             f'<td colspan="3">claim: {esc(c["text"])} — ours {esc(fmt_quantity(c["value"], c["unit"]))}'
-                            f'</td></tr>')
+                            f', the wording asks {esc(claim_bound(c))}</td></tr>')
             elif name in index.formulas:
                 f_ = index.formulas[name]
                 pts = "; ".join(f"book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f_["points"])
@@ -868,8 +1206,40 @@ window.addEventListener('DOMContentLoaded', function () {
   window.addEventListener('scroll', function () { if (!pending) { pending = true; requestAnimationFrame(mark); } });
   mark();
 });
+// A table wider than its column becomes a list of labelled rows (each cell prefixed by its column's heading),
+// so nothing scrolls sideways: on a phone, and on a desktop for the few very wide tables.
+function fitTables() {
+  fitPending = false;
+  var tables = Array.prototype.slice.call(document.querySelectorAll('table'));
+  tables.forEach(function (t) {
+    var heads = t.querySelectorAll('thead th');
+    if (heads.length && !t.dataset.labelled) {
+      t.querySelectorAll('tbody tr').forEach(function (tr) {
+        var col = 0;
+        Array.prototype.forEach.call(tr.children, function (td) {
+          if (!td.hasAttribute('data-label') && heads[col]) td.setAttribute('data-label', heads[col].textContent.trim());
+          col += td.colSpan || 1;
+        });
+      });
+      t.dataset.labelled = '1';
+    }
+    t.classList.remove('stack');
+  });
+  // Measure every table first, then change them: one layout for the whole page, not one per table.
+  var wide = tables.filter(function (t) {
+    var box = t.parentElement.classList.contains('scroll') ? t.parentElement : t;
+    return Math.max(t.scrollWidth, box.scrollWidth) > box.clientWidth + 1;
+  });
+  wide.forEach(function (t) { t.classList.add('stack'); });
+}
+var fitPending = false;
+function fitSoon() { if (!fitPending) { fitPending = true; requestAnimationFrame(fitTables); } }
+window.addEventListener('DOMContentLoaded', fitTables);
+window.addEventListener('resize', fitSoon);
+document.addEventListener('toggle', fitSoon, true);
 window.addEventListener('beforeprint', function () {
   document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+  fitTables();
 });
 </script>
 """
@@ -960,6 +1330,13 @@ def render(args):
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise ReportError(f"pandoc failed: {proc.stderr.strip()}")
+        # TeX's 13{,}824 comes out of Pandoc as the numbers 13 and 824 around a comma operator, which a browser
+        # spaces like punctuation ("13, 824"): one number reads better.
+        page = open(html_path).read()
+        page = re.sub(r"<mn>(\d{1,3})</mn>((?:<mo>,</mo><mn>\d{3}</mn>)+)(?!<mo>,</mo>)",
+                      lambda m: "<mn>" + m.group(1) + re.sub(r"</?m[no]>", "", m.group(2)) + "</mn>", page)
+        with open(html_path, "w") as f:
+            f.write(page)
         with open(stamp, "w") as f:
             f.write(key)
 
