@@ -54,7 +54,7 @@ class ReportError(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-# Numbers, the same way the C++ side prints them (lib/src/format.cpp).
+# Numbers, the same way the C++ side prints them (lib/src/base/format.cpp).
 
 def _trim(s):
     if "." in s:
