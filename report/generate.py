@@ -37,7 +37,6 @@ import concurrent.futures
 import hashlib
 import html
 import json
-import math
 import os
 import re
 import shutil
@@ -54,51 +53,16 @@ class ReportError(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-# Numbers, the same way the C++ side prints them (lib/src/base/format.cpp).
+# Numbers are formatted once, in C++ (lib/src/base/format.cpp): every value in the chapter JSON carries its
+# text beside it (value_text, number_text, tol_text, …, chapters/workbook/output.cpp), and the page prints
+# that text. Nothing here formats a number.
 
-def _trim(s):
-    if "." in s:
-        s = s.rstrip("0").rstrip(".")
-    return s
-
-
-def _significant(v, digits):
-    magnitude = math.floor(math.log10(abs(v)))
-    decimals = max(0, digits - 1 - magnitude)
-    return _trim(f"{v:.{decimals}f}")
-
-
-def _scientific(v, digits):
-    mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
-    return f"{_trim(mantissa)}e{int(exponent)}"
-
-
-def fmt_number(v, digits=4):
-    if v == 0:
-        return "0"
-    if v == round(v) and abs(v) < 1e15:
-        return f"{int(round(v)):,}"
-    if 1e-3 <= abs(v) < 1e6:
-        return _significant(v, digits)
-    return _scientific(v, digits)
-
-
-def fmt_quantity(v, unit, digits=3):
-    if v == 0 or not math.isfinite(v):
-        return f"{fmt_number(v)} {unit}".strip()
-    if unit == "s":
-        for scale, name in ((1, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
-            if abs(v) >= scale:
-                return f"{_significant(v / scale, digits)} {name}"
-        return f"{_scientific(v, digits)} s"
-    if unit in ("B", "B/s"):
-        for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")):
-            if abs(v) >= scale:
-                return f"{_significant(v / scale, digits)} {prefix}{unit}"
-        return f"{_significant(v, digits)} {unit}"
-    if unit in ("FLOPs", "FLOPs/s"):
-        return f"{_scientific(v, digits) if abs(v) >= 1e6 else fmt_number(v, digits)} {unit}"
-    return f"{fmt_number(v, digits + 1)} {unit}".strip()
+def text_of(item, field="value_text"):
+    """The C++ text of a value; a chapter JSON without it is from a program older than this generator."""
+    if field not in item:
+        raise ReportError(f"chapter JSON lacks '{field}' beside a value ({json.dumps(item)[:120]}): rebuild the "
+                          "chapter programs")
+    return item[field]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,12 +224,12 @@ def book_link(section):
 
 
 def _plot_value(index, ref):
-    """A plot option's value: an answer's name, or a plain number."""
+    """A plot option's value and its text: an answer's name (its C++ text), or a plain number as written."""
     try:
-        return float(ref), ""
+        return float(ref), ref
     except ValueError:
         a = index.answer(ref)
-        return a["value"], a["unit"]
+        return a["value"], text_of(a)
 
 
 def _fingerprint(*parts):
@@ -331,12 +295,12 @@ def _draw_plot(index, name, options, path):
         ax.set_ylabel(data["y_label"])
         plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
     elif kind == "grid":
-        values, groups = data["values"], data["groups"]
+        values, groups, texts = data["values"], data["groups"], data.get("values_text")
         ax.imshow(groups, cmap="tab20", aspect="auto")
         if len(values) * len(values[0] if values else []) <= 400:
             for r, row in enumerate(values):
                 for c, v in enumerate(row):
-                    ax.text(c, r, fmt_number(v), ha="center", va="center", fontsize=10)
+                    ax.text(c, r, texts[r][c] if texts else str(v), ha="center", va="center", fontsize=10)
         ax.set_xlabel(data["x_label"])
         ax.set_ylabel(data["y_label"])
     elif kind == "timeline":
@@ -359,13 +323,12 @@ def _draw_plot(index, name, options, path):
     # Marked values go into the legend, not onto the plot, so no label crosses a curve.
     if opts.get("vlines"):
         for i, ref in enumerate(opts["vlines"].split(",")):
-            value, unit = _plot_value(index, ref)
+            value, text = _plot_value(index, ref)
             ax.axvline(value, color=f"C{i + 4}", linestyle=(0, (4, 3)), linewidth=1.1,
-                       label=f"{ref.split('.')[-1].replace('_', ' ')} = {fmt_quantity(value, unit)}")
+                       label=f"{ref.split('.')[-1].replace('_', ' ')} = {text}")
     if opts.get("hline"):
-        value, unit = _plot_value(index, opts["hline"])
-        label = opts.get("hline_label") or (f"{opts['hline'].split('.')[-1].replace('_', ' ')} = "
-                                            f"{fmt_quantity(value, unit)}")
+        value, text = _plot_value(index, opts["hline"])
+        label = opts.get("hline_label") or f"{opts['hline'].split('.')[-1].replace('_', ' ')} = {text}"
         ax.axhline(value, color="gray", linestyle=":", linewidth=1.4, label=label)
     ax.grid(True, which="both", alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()
@@ -484,7 +447,7 @@ def math_spans(text, where=None):
 
 
 def tex_number(text):
-    """A number as fmt_number/fmt_quantity print it, as TeX: 8,493,465,600 -> 8{,}493{,}465{,}600 (a bare comma
+    """A number as the C++ side prints it (format_number / format_quantity), as TeX: 8,493,465,600 -> 8{,}493{,}465{,}600 (a bare comma
     is punctuation in math, spaced after), 6.35e24 -> 6.35\\times10^{24}, a unit upright after a thin space."""
     number, _, unit = text.partition(" ")
     number = number.replace(",", "{,}")
@@ -550,9 +513,9 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             raise ReportError(f"{where}: {{{{{body}}}}} is a yes/no answer: write {{{{{name}:yesno}}}} so the "
                               f"prose reads a word, not {int(a['value'])}")
         if form == "":
-            return fmt_quantity(a["value"], a["unit"])
+            return text_of(a)
         if form == "num":
-            return fmt_number(a["value"])
+            return text_of(a, "number_text")
         if form == "yesno":  # a recorded condition (1 or 0) read as a word, never as a number in prose
             if a["value"] not in (0, 1):
                 raise ReportError(f"{where}: {name} is {a['value']}, not a yes/no (1/0) answer")
@@ -560,7 +523,7 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
         if form == "book":
             if "book" not in a:
                 raise ReportError(f"{where}: {name} has no book value")
-            return fmt_quantity(a["book"]["value"], a["unit"])
+            return text_of(a["book"])
         raise ReportError(f"{where}: unknown form ':{form}' in {{{{{body}}}}}")
 
     return PLACEHOLDER.sub(replace, text)
@@ -686,7 +649,7 @@ def ours_text(name, a):
     """Our value as the card shows it: a 1/0 condition as yes/no, a quantity with its unit."""
     if a["unit"] == "" and a["value"] in (0, 1) and BOOLEAN_KEY.search(name):
         return "yes" if a["value"] == 1 else "no"
-    return fmt_quantity(a["value"], a["unit"])
+    return text_of(a)
 
 
 def key_html(key):
@@ -694,12 +657,10 @@ def key_html(key):
     return esc(key).replace("_", "_<wbr>")
 
 
-def compared(value, unit, tol, rule):
-    if tol <= 1e-9 or rule == "exact":
-        tol_text = "exact"
-    else:
-        tol_text = f"±{_significant(tol * 100, 2)} %"
-    return (f'{esc(fmt_quantity(value, unit))} <span class="tol" title="{esc(rule)}">{esc(tol_text)}</span>')
+def compared(item):
+    """A printed value (the book's, or a reader note's) with the tolerance its printing allows."""
+    return (f'{esc(text_of(item))} <span class="tol" title="{esc(item["tol_rule"])}">'
+            f'{esc(text_of(item, "tol_text"))}</span>')
 
 
 CLAIM_RELATION = {"at_least": "≥", "at_most": "≤", "above": ">", "below": "<"}
@@ -707,15 +668,15 @@ CLAIM_RELATION = {"at_least": "≥", "at_most": "≤", "above": ">", "below": "<
 
 def claim_bound(c):
     """What a prose claim's wording asks, in the unit of its value: "< 393 TB", "≈ 4,377 (±0.5 in the last digit)"."""
-    rel, unit = c.get("relation"), c.get("unit", "")
+    rel = c.get("relation")
     if rel in CLAIM_RELATION:
-        return f"{CLAIM_RELATION[rel]} {fmt_quantity(c['bound'], unit)}"
+        return f"{CLAIM_RELATION[rel]} {text_of(c, 'bound_text')}"
     if rel == "about":
-        return f"≈ {fmt_quantity(c['bound'], unit)}" + (f" ({c['tol_rule']})" if c.get("tol_rule") else "")
+        return f"≈ {text_of(c, 'bound_text')}" + (f" ({c['tol_rule']})" if c.get("tol_rule") else "")
     if rel == "order_of":
-        return f"~ {fmt_quantity(c['bound'], unit)} (the same order of magnitude)"
+        return f"~ {text_of(c, 'bound_text')} (the same order of magnitude)"
     if rel == "between":
-        return f"{fmt_quantity(c['bound'], unit)} … {fmt_quantity(c['bound_high'], unit)}"
+        return f"{text_of(c, 'bound_text')} … {text_of(c, 'bound_high_text')}"
     return c.get("describe", "?")
 
 
@@ -745,7 +706,7 @@ def answer_card(ex, checks, chapter_number, findings=None):
         s = answer_status(a)
         if "book" in a:
             b = a["book"]
-            book = compared(b["value"], a["unit"], b["tol"], b["tol_rule"])
+            book = compared(b)
         else:
             book = '<span class="none">not printed</span>'
         if s == "erratum":
@@ -762,31 +723,30 @@ def answer_card(ex, checks, chapter_number, findings=None):
             status = badge("approx", "approximation", "follows from the book's own stated inputs or wording: no erratum")
             if si:
                 status += (f'<br><small>from the book\'s stated input {esc(si["input"])}: '
-                           f'{esc(fmt_quantity(si["value"], a["unit"]))}; exact: '
-                           f'{esc(fmt_quantity(a["value"], a["unit"]))}</small>')
+                           f'{esc(text_of(si))}; exact: {esc(text_of(a))}</small>')
             else:
                 status += (f'<br><small>{esc(b.get("tol_rule", ""))}; exact: '
-                           f'{esc(fmt_quantity(a["value"], a["unit"]))}</small>')
+                           f'{esc(text_of(a))}</small>')
         else:
             status = badge("checked", "checked", "no book value: recomputed independently in tests/")
         notes = []
         for n in a["notes"]:
             mark = "agrees" if n["status"] == "agrees" else "differs"
-            notes.append(f'{esc(n["source"])}: {compared(n["value"], a["unit"], n["tol"], n["tol_rule"])} '
+            notes.append(f'{esc(n["source"])}: {compared(n)} '
                          + badge("notes-" + ("agree" if mark == "agrees" else "differ"), mark, n.get("reason", "")))
         extra = []
         if a.get("derived"):
-            extra.append(f'derived: {esc(fmt_quantity(a["derived"]["value"], a["unit"]))} '
+            extra.append(f'derived: {esc(text_of(a["derived"]))} '
                          f'({esc(a["derived"]["formula"])})')
         if a.get("measured"):
             m = a["measured"]
-            extra.append(f'measured: {esc(fmt_quantity(m["value"], a["unit"]))} ({esc(m["source"])})')
+            extra.append(f'measured: {esc(text_of(m))} ({esc(m["source"])})')
         links = [f'<a href="#{esc(ex["id"])}.code">C++</a>']
         if name in checks:
             links.append(f'<a href="#check-{esc(name)}">check</a>')
         if a.get("reproduction"):
             r = a["reproduction"]
-            book += (f'<br><small>the book\'s number, reproduced: {esc(fmt_quantity(r["value"], a["unit"]))} '
+            book += (f'<br><small>the book\'s number, reproduced: {esc(text_of(r))} '
                      f'({esc(r["how"])})</small>')
         explanation = a.get("explanation", "")
         if s == "erratum":
@@ -804,8 +764,8 @@ def answer_card(ex, checks, chapter_number, findings=None):
     for f in ex.get("formulas", []):
         name = f"{ex['id']}.{f['key']}"
         pts = "; ".join(
-            ", ".join(f"{k} = {fmt_number(v)}" for k, v in p["inputs"].items()) +
-            f": book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f["points"])
+            ", ".join(f"{k} = {v}" for k, v in text_of(p, "inputs_text").items()) +
+            f": book {text_of(p, 'book_text')}, exact {text_of(p, 'exact_text')}" for p in f["points"])
         kind = {"erratum": "erratum", "agrees": "agrees", "approximation": "approximation"}.get(f["status"], "checked")
         status = item_status(f, name, kind, chapter_number, cite)
         text = row_text(f.get("reason", ""), f.get("finding")) if kind == "erratum" else ""
@@ -827,7 +787,7 @@ def answer_card(ex, checks, chapter_number, findings=None):
                     f'{key_html(c["key"])}</a> <small class="see"><a href="#{esc(ex["id"])}.code">C++</a></small>'
                     f'<br><small>claim</small></td>'
                     f'<td colspan="2" data-label="claim">{esc(c["text"])}<br><small>ours: '
-                    f'{esc(fmt_quantity(c["value"], c["unit"]))}; the wording asks {esc(claim_bound(c))}</small>'
+                    f'{esc(text_of(c))}; the wording asks {esc(claim_bound(c))}</small>'
                     f'{"<br><small>" + esc(text) + "</small>" if text else ""}'
                     f'{"<br><small>" + esc(note) + "</small>" if note else ""}</td>'
                     f'<td data-label="status">{status}</td></tr>')
@@ -1096,9 +1056,7 @@ def errata_section(chapters, index):
         for name in dict.fromkeys(f.get("answers", [])):  # each value once
             a = index.answers.get(name)
             if a is not None and "book" in a:
-                book, ours = a["book"]["value"], a["value"]
-                pct = (book - ours) / ours * 100 if ours else None
-                off = (("+" if pct > 0 else "−") + _significant(abs(pct), 2) + " %") if pct else "—"
+                off = text_of(a["book"], "off_text")
                 own = a.get("erratum", {}).get("reason", "").strip()
                 notes = []
                 if own and own not in said:  # a value's own reason, when its finding's does not already say it
@@ -1106,20 +1064,21 @@ def errata_section(chapters, index):
                     notes.append(esc(own))
                 if a.get("reproduction"):
                     r = a["reproduction"]
-                    notes.append(f'the book\'s number, reproduced: {esc(fmt_quantity(r["value"], a["unit"]))} '
+                    notes.append(f'the book\'s number, reproduced: {esc(text_of(r))} '
                                  f'({esc(r["how"])})')
                 extra = f'<br><small>{"<br>".join(notes)}</small>' if notes else ""
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a>{extra}</td>'
-                            f'<td class="num">{esc(fmt_quantity(book, a["unit"]))}</td>'
-                            f'<td class="num">{esc(fmt_quantity(ours, a["unit"]))}</td><td class="num">{off}</td></tr>')
+                            f'<td class="num">{esc(text_of(a["book"]))}</td>'
+                            f'<td class="num">{esc(text_of(a))}</td><td class="num">{esc(off)}</td></tr>')
             elif name in index.claims:
                 c = index.claims[name]
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
-                            f'<td colspan="3">claim: {esc(c["text"])} — ours {esc(fmt_quantity(c["value"], c["unit"]))}'
+                            f'<td colspan="3">claim: {esc(c["text"])} — ours {esc(text_of(c))}'
                             f', the wording asks {esc(claim_bound(c))}</td></tr>')
             elif name in index.formulas:
                 f_ = index.formulas[name]
-                pts = "; ".join(f"book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f_["points"])
+                pts = "; ".join(f"book {text_of(p, 'book_text')}, exact {text_of(p, 'exact_text')}"
+                                for p in f_["points"])
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
                             f'<td colspan="3">formula <code>{esc(f_["book_text"])}</code>: {esc(pts)}</td></tr>')
             else:
@@ -1147,8 +1106,8 @@ def notes_section(chapters):
                     name = f"{ex['id']}.{a['key']}"
                     rows.append(f'<tr class="notes-{esc(n["status"])}"><td><a href="#{esc(name)}"><code>{esc(name)}'
                                 f'</code></a></td><td>{esc(n["source"])}</td>'
-                                f'<td class="num">{compared(n["value"], a["unit"], n["tol"], n["tol_rule"])}</td>'
-                                f'<td class="num">{esc(fmt_quantity(a["value"], a["unit"]))}</td>'
+                                f'<td class="num">{compared(n)}</td>'
+                                f'<td class="num">{esc(text_of(a))}</td>'
                                 f'<td>{badge("notes-agree" if n["status"] == "agrees" else "notes-differ", n["status"], "")}'
                                 f'</td><td>{esc(n.get("reason", ""))}</td></tr>')
     out = ["# Reader notes cross-check {#reader-notes}", "",
