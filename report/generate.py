@@ -533,6 +533,7 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
 # Statuses
 
 SEVERITY_ORDER = {"conclusion": 0, "slip": 1, "unit": 2, "unclassified": 3}
+SEVERITY_SHORT = {"conclusion": "conclusion", "slip": "slip", "unit": "unit", "unclassified": "unclassified"}
 SEVERITY_TEXT = {"conclusion": "changes a conclusion", "slip": "slip", "unit": "unit label", "unclassified": "unclassified"}
 
 
@@ -652,6 +653,14 @@ def ours_text(name, a):
     return text_of(a)
 
 
+def own_reason(text, finding_reason):
+    """What a value's reason adds to its finding's: nothing when it repeats it, the rest when it starts with it."""
+    text, base = (text or "").strip(), (finding_reason or "").strip()
+    if base and text.startswith(base):
+        text = text[len(base):].strip(" .;,")
+    return text
+
+
 def key_html(key):
     """An answer's key, free to break after its underscores (critical_batch_small_b) in a narrow column."""
     return esc(key).replace("_", "_<wbr>")
@@ -694,7 +703,9 @@ def answer_card(ex, checks, chapter_number, findings=None):
     def row_text(text, fid=None):
         """An erratum's row text: nothing where it is its finding's explanation (written under the table) or
         repeats a row above, else the text."""
-        if not text or (fid in findings and text.strip() == findings[fid].get("reason", "").strip()):
+        if fid in findings:
+            text = own_reason(text, findings[fid].get("reason"))
+        if not text:
             return ""
         if text in shown:
             return "as above"
@@ -987,8 +998,8 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
 
 def dashboard(chapters):
     head = ("<div class=\"scroll\"><table class=\"dashboard\"><thead><tr><th>chapter</th><th>answers</th><th>agree</th>"
-            "<th>findings in the book, by severity</th><th>approximations</th><th>no book value, checked</th>"
-            "<th>reader notes agree / differ</th><th>formulas agree / errata</th><th>claims hold / errata</th>"
+            "<th>findings, by severity</th><th>approxi&shy;mations</th><th>checked (no book value)</th>"
+            "<th>notes agree / differ</th><th>formulas agree / errata</th><th>claims hold / errata</th>"
             "</tr></thead><tbody>")
     body = []
     sums = {k: 0 for k in ("answers", "agrees", "approximation", "checked", "notes_agree", "notes_differ",
@@ -1006,9 +1017,9 @@ def dashboard(chapters):
     body.append(dash_row("<strong>all</strong>", sums, total=True))
     legend = ('<p class="legend">A <em>finding</em> is one cause in the book — one slip — however many printed values '
               "it touches; each is counted once, by what it does: "
-              + badge("erratum sev-conclusion", "changes a conclusion", "") + " "
-              + badge("erratum sev-slip", "slip", "") + " (changes none) "
-              + badge("erratum sev-unit", "unit label", "") + ". An <em>approximation</em> follows from the book's own "
+              + badge("erratum sev-conclusion", "conclusion", "") + " it changes a conclusion, "
+              + badge("erratum sev-slip", "slip", "") + " a slip that changes none, "
+              + badge("erratum sev-unit", "unit", "") + " a unit label. An <em>approximation</em> follows from the book's own "
               "stated inputs or hedged wording and is no erratum; it is shown with the exact value. Badges on the "
               "headings and in the contents: " + badge("erratum sev-conclusion", "✗ n", "") + " findings (coloured by "
               "the worst), " + badge("agrees", "✓ n", "") + " answers that agree with the book, "
@@ -1020,8 +1031,9 @@ def dashboard(chapters):
 
 def dash_row(label, c, total=False):
     found = c["findings"]
-    errata = " ".join(badge(f"erratum sev-{s}", f"{len(found[s])} {SEVERITY_TEXT.get(s, s)}",
-                            f"{len(found[s])} finding(s) touching {sum(found[s].values())} value(s)")
+    errata = " ".join(badge(f"erratum sev-{s}", f"{len(found[s])} {SEVERITY_SHORT.get(s, s)}",
+                            f"{len(found[s])} finding(s) of severity '{SEVERITY_TEXT.get(s, s)}', touching "
+                            f"{sum(found[s].values())} value(s)")
                       for s in sorted(found, key=lambda s: SEVERITY_ORDER.get(s, 9))) or "none"
     if found:
         errata += f' <small class="values">({c["erratum_values"]} values)</small>'
@@ -1057,7 +1069,7 @@ def errata_section(chapters, index):
             a = index.answers.get(name)
             if a is not None and "book" in a:
                 off = text_of(a["book"], "off_text")
-                own = a.get("erratum", {}).get("reason", "").strip()
+                own = own_reason(a.get("erratum", {}).get("reason", ""), f.get("reason"))
                 notes = []
                 if own and own not in said:  # a value's own reason, when its finding's does not already say it
                     said.add(own)
