@@ -39,10 +39,8 @@ import html
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
