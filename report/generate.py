@@ -4,18 +4,22 @@
 Runs every chapter program with --json (kept as OUT/json/<slug>.json), fills the placeholders of
 solutions/<slug>.md from that JSON, draws the plots (matplotlib, SVG) and renders one self-contained
 HTML file with Pandoc (MathML, a contents sidebar): OUT/index.html. Around the write-ups it builds:
-a status table at the top (per chapter: answers, agreements, errata by severity, independently
-checked values, reader notes, formulas, claims); status badges on every heading that holds an
-exercise (and so in the contents); under each exercise an answer card (ours, the book's value with
-its tolerance, status, reader notes, links to the C++ and to the independent check; each row is the
-anchor #ID.KEY) and the exercise's C++ source and independent checks, folded; the Errata grouped by
-finding, serious first; the Reader-notes cross-check; the glossary (solutions/glossary.md).
+a status table at the top (per chapter: answers, agreements, findings in the book counted as causes by
+severity with approximations apart, independently checked values, reader notes, formulas, claims); status
+badges on every heading that holds an exercise (and so in the contents), the heading named as the book
+names the item (Exercise 5.3, Question 2 of §8: report/book_names.tsv); under each exercise an answer card
+(ours, the book's value with its tolerance, status, reader notes, links to the C++ and to the independent
+check; each row is the anchor #ID.KEY; a finding's explanation once, under it) and the exercise's C++
+source and independent checks, folded; the Errata, one entry per finding, serious first; the Reader-notes
+cross-check; the glossary (solutions/glossary.md). Every number is printed as the C++ side formatted it
+(the *_text fields of the chapter JSON).
 
 A section that states its question (a paragraph starting "**Question.**", or a "::: question" block)
 gets the rest of its text folded under "Answer — try it first"; the PDF prints every fold open.
 A heading that holds {{code:ID}} gets the anchor #ID unless it names one; "§5.1" in prose links to that
-section of the book's page (report/book_sections.tsv); a line starting "Reproduce:" is set as a command box. A PDF is printed next to the
-page by headless Chromium over the DevTools protocol (cdp.py) when present (skip with --no-pdf).
+section of the book's page (report/book_sections.tsv); a line starting "Reproduce:" is set as a command
+box; TeX math must be Pandoc math (no space inside its $…$), and a placeholder inside it is set as TeX. A
+PDF is printed next to the page by headless Chromium over the DevTools protocol (cdp.py) when present (skip with --no-pdf).
 
 Placeholders in solutions/*.md:
   {{ID.KEY}}            value with its unit, e.g. {{ex1.1.hw_intensity}} -> "486.4 FLOPs/byte"
