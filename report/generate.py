@@ -4,18 +4,22 @@
 Runs every chapter program with --json (kept as OUT/json/<slug>.json), fills the placeholders of
 solutions/<slug>.md from that JSON, draws the plots (matplotlib, SVG) and renders one self-contained
 HTML file with Pandoc (MathML, a contents sidebar): OUT/index.html. Around the write-ups it builds:
-a status table at the top (per chapter: answers, agreements, errata by severity, independently
-checked values, reader notes, formulas, claims); status badges on every heading that holds an
-exercise (and so in the contents); under each exercise an answer card (ours, the book's value with
-its tolerance, status, reader notes, links to the C++ and to the independent check; each row is the
-anchor #ID.KEY) and the exercise's C++ source and independent checks, folded; the Errata grouped by
-finding, serious first; the Reader-notes cross-check; the glossary (solutions/glossary.md).
+a status table at the top (per chapter: answers, agreements, findings in the book counted as causes by
+severity with approximations apart, independently checked values, reader notes, formulas, claims); status
+badges on every heading that holds an exercise (and so in the contents), the heading named as the book
+names the item (Exercise 5.3, Question 2 of §8: report/book_names.tsv); under each exercise an answer card
+(ours, the book's value with its tolerance, status, reader notes, links to the C++ and to the independent
+check; each row is the anchor #ID.KEY; a finding's explanation once, under it) and the exercise's C++
+source and independent checks, folded; the Errata, one entry per finding, serious first; the Reader-notes
+cross-check; the glossary (solutions/glossary.md). Every number is printed as the C++ side formatted it
+(the *_text fields of the chapter JSON).
 
 A section that states its question (a paragraph starting "**Question.**", or a "::: question" block)
 gets the rest of its text folded under "Answer — try it first"; the PDF prints every fold open.
 A heading that holds {{code:ID}} gets the anchor #ID unless it names one; "§5.1" in prose links to that
-section of the book's page (report/book_sections.tsv); a line starting "Reproduce:" is set as a command box. A PDF is printed next to the
-page by headless Chromium over the DevTools protocol (cdp.py) when present (skip with --no-pdf).
+section of the book's page (report/book_sections.tsv); a line starting "Reproduce:" is set as a command
+box; TeX math must be Pandoc math (no space inside its $…$), and a placeholder inside it is set as TeX. A
+PDF is printed next to the page by headless Chromium over the DevTools protocol (cdp.py) when present (skip with --no-pdf).
 
 Placeholders in solutions/*.md:
   {{ID.KEY}}            value with its unit, e.g. {{ex1.1.hw_intensity}} -> "486.4 FLOPs/byte"
@@ -37,13 +41,10 @@ import concurrent.futures
 import hashlib
 import html
 import json
-import math
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
@@ -54,51 +55,16 @@ class ReportError(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-# Numbers, the same way the C++ side prints them (lib/src/format.cpp).
+# Numbers are formatted once, in C++ (lib/src/base/format.cpp): every value in the chapter JSON carries its
+# text beside it (value_text, number_text, tol_text, …, chapters/workbook/output.cpp), and the page prints
+# that text. Nothing here formats a number.
 
-def _trim(s):
-    if "." in s:
-        s = s.rstrip("0").rstrip(".")
-    return s
-
-
-def _significant(v, digits):
-    magnitude = math.floor(math.log10(abs(v)))
-    decimals = max(0, digits - 1 - magnitude)
-    return _trim(f"{v:.{decimals}f}")
-
-
-def _scientific(v, digits):
-    mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
-    return f"{_trim(mantissa)}e{int(exponent)}"
-
-
-def fmt_number(v, digits=4):
-    if v == 0:
-        return "0"
-    if v == round(v) and abs(v) < 1e15:
-        return f"{int(round(v)):,}"
-    if 1e-3 <= abs(v) < 1e6:
-        return _significant(v, digits)
-    return _scientific(v, digits)
-
-
-def fmt_quantity(v, unit, digits=3):
-    if v == 0 or not math.isfinite(v):
-        return f"{fmt_number(v)} {unit}".strip()
-    if unit == "s":
-        for scale, name in ((1, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
-            if abs(v) >= scale:
-                return f"{_significant(v / scale, digits)} {name}"
-        return f"{_scientific(v, digits)} s"
-    if unit in ("B", "B/s"):
-        for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")):
-            if abs(v) >= scale:
-                return f"{_significant(v / scale, digits)} {prefix}{unit}"
-        return f"{_significant(v, digits)} {unit}"
-    if unit in ("FLOPs", "FLOPs/s"):
-        return f"{_scientific(v, digits) if abs(v) >= 1e6 else fmt_number(v, digits)} {unit}"
-    return f"{fmt_number(v, digits + 1)} {unit}".strip()
+def text_of(item, field="value_text"):
+    """The C++ text of a value; a chapter JSON without it is from a program older than this generator."""
+    if field not in item:
+        raise ReportError(f"chapter JSON lacks '{field}' beside a value ({json.dumps(item)[:120]}): rebuild the "
+                          "chapter programs")
+    return item[field]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,12 +226,12 @@ def book_link(section):
 
 
 def _plot_value(index, ref):
-    """A plot option's value: an answer's name, or a plain number."""
+    """A plot option's value and its text: an answer's name (its C++ text), or a plain number as written."""
     try:
-        return float(ref), ""
+        return float(ref), ref
     except ValueError:
         a = index.answer(ref)
-        return a["value"], a["unit"]
+        return a["value"], text_of(a)
 
 
 def _fingerprint(*parts):
@@ -331,12 +297,12 @@ def _draw_plot(index, name, options, path):
         ax.set_ylabel(data["y_label"])
         plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
     elif kind == "grid":
-        values, groups = data["values"], data["groups"]
+        values, groups, texts = data["values"], data["groups"], data.get("values_text")
         ax.imshow(groups, cmap="tab20", aspect="auto")
         if len(values) * len(values[0] if values else []) <= 400:
             for r, row in enumerate(values):
                 for c, v in enumerate(row):
-                    ax.text(c, r, fmt_number(v), ha="center", va="center", fontsize=10)
+                    ax.text(c, r, texts[r][c] if texts else str(v), ha="center", va="center", fontsize=10)
         ax.set_xlabel(data["x_label"])
         ax.set_ylabel(data["y_label"])
     elif kind == "timeline":
@@ -359,13 +325,12 @@ def _draw_plot(index, name, options, path):
     # Marked values go into the legend, not onto the plot, so no label crosses a curve.
     if opts.get("vlines"):
         for i, ref in enumerate(opts["vlines"].split(",")):
-            value, unit = _plot_value(index, ref)
+            value, text = _plot_value(index, ref)
             ax.axvline(value, color=f"C{i + 4}", linestyle=(0, (4, 3)), linewidth=1.1,
-                       label=f"{ref.split('.')[-1].replace('_', ' ')} = {fmt_quantity(value, unit)}")
+                       label=f"{ref.split('.')[-1].replace('_', ' ')} = {text}")
     if opts.get("hline"):
-        value, unit = _plot_value(index, opts["hline"])
-        label = opts.get("hline_label") or (f"{opts['hline'].split('.')[-1].replace('_', ' ')} = "
-                                            f"{fmt_quantity(value, unit)}")
+        value, text = _plot_value(index, opts["hline"])
+        label = opts.get("hline_label") or f"{opts['hline'].split('.')[-1].replace('_', ' ')} = {text}"
         ax.axhline(value, color="gray", linestyle=":", linewidth=1.4, label=label)
     ax.grid(True, which="both", alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()
@@ -484,7 +449,7 @@ def math_spans(text, where=None):
 
 
 def tex_number(text):
-    """A number as fmt_number/fmt_quantity print it, as TeX: 8,493,465,600 -> 8{,}493{,}465{,}600 (a bare comma
+    """A number as the C++ side prints it (format_number / format_quantity), as TeX: 8,493,465,600 -> 8{,}493{,}465{,}600 (a bare comma
     is punctuation in math, spaced after), 6.35e24 -> 6.35\\times10^{24}, a unit upright after a thin space."""
     number, _, unit = text.partition(" ")
     number = number.replace(",", "{,}")
@@ -550,9 +515,9 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             raise ReportError(f"{where}: {{{{{body}}}}} is a yes/no answer: write {{{{{name}:yesno}}}} so the "
                               f"prose reads a word, not {int(a['value'])}")
         if form == "":
-            return fmt_quantity(a["value"], a["unit"])
+            return text_of(a)
         if form == "num":
-            return fmt_number(a["value"])
+            return text_of(a, "number_text")
         if form == "yesno":  # a recorded condition (1 or 0) read as a word, never as a number in prose
             if a["value"] not in (0, 1):
                 raise ReportError(f"{where}: {name} is {a['value']}, not a yes/no (1/0) answer")
@@ -560,7 +525,7 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
         if form == "book":
             if "book" not in a:
                 raise ReportError(f"{where}: {name} has no book value")
-            return fmt_quantity(a["book"]["value"], a["unit"])
+            return text_of(a["book"])
         raise ReportError(f"{where}: unknown form ':{form}' in {{{{{body}}}}}")
 
     return PLACEHOLDER.sub(replace, text)
@@ -570,6 +535,7 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
 # Statuses
 
 SEVERITY_ORDER = {"conclusion": 0, "slip": 1, "unit": 2, "unclassified": 3}
+SEVERITY_SHORT = {"conclusion": "conclusion", "slip": "slip", "unit": "unit", "unclassified": "unclassified"}
 SEVERITY_TEXT = {"conclusion": "changes a conclusion", "slip": "slip", "unit": "unit label", "unclassified": "unclassified"}
 
 
@@ -686,7 +652,15 @@ def ours_text(name, a):
     """Our value as the card shows it: a 1/0 condition as yes/no, a quantity with its unit."""
     if a["unit"] == "" and a["value"] in (0, 1) and BOOLEAN_KEY.search(name):
         return "yes" if a["value"] == 1 else "no"
-    return fmt_quantity(a["value"], a["unit"])
+    return text_of(a)
+
+
+def own_reason(text, finding_reason):
+    """What a value's reason adds to its finding's: nothing when it repeats it, the rest when it starts with it."""
+    text, base = (text or "").strip(), (finding_reason or "").strip()
+    if base and text.startswith(base):
+        text = text[len(base):].strip(" .;,")
+    return text
 
 
 def key_html(key):
@@ -694,12 +668,10 @@ def key_html(key):
     return esc(key).replace("_", "_<wbr>")
 
 
-def compared(value, unit, tol, rule):
-    if tol <= 1e-9 or rule == "exact":
-        tol_text = "exact"
-    else:
-        tol_text = f"±{_significant(tol * 100, 2)} %"
-    return (f'{esc(fmt_quantity(value, unit))} <span class="tol" title="{esc(rule)}">{esc(tol_text)}</span>')
+def compared(item):
+    """A printed value (the book's, or a reader note's) with the tolerance its printing allows."""
+    return (f'{esc(text_of(item))} <span class="tol" title="{esc(item["tol_rule"])}">'
+            f'{esc(text_of(item, "tol_text"))}</span>')
 
 
 CLAIM_RELATION = {"at_least": "≥", "at_most": "≤", "above": ">", "below": "<"}
@@ -707,15 +679,15 @@ CLAIM_RELATION = {"at_least": "≥", "at_most": "≤", "above": ">", "below": "<
 
 def claim_bound(c):
     """What a prose claim's wording asks, in the unit of its value: "< 393 TB", "≈ 4,377 (±0.5 in the last digit)"."""
-    rel, unit = c.get("relation"), c.get("unit", "")
+    rel = c.get("relation")
     if rel in CLAIM_RELATION:
-        return f"{CLAIM_RELATION[rel]} {fmt_quantity(c['bound'], unit)}"
+        return f"{CLAIM_RELATION[rel]} {text_of(c, 'bound_text')}"
     if rel == "about":
-        return f"≈ {fmt_quantity(c['bound'], unit)}" + (f" ({c['tol_rule']})" if c.get("tol_rule") else "")
+        return f"≈ {text_of(c, 'bound_text')}" + (f" ({c['tol_rule']})" if c.get("tol_rule") else "")
     if rel == "order_of":
-        return f"~ {fmt_quantity(c['bound'], unit)} (the same order of magnitude)"
+        return f"~ {text_of(c, 'bound_text')} (the same order of magnitude)"
     if rel == "between":
-        return f"{fmt_quantity(c['bound'], unit)} … {fmt_quantity(c['bound_high'], unit)}"
+        return f"{text_of(c, 'bound_text')} … {text_of(c, 'bound_high_text')}"
     return c.get("describe", "?")
 
 
@@ -733,7 +705,9 @@ def answer_card(ex, checks, chapter_number, findings=None):
     def row_text(text, fid=None):
         """An erratum's row text: nothing where it is its finding's explanation (written under the table) or
         repeats a row above, else the text."""
-        if not text or (fid in findings and text.strip() == findings[fid].get("reason", "").strip()):
+        if fid in findings:
+            text = own_reason(text, findings[fid].get("reason"))
+        if not text:
             return ""
         if text in shown:
             return "as above"
@@ -745,7 +719,7 @@ def answer_card(ex, checks, chapter_number, findings=None):
         s = answer_status(a)
         if "book" in a:
             b = a["book"]
-            book = compared(b["value"], a["unit"], b["tol"], b["tol_rule"])
+            book = compared(b)
         else:
             book = '<span class="none">not printed</span>'
         if s == "erratum":
@@ -762,31 +736,30 @@ def answer_card(ex, checks, chapter_number, findings=None):
             status = badge("approx", "approximation", "follows from the book's own stated inputs or wording: no erratum")
             if si:
                 status += (f'<br><small>from the book\'s stated input {esc(si["input"])}: '
-                           f'{esc(fmt_quantity(si["value"], a["unit"]))}; exact: '
-                           f'{esc(fmt_quantity(a["value"], a["unit"]))}</small>')
+                           f'{esc(text_of(si))}; exact: {esc(text_of(a))}</small>')
             else:
                 status += (f'<br><small>{esc(b.get("tol_rule", ""))}; exact: '
-                           f'{esc(fmt_quantity(a["value"], a["unit"]))}</small>')
+                           f'{esc(text_of(a))}</small>')
         else:
             status = badge("checked", "checked", "no book value: recomputed independently in tests/")
         notes = []
         for n in a["notes"]:
             mark = "agrees" if n["status"] == "agrees" else "differs"
-            notes.append(f'{esc(n["source"])}: {compared(n["value"], a["unit"], n["tol"], n["tol_rule"])} '
+            notes.append(f'{esc(n["source"])}: {compared(n)} '
                          + badge("notes-" + ("agree" if mark == "agrees" else "differ"), mark, n.get("reason", "")))
         extra = []
         if a.get("derived"):
-            extra.append(f'derived: {esc(fmt_quantity(a["derived"]["value"], a["unit"]))} '
+            extra.append(f'derived: {esc(text_of(a["derived"]))} '
                          f'({esc(a["derived"]["formula"])})')
         if a.get("measured"):
             m = a["measured"]
-            extra.append(f'measured: {esc(fmt_quantity(m["value"], a["unit"]))} ({esc(m["source"])})')
+            extra.append(f'measured: {esc(text_of(m))} ({esc(m["source"])})')
         links = [f'<a href="#{esc(ex["id"])}.code">C++</a>']
         if name in checks:
             links.append(f'<a href="#check-{esc(name)}">check</a>')
         if a.get("reproduction"):
             r = a["reproduction"]
-            book += (f'<br><small>the book\'s number, reproduced: {esc(fmt_quantity(r["value"], a["unit"]))} '
+            book += (f'<br><small>the book\'s number, reproduced: {esc(text_of(r))} '
                      f'({esc(r["how"])})</small>')
         explanation = a.get("explanation", "")
         if s == "erratum":
@@ -804,8 +777,8 @@ def answer_card(ex, checks, chapter_number, findings=None):
     for f in ex.get("formulas", []):
         name = f"{ex['id']}.{f['key']}"
         pts = "; ".join(
-            ", ".join(f"{k} = {fmt_number(v)}" for k, v in p["inputs"].items()) +
-            f": book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f["points"])
+            ", ".join(f"{k} = {v}" for k, v in text_of(p, "inputs_text").items()) +
+            f": book {text_of(p, 'book_text')}, exact {text_of(p, 'exact_text')}" for p in f["points"])
         kind = {"erratum": "erratum", "agrees": "agrees", "approximation": "approximation"}.get(f["status"], "checked")
         status = item_status(f, name, kind, chapter_number, cite)
         text = row_text(f.get("reason", ""), f.get("finding")) if kind == "erratum" else ""
@@ -827,7 +800,7 @@ def answer_card(ex, checks, chapter_number, findings=None):
                     f'{key_html(c["key"])}</a> <small class="see"><a href="#{esc(ex["id"])}.code">C++</a></small>'
                     f'<br><small>claim</small></td>'
                     f'<td colspan="2" data-label="claim">{esc(c["text"])}<br><small>ours: '
-                    f'{esc(fmt_quantity(c["value"], c["unit"]))}; the wording asks {esc(claim_bound(c))}</small>'
+                    f'{esc(text_of(c))}; the wording asks {esc(claim_bound(c))}</small>'
                     f'{"<br><small>" + esc(text) + "</small>" if text else ""}'
                     f'{"<br><small>" + esc(note) + "</small>" if note else ""}</td>'
                     f'<td data-label="status">{status}</td></tr>')
@@ -1027,8 +1000,8 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
 
 def dashboard(chapters):
     head = ("<div class=\"scroll\"><table class=\"dashboard\"><thead><tr><th>chapter</th><th>answers</th><th>agree</th>"
-            "<th>findings in the book, by severity</th><th>approximations</th><th>no book value, checked</th>"
-            "<th>reader notes agree / differ</th><th>formulas agree / errata</th><th>claims hold / errata</th>"
+            "<th>findings, by severity</th><th>approxi&shy;mations</th><th>checked (no book value)</th>"
+            "<th>notes agree / differ</th><th>formulas agree / errata</th><th>claims hold / errata</th>"
             "</tr></thead><tbody>")
     body = []
     sums = {k: 0 for k in ("answers", "agrees", "approximation", "checked", "notes_agree", "notes_differ",
@@ -1046,9 +1019,9 @@ def dashboard(chapters):
     body.append(dash_row("<strong>all</strong>", sums, total=True))
     legend = ('<p class="legend">A <em>finding</em> is one cause in the book — one slip — however many printed values '
               "it touches; each is counted once, by what it does: "
-              + badge("erratum sev-conclusion", "changes a conclusion", "") + " "
-              + badge("erratum sev-slip", "slip", "") + " (changes none) "
-              + badge("erratum sev-unit", "unit label", "") + ". An <em>approximation</em> follows from the book's own "
+              + badge("erratum sev-conclusion", "conclusion", "") + " it changes a conclusion, "
+              + badge("erratum sev-slip", "slip", "") + " a slip that changes none, "
+              + badge("erratum sev-unit", "unit", "") + " a unit label. An <em>approximation</em> follows from the book's own "
               "stated inputs or hedged wording and is no erratum; it is shown with the exact value. Badges on the "
               "headings and in the contents: " + badge("erratum sev-conclusion", "✗ n", "") + " findings (coloured by "
               "the worst), " + badge("agrees", "✓ n", "") + " answers that agree with the book, "
@@ -1060,8 +1033,9 @@ def dashboard(chapters):
 
 def dash_row(label, c, total=False):
     found = c["findings"]
-    errata = " ".join(badge(f"erratum sev-{s}", f"{len(found[s])} {SEVERITY_TEXT.get(s, s)}",
-                            f"{len(found[s])} finding(s) touching {sum(found[s].values())} value(s)")
+    errata = " ".join(badge(f"erratum sev-{s}", f"{len(found[s])} {SEVERITY_SHORT.get(s, s)}",
+                            f"{len(found[s])} finding(s) of severity '{SEVERITY_TEXT.get(s, s)}', touching "
+                            f"{sum(found[s].values())} value(s)")
                       for s in sorted(found, key=lambda s: SEVERITY_ORDER.get(s, 9))) or "none"
     if found:
         errata += f' <small class="values">({c["erratum_values"]} values)</small>'
@@ -1096,30 +1070,29 @@ def errata_section(chapters, index):
         for name in dict.fromkeys(f.get("answers", [])):  # each value once
             a = index.answers.get(name)
             if a is not None and "book" in a:
-                book, ours = a["book"]["value"], a["value"]
-                pct = (book - ours) / ours * 100 if ours else None
-                off = (("+" if pct > 0 else "−") + _significant(abs(pct), 2) + " %") if pct else "—"
-                own = a.get("erratum", {}).get("reason", "").strip()
+                off = text_of(a["book"], "off_text")
+                own = own_reason(a.get("erratum", {}).get("reason", ""), f.get("reason"))
                 notes = []
                 if own and own not in said:  # a value's own reason, when its finding's does not already say it
                     said.add(own)
                     notes.append(esc(own))
                 if a.get("reproduction"):
                     r = a["reproduction"]
-                    notes.append(f'the book\'s number, reproduced: {esc(fmt_quantity(r["value"], a["unit"]))} '
+                    notes.append(f'the book\'s number, reproduced: {esc(text_of(r))} '
                                  f'({esc(r["how"])})')
                 extra = f'<br><small>{"<br>".join(notes)}</small>' if notes else ""
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a>{extra}</td>'
-                            f'<td class="num">{esc(fmt_quantity(book, a["unit"]))}</td>'
-                            f'<td class="num">{esc(fmt_quantity(ours, a["unit"]))}</td><td class="num">{off}</td></tr>')
+                            f'<td class="num">{esc(text_of(a["book"]))}</td>'
+                            f'<td class="num">{esc(text_of(a))}</td><td class="num">{esc(off)}</td></tr>')
             elif name in index.claims:
                 c = index.claims[name]
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
-                            f'<td colspan="3">claim: {esc(c["text"])} — ours {esc(fmt_quantity(c["value"], c["unit"]))}'
+                            f'<td colspan="3">claim: {esc(c["text"])} — ours {esc(text_of(c))}'
                             f', the wording asks {esc(claim_bound(c))}</td></tr>')
             elif name in index.formulas:
                 f_ = index.formulas[name]
-                pts = "; ".join(f"book {fmt_number(p['book'])}, exact {fmt_number(p['exact'])}" for p in f_["points"])
+                pts = "; ".join(f"book {text_of(p, 'book_text')}, exact {text_of(p, 'exact_text')}"
+                                for p in f_["points"])
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
                             f'<td colspan="3">formula <code>{esc(f_["book_text"])}</code>: {esc(pts)}</td></tr>')
             else:
@@ -1147,8 +1120,8 @@ def notes_section(chapters):
                     name = f"{ex['id']}.{a['key']}"
                     rows.append(f'<tr class="notes-{esc(n["status"])}"><td><a href="#{esc(name)}"><code>{esc(name)}'
                                 f'</code></a></td><td>{esc(n["source"])}</td>'
-                                f'<td class="num">{compared(n["value"], a["unit"], n["tol"], n["tol_rule"])}</td>'
-                                f'<td class="num">{esc(fmt_quantity(a["value"], a["unit"]))}</td>'
+                                f'<td class="num">{compared(n)}</td>'
+                                f'<td class="num">{esc(text_of(a))}</td>'
                                 f'<td>{badge("notes-agree" if n["status"] == "agrees" else "notes-differ", n["status"], "")}'
                                 f'</td><td>{esc(n.get("reason", ""))}</td></tr>')
     out = ["# Reader notes cross-check {#reader-notes}", "",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -105,6 +106,20 @@ std::string to_text(const ChapterResult& chapter) {
 namespace {
 using nlohmann::json;
 
+// The report prints these texts as they are: every number is formatted once, here (scaling/base/format).
+// A tolerance as the card shows it: "exact", or "±0.21 %" of the printed value.
+std::string tolerance_text(double relative, const std::string& rule) {
+  if (relative <= 1e-9 || rule == "exact") return "exact";
+  return "±" + scaling::format_number(relative * 100, 2) + " %";
+}
+
+// How far the book's value is from ours, as a signed percentage ("+1.3 %", "−0.52 %"); "—" when ours is 0.
+std::string off_text(double book, double ours) {
+  if (ours == 0 || book == ours) return "—";
+  const double pct = (book - ours) / ours * 100;
+  return (pct > 0 ? "+" : "−") + scaling::format_number(std::fabs(pct), 2) + " %";
+}
+
 json finding_json(const Finding& f) {
   return {{"id", f.id}, {"severity", to_string(f.severity)}, {"title", f.title}, {"reason", f.reason}};
 }
@@ -136,30 +151,48 @@ std::string to_json(const ChapterResult& chapter) {
     json answers = json::array();
     for (const auto& a : ex.answers()) {
       const std::string name = ex.id() + "." + a.key();
-      json entry = {{"key", a.key()}, {"value", a.value()}, {"unit", a.unit()}};
-      if (a.book_value())
+      const auto text = [&](double v) { return format_quantity(v, a.unit()); };
+      json entry = {{"key", a.key()}, {"value", a.value()}, {"unit", a.unit()},
+                    {"value_text", text(a.value())}, {"number_text", scaling::format_number(a.value())}};
+      if (a.book_value()) {
+        const double tol = a.book_tolerance().relative_to(*a.book_value());
+        const std::string rule = tolerance_rule(*a.book_value(), a.book_tolerance());
         entry["book"] = {{"value", *a.book_value()},
-                         {"tol", a.book_tolerance().relative_to(*a.book_value())},
-                         {"tol_rule", tolerance_rule(*a.book_value(), a.book_tolerance())},
-                         {"status", to_string(a.book_status())}};
+                         {"tol", tol},
+                         {"tol_rule", rule},
+                         {"status", to_string(a.book_status())},
+                         {"value_text", text(*a.book_value())},
+                         {"tol_text", tolerance_text(tol, rule)},
+                         {"off_text", off_text(*a.book_value(), a.value())}};
+      }
       if (a.measured_value())
         entry["measured"] = {{"value", a.measured_value()->value},
                              {"source", a.measured_value()->source},
-                             {"gap", a.measured_value()->gap}};
-      if (a.stated()) entry["stated_input"] = {{"input", a.stated()->input}, {"value", a.stated()->from_stated}};
+                             {"gap", a.measured_value()->gap},
+                             {"value_text", text(a.measured_value()->value)}};
+      if (a.stated())
+        entry["stated_input"] = {{"input", a.stated()->input}, {"value", a.stated()->from_stated},
+                                 {"value_text", text(a.stated()->from_stated)}};
       if (a.reproduction())
-        entry["reproduction"] = {{"value", a.reproduction()->value}, {"how", a.reproduction()->how}};
+        entry["reproduction"] = {{"value", a.reproduction()->value}, {"how", a.reproduction()->how},
+                                 {"value_text", text(a.reproduction()->value)}};
       if (a.inputs_give())
-        entry["book_inputs_give"] = {{"value", a.inputs_give()->value}, {"how", a.inputs_give()->how}};
-      if (a.derived_value()) entry["derived"] = {{"value", a.derived_value()->value}, {"formula", a.derived_value()->formula}};
+        entry["book_inputs_give"] = {{"value", a.inputs_give()->value}, {"how", a.inputs_give()->how},
+                                     {"value_text", text(a.inputs_give()->value)}};
+      if (a.derived_value())
+        entry["derived"] = {{"value", a.derived_value()->value}, {"formula", a.derived_value()->formula},
+                            {"value_text", text(a.derived_value()->value)}};
       if (a.book_status() == BookStatus::erratum) {
         entry["erratum"] = erratum_json(a.finding(), a.erratum_reason(), name);
         note_finding(a.finding(), name, a.erratum_reason());
       }
       json notes = json::array();
       for (const auto& n : a.notes()) {
+        const double tol = n.tolerance.relative_to(n.value);
+        const std::string rule = tolerance_rule(n.value, n.tolerance);
         json note = {{"source", n.source}, {"value", n.value}, {"status", to_string(n.status())},
-                     {"tol", n.tolerance.relative_to(n.value)}, {"tol_rule", tolerance_rule(n.value, n.tolerance)}};
+                     {"tol", tol}, {"tol_rule", rule}, {"value_text", text(n.value)},
+                     {"tol_text", tolerance_text(tol, rule)}};
         if (!n.reason.empty()) note["reason"] = n.reason;
         notes.push_back(note);
       }
@@ -171,8 +204,13 @@ std::string to_json(const ChapterResult& chapter) {
     for (const auto& f : ex.formulas()) {
       const std::string name = ex.id() + "." + f.key();
       json points = json::array();
-      for (const auto& p : f.points())
-        points.push_back({{"inputs", p.inputs}, {"book", p.book}, {"exact", p.exact}, {"agrees", p.agrees}});
+      for (const auto& p : f.points()) {
+        json inputs_text = json::object();
+        for (const auto& [k, v] : p.inputs) inputs_text[k] = scaling::format_number(v);
+        points.push_back({{"inputs", p.inputs}, {"book", p.book}, {"exact", p.exact}, {"agrees", p.agrees},
+                          {"inputs_text", inputs_text}, {"book_text", scaling::format_number(p.book)},
+                          {"exact_text", scaling::format_number(p.exact)}});
+      }
       json entry = {{"key", f.key()},
                     {"book_text", f.book_text()},
                     {"exact_text", f.exact_text()},
@@ -199,13 +237,19 @@ std::string to_json(const ChapterResult& chapter) {
                     {"relation", c.relation() ? to_string(*c.relation()) : "none"},
                     {"bound", c.bound()},
                     {"describe", c.describe()},
+                    {"value_text", format_quantity(c.value(), c.unit())},
+                    {"bound_text", format_quantity(c.bound(), c.unit())},
                     {"status", to_string(c.status())},
                     {"reason", c.reason()},
                     {"explanation", c.explanation()}};
-      if (c.relation() == Relation::between) entry["bound_high"] = c.bound_high();
+      if (c.relation() == Relation::between) {
+        entry["bound_high"] = c.bound_high();
+        entry["bound_high_text"] = format_quantity(c.bound_high(), c.unit());
+      }
       if (c.relation() == Relation::about) {
         entry["tol"] = c.tolerance().relative_to(c.bound());
         entry["tol_rule"] = tolerance_rule(c.bound(), c.tolerance());
+        entry["tol_text"] = tolerance_text(entry["tol"].get<double>(), entry["tol_rule"].get<std::string>());
       }
       if (c.finding()) {
         entry["finding"] = c.finding()->id;
@@ -232,8 +276,16 @@ std::string to_json(const ChapterResult& chapter) {
     }
     json grids = json::array();
     for (const auto& g : ex.grids())
+    {
+      json values_text = json::array();
+      for (const auto& row : g.values) {
+        json r = json::array();
+        for (const double v : row) r.push_back(scaling::format_number(v));
+        values_text.push_back(r);
+      }
       grids.push_back({{"key", g.key}, {"x_label", g.x_label}, {"y_label", g.y_label}, {"values", g.values},
-                       {"groups", g.groups}});
+                       {"values_text", values_text}, {"groups", g.groups}});
+    }
     json timelines = json::array();
     for (const auto& t : ex.timelines()) {
       json lanes = json::array();
