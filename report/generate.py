@@ -761,6 +761,10 @@ def answer_card(ex, checks, chapter_number, findings=None):
             r = a["reproduction"]
             book += (f'<br><small>the book\'s number, reproduced: {esc(text_of(r))} '
                      f'({esc(r["how"])})</small>')
+        if a.get("book_inputs_give"):
+            g = a["book_inputs_give"]
+            book += (f'<br><small>the book\'s own inputs give {esc(text_of(g))} '
+                     f'({esc(g["how"])})</small>')
         explanation = a.get("explanation", "")
         if s == "erratum":
             explanation = row_text(explanation, a.get("erratum", {}).get("finding", name))
@@ -1080,6 +1084,9 @@ def errata_section(chapters, index):
                     r = a["reproduction"]
                     notes.append(f'the book\'s number, reproduced: {esc(text_of(r))} '
                                  f'({esc(r["how"])})')
+                if a.get("book_inputs_give"):
+                    g = a["book_inputs_give"]
+                    notes.append(f'the book\'s own inputs give {esc(text_of(g))} ({esc(g["how"])})')
                 extra = f'<br><small>{"<br>".join(notes)}</small>' if notes else ""
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a>{extra}</td>'
                             f'<td class="num">{esc(text_of(a["book"]))}</td>'
