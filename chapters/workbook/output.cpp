@@ -164,6 +164,11 @@ std::string to_json(const ChapterResult& chapter) {
                          {"value_text", text(*a.book_value())},
                          {"tol_text", tolerance_text(tol, rule)},
                          {"off_text", off_text(*a.book_value(), a.value())}};
+        // An erratum's size is the print against what the book's own inputs give, when they are recorded: the
+        // rest of the gap to the exact value comes from those stated inputs (an approximation), not the slip.
+        if (a.inputs_give())
+          entry["book"]["off_text"] = off_text(*a.book_value(), a.inputs_give()->value) + " vs its own inputs' " +
+                                      text(a.inputs_give()->value);
       }
       if (a.measured_value())
         entry["measured"] = {{"value", a.measured_value()->value},
