@@ -328,7 +328,8 @@ EXERCISE("ex4.4", "Arithmetic intensity of self-attention") {
       .stated_input("Solution 4.4: the prefill intensity TG/(G + 1) written '= O(T)' and taken as T, so T > "
                     "1.97e14/8.2e11 (the G -> ∞ limit of its formula; the question fixes no G)",
                     chip_i)
-      .explain("multi-head attention (G = 1), the far end: the threshold 240·(G + 1)/G runs from this value down "
+      .explain("decided an approximation, not an erratum: the 240 follows from the O(T) the solution states. "
+               "Recorded: multi-head attention (G = 1), the far end: the threshold 240·(G + 1)/G runs from this value down "
                "to " + format_number(chip_i * 9 / 8, 3) + " at G = 8 (LLaMA-3 70B: prefill_critical_t_llama3_70b) and to " +
                format_number(chip_i, 3) + " as G grows. The book's "
                "point, prefill attention compute-bound from a few hundred tokens and decode attention never, "

@@ -212,7 +212,7 @@ const Finding kGemmaF{
     "of the input the formula takes but twice it. Under §5's model, as the claim records, the bound is "
     "24,576 / 2550 = 9.6-way; counting the gating matmul's FLOPs (6BDF forward against the same 4BD bytes), our "
     "model shown beside it, it is 1.5 × 9.6 = 14.5-way. The 16-way the book calls likely fine is comms-bound "
-    "under both (by 66% and by 10%): the conclusion changes."};
+    "under both (by 66% and by 11%): the conclusion changes."};
 
 // Largest Y for which tensor parallelism's forward pass is compute-bound, found from the library's layer
 // times: the time ratio is independent of B and of Y's exact value, so Y_max = Y · T_math / T_comms.
@@ -520,7 +520,8 @@ EXERCISE("ch5.fig16-threshold", "Figure 16: where every strategy turns comms-bou
                       "a reading of Figure 16's logarithmic batch axis to one digit: the passage's other end, '1M', "
                       "is where the 8-long split overtakes FSDP 256 × TP 16, 16F = " + format_number(16 * kFigF, 2) +
                       ", half of what it reads, so '6M' is taken within a third (4M to 8M)"))
-      .explain("summed axes, the book's model here: 512·F·(1/3 − 1/16) = " +
+      .explain("decided: holds, as a reading of a figure at the precision the passage reads it. Summed axes, the "
+               "book's model here: 512·F·(1/3 − 1/16) = " +
                format_number(fsdp_wins_from(CommsModel::summed), 3) + "; with the "
                "axes concurrent, the workbook's model, the crossover is " +
                format_number(fsdp_wins_from(CommsModel::concurrent), 3) + " = 512·F/3. Either is inside the reading: "
