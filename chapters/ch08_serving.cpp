@@ -509,14 +509,13 @@ EXERCISE("ch8.double-topology", "Throughput per chip after doubling each slice")
     const auto s = decode_step(in, max_batch(in, kContext), kContext);
     auto& a = ex.answer("qps_" + r.dtype, qps_per_chip(s, kDecodeLen), "queries/s")
                   .book(printed[i], sig(i == 0 ? 2 : 3))
-                  .erratum(kDoubledSlice)
+                  .erratum(kDoubledSlice, "Exactly: " + num(s.batch) + " caches at a " + secs(s.step_s) + " step.")
                   .reproduced_by(kDoubledBatch / (kBookStep_s * kDecodeLen * n),
                                  "the text's batch of 161 on every row / (0.019 s · 512 · " + num(n) + ")");
     const double book_batch = max_batch(book70(n, r.d, kW82), kContext);
     a.book_inputs_give(book_batch / (kBookStep_s * kDecodeLen * n),
                        num(book_batch) + " caches (the book's constants) at the stated 19 ms step: " + num(book_batch) +
-                           " / (0.019 s · 512 · " + num(n) + ")")
-        .explain("exactly: " + num(s.batch) + " caches at a " + secs(s.step_s) + " step");
+                           " / (0.019 s · 512 · " + num(n) + ")");
     t.row({r.dtype, num(n), num(s.batch), num(printed[i]), num(book_batch / (kBookStep_s * kDecodeLen * n)),
            num(a.value()), status(a)});
   }
