@@ -78,3 +78,33 @@ TEST_CASE("train and plan agree on random layouts: TPU slices, pods and GPU clus
   CHECK(agreed >= 50);
   MESSAGE("layouts agreed: " << agreed << ", refused alike: " << refused);
 }
+
+TEST_CASE("the issue's case: plan's best, given to train as flags, is the same layout with the same terms") {
+  // LLaMA-3 70B on a v5p 16x16x8 with a 4M-token batch: train once recomputed the step on its own and
+  // disagreed with plan's pick (21.9 GB per chip against 3.77 GB). Now train with plan's degrees,
+  // microbatches, ZeRO stage and scope and rule prints plan's numbers.
+  const std::string machine = "--model llama3-70b --chip tpu-v5p --slice 16x16x8 --batch-tokens 4194304";
+  const auto p = run("plan " + machine + " --json");
+  REQUIRE(p.exit_code == 0);
+  const auto best = nlohmann::json::parse(p.out)["best"];
+  const std::string flags = " --dp " + best["dp"].dump() + " --tp " + best["tp"].dump() + " --pp " + best["pp"].dump() +
+                            " --microbatches " + best["microbatches"].dump() + " --zero " + best["zero"].dump() +
+                            " --zero-scope " + best["zero_scope"].get<std::string>() + " --saved " +
+                            best["saved"].get<std::string>();
+  INFO(flags);
+  const auto t = run("train " + machine + flags + " --json");
+  REQUIRE(t.exit_code == 0);
+  const auto tr = nlohmann::json::parse(t.out);
+  for (const char* key : {"axes", "step_s", "bytes_per_chip", "memory_per_chip", "t_math_s", "t_hbm_s", "t_ici_s",
+                          "t_dcn_s", "t_bubble_s", "bound", "mfu"}) {
+    INFO(key);
+    CHECK(tr[key] == best[key]);
+  }
+  // And plan given those flags evaluates that one layout and prints it as its best.
+  const auto one = run("plan " + machine + flags + " --json");
+  REQUIRE(one.exit_code == 0);
+  const auto j = nlohmann::json::parse(one.out);
+  CHECK(j["mode"] == "one layout");
+  CHECK(j["best"] == best);
+  CHECK(j["cost_model"] == "exact");
+}

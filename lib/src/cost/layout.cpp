@@ -66,14 +66,19 @@ int pipeline_degree(const Layout& l) {
 
 namespace {
 // Every (d, t, p) with d·t·p = n whose factors divide the remaining degrees; the slow tier takes t = 1.
-void place(const System& s, size_t axis, int data, int tensor, int pipeline, Layout& cur, std::vector<Layout>& out) {
-  if (axis == s.fast.size()) {
+// The order is the planner's search order (the last axis outermost, each axis by data then tensor factor
+// ascending, the slow tier innermost), so a full tie goes to the placement the search would keep.
+void place(const System& s, size_t k, int data, int tensor, int pipeline, Layout& cur, std::vector<Layout>& out) {
+  if (k == s.fast.size()) {
     const int groups = s.slow.groups;
-    if (tensor != 1 || data * pipeline != groups) return;
-    cur.slow = {data, 1, pipeline};
-    out.push_back(cur);
+    for (int d = 1; d <= groups; ++d) {
+      if (groups % d || d != data || groups / d != pipeline || tensor != 1) continue;
+      cur.slow = {d, 1, groups / d};
+      out.push_back(cur);
+    }
     return;
   }
+  const size_t axis = s.fast.size() - 1 - k;
   const int n = s.fast[axis].size;
   for (int d = 1; d <= n; ++d) {
     if (n % d || data % d) continue;
@@ -82,7 +87,7 @@ void place(const System& s, size_t axis, int data, int tensor, int pipeline, Lay
       const int p = n / d / t;
       if (pipeline % p) continue;
       cur.fast[axis] = {d, t, p};
-      place(s, axis + 1, data / d, tensor / t, pipeline / p, cur, out);
+      place(s, k + 1, data / d, tensor / t, pipeline / p, cur, out);
     }
   }
 }

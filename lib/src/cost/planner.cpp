@@ -83,8 +83,9 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
   f.hbm_bw = h.chip.hbm_bytes_per_s;
   f.slow_bw = h.slow.bytes_per_s;
   const auto p = param_counts(c);
-  const double final_norm = c.final_norm ? c.d_model * (c.norm_bias ? 2 : 1) : 0;
-  f.p_layer = (p.total - p.embedding - p.unembedding - final_norm) / c.layers;
+  // The layers' parameters and the rest, from the one weight inventory (model/tensors.hpp); whole numbers
+  // below 2^53, so the difference is exact.
+  f.p_layer = (p.total - p.once) / c.layers;
   f.p_other = p.total - f.p_layer * c.layers;
   f.p_total = p.total;
   f.six_active = six_active_flops_per_token(c);

@@ -58,7 +58,8 @@ int tensor_degree(const Layout& l);
 int pipeline_degree(const Layout& l);
 
 // Every way to place degrees data × tensor × pipeline on the system's axes (data and pipeline may use
-// the slow tier, tensor may not), with the other fields of `base`. Empty when the degrees do not
+// the slow tier, tensor may not), with the other fields of `base`, in the planner's search order (the
+// last axis outermost, each axis by data then tensor factor ascending). Empty when the degrees do not
 // multiply to the system's chips or cannot be placed.
 struct System;
 std::vector<Layout> placements(const System& s, int data, int tensor, int pipeline, const Layout& base);

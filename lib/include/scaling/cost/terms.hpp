@@ -27,8 +27,10 @@ struct Terms {
 };
 
 // The order the planner ranks layouts by, and the tie rule it states: faster first; on equal step time,
-// less memory per chip, then less time on the networks (more headroom).
+// less memory per chip, then less time on the networks (more headroom); on a full tie, the first found
+// in the search's order (for placements of the same degrees: placements(), layout.hpp).
 bool better(const Terms& a, const Terms& b);
-inline constexpr const char* kTieRule = "faster step; on a tie, less memory per chip, then less network time";
+inline constexpr const char* kTieRule =
+    "faster step; on a tie, less memory per chip, then less network time, then the first in search order";
 
 }  // namespace scaling
