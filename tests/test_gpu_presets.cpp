@@ -119,3 +119,29 @@ TEST_CASE("System: TPU pods over DCN") {
   CHECK_THROWS_WITH_AS(tpu_pods(chip("h100"), {2, 2}, 1), doctest::Contains("not a TPU"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(tpu_pods(chip("tpu-v5p"), {4, 4, 4}, 0), doctest::Contains("pods = 0"), std::invalid_argument);
 }
+
+#include "scaling/cost/layout.hpp"
+#include "scaling/model/presets.hpp"
+#include "scaling/model/tensors.hpp"
+
+TEST_CASE("activation inventory: the named rules are its sums") {
+  // A gated dense layer (LLaMA): the layer input alone is D; the seven big weight matmuls produce Q (N·H),
+  // K and V (K·H each), W_O's output (D), the two MLP input matrices' outputs (F each) and W_out's (D).
+  const auto llama = model("llama3-8b");
+  CHECK(to_string(saved_elements(saved_rule("input"), llama)) == "D");
+  CHECK(to_string(saved_elements(saved_rule("matmuls"), llama)) == "2D+2F+NH+2KH");
+  CHECK(to_string(saved_elements(saved_rule("all"), llama)) == "20D");  // the book's rough count, as written
+  // A plain MLP has one input matrix.
+  auto plain = llama;
+  plain.gated_mlp = false;
+  CHECK(to_string(saved_elements(saved_rule("matmuls"), plain)) == "2D+F+NH+2KH");
+  // Every tensor is listed once with a kind; the layer keeps more than its matmul outputs.
+  int inputs = 0;
+  for (const auto& a : activation_inventory(llama)) inputs += a.kind == ActivationKind::layer_input;
+  CHECK(inputs == 1);
+  // A sum given by hand that equals a named rule is that rule; any other is kept as written.
+  CHECK(parse_plan_rule("NH+2KH+2F+2D").name == "matmuls");
+  CHECK(parse_plan_rule("D+2F").name.empty());
+  CHECK(parse_plan_rule("D+2F").recompute == Remat::none);
+  CHECK_THROWS_WITH_AS(parse_plan_rule("4Q"), doctest::Contains("input, matmuls, all"), std::invalid_argument);
+}

@@ -9,6 +9,7 @@
 #include "scaling/base/format.hpp"
 #include "scaling/cost/terms.hpp"
 #include "scaling/hardware/system.hpp"
+#include "scaling/model/tensors.hpp"
 
 namespace scaling {
 
@@ -42,6 +43,12 @@ PlanRule parse_plan_rule(std::string_view text) {
   for (const auto& r : saved_rules())
     if (to_string(parse_saved_rule(r.rule)) == to_string(parsed)) return r;
   return {std::string(text), Remat::none, ""};
+}
+
+SavedRule saved_elements(const PlanRule& r, const TransformerConfig& model) {
+  if (r.name == "input") return saved_of_kind(model, ActivationKind::layer_input);
+  if (r.name == "matmuls") return saved_of_kind(model, ActivationKind::matmul_output);
+  return parse_saved_rule(r.rule);
 }
 
 std::string label(const PlanRule& r) { return r.name.empty() ? r.rule : r.name; }

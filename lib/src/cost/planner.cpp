@@ -97,7 +97,7 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
   for (int i = 0; i < f.n_rules; ++i) {
     const auto& rule = r.saved_rules[static_cast<size_t>(i)];
     const auto ri = static_cast<size_t>(i);
-    f.act_bytes[ri] = bytes_per_element(setup.activations) * saved_elements_per_layer_token(parse_saved_rule(rule.rule), c);
+    f.act_bytes[ri] = bytes_per_element(setup.activations) * saved_elements_per_layer_token(saved_elements(rule, c), c);
     f.rule_flops[ri] = f.six_active + remat_extra_flops_per_token(c, r.seq_len, rule.recompute);
     f.rule_reruns[ri] = rule.recompute == Remat::block ? 1 : 0;
   }
@@ -325,7 +325,7 @@ Score score_book(const Fixed& f, const PlanRequest& r, double X, double Y, int r
   const auto cost = layer_cost(MlpLayer{f.B, c.d_model, c.d_ff}, s, X, Y);
   const auto t = layer_time(cost, Pass::forward, f.C, f.axis_bw[0], m_x, m_y, CommsModel::summed);
   TrainingSetup setup = r.setup;
-  setup.saved = parse_saved_rule(r.saved_rules[static_cast<size_t>(rule)].rule);
+  setup.saved = saved_elements(r.saved_rules[static_cast<size_t>(rule)], c);
   const auto memory = zero_memory_per_device(training_memory(c, f.B, setup), X * Y, 3);
   if (parts) *parts = memory;
   const double bytes = memory.total;

@@ -34,6 +34,10 @@ const PlanRule& saved_rule(std::string_view name);
 // rule's is that rule (with its recompute); any other sum is taken as saved with nothing rerun, so the
 // step model counts no recompute FLOPs for it (a lower bound). Throws std::invalid_argument for neither.
 PlanRule parse_plan_rule(std::string_view text);
+// What a rule keeps of `model`, per layer per token: `input` and `matmuls` summed from the model's
+// activation inventory (model/tensors.hpp: for a gated dense model D and 2D+2F+NH+2KH, the texts above;
+// a plain MLP has one input matrix, an MoE layer its experts' widths), any other rule its sum as written.
+SavedRule saved_elements(const PlanRule& r, const TransformerConfig& model);
 // The name, or the sum when the rule has none.
 std::string label(const PlanRule& r);
 
