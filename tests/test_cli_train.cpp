@@ -150,6 +150,7 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 64", "exceeds the 40 layers"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 0", "--microbatches '0'"},
       {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2", "exceeds the batch"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 3", "microbatches = 3 does not divide the batch"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 4", "--zero '4'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 1,3", "--zero '1,3'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --fsdp 64 --zero 1", "--fsdp with --zero '1'"},

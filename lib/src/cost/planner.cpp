@@ -109,7 +109,9 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
   f.n_micro = 0;
   if (only_micro > 0) f.micro[static_cast<size_t>(f.n_micro++)] = only_micro;
   else
-    for (double m = 1; m <= r.max_microbatches && f.n_micro < kMaxMicro; m *= 2) f.micro[static_cast<size_t>(f.n_micro++)] = m;
+    // Whole microbatches only: the powers of two that divide B (a prefix of them, so the list just stops).
+    for (double m = 1; m <= r.max_microbatches && f.n_micro < kMaxMicro && std::fmod(f.B, m) == 0; m *= 2)
+      f.micro[static_cast<size_t>(f.n_micro++)] = m;
   return f;
 }
 
@@ -437,6 +439,9 @@ Terms step_terms(const TransformerConfig& model, const System& system, const Lay
   r.cost_model = cost_model;
   if (layout.microbatches < 1)
     throw std::invalid_argument("microbatches = " + std::to_string(layout.microbatches) + ": must be at least 1");
+  if (std::fmod(batch.tokens, layout.microbatches) != 0)
+    throw std::invalid_argument("microbatches = " + std::to_string(layout.microbatches) + " does not divide the batch of " +
+                                format_number(batch.tokens) + " tokens");
   if (layout.zero < 0 || layout.zero > 3)
     throw std::invalid_argument("ZeRO stage " + std::to_string(layout.zero) + ": must be 0, 1, 2 or 3");
   const Fixed f = fix(r, layout.microbatches);

@@ -73,7 +73,7 @@ struct Batch {
 // `cost_model`, with the dtypes, optimizer and master copy of `setup` (its `saved` is ignored: the
 // layout's rule applies). Throws std::invalid_argument naming what is wrong with the layout (factors that
 // do not multiply to an axis, a tensor degree that does not divide the heads, a pipeline deeper than the
-// layers, data degree × microbatches above the batch, the book model given pods or a pipeline, …).
+// layers, microbatches that do not divide the batch, data degree × microbatches above the batch, the book model given pods or a pipeline, …).
 Terms step_terms(const TransformerConfig& model, const System& system, const Layout& layout, const Batch& batch,
                  CostModel cost_model = CostModel::exact, const TrainingSetup& setup = {});
 
@@ -85,7 +85,7 @@ struct PlanRequest {
   std::vector<PlanRule> saved_rules = default_saved_rules();
   TrainingSetup setup;  // dtypes, optimizer and master copy (its `saved` is ignored: the rules above vary it)
   std::vector<int> zero_stages{0, 1, 2, 3};
-  int max_microbatches = 256;  // powers of two up to this (and up to B/X tokens)
+  int max_microbatches = 256;  // powers of two up to this that divide B (and up to B/X tokens)
   int max_pipeline = 0;        // the largest pipeline degree to try; 0: any (up to the layers)
   CostModel cost_model = CostModel::exact;
   int top_k = 1;
