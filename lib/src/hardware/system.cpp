@@ -36,7 +36,9 @@ System tpu_pods(const Chip& c, const std::vector<int>& shape, int pods) {
     s.fast.push_back({shape[i], wraps[i], c.ici_bidi_bytes_per_s, c.ici_hop_latency_s});
   }
   s.slow.groups = pods;
-  const double per_host = std::min(chips_in(c.host_shape.empty() ? shape : c.host_shape), chips_in(shape));
+  // Chips sharing a host's DCN bandwidth: a host's worth, or the whole slice when it is smaller (a chip
+  // file without a host shape counts one chip per host, as the planner always has).
+  const double per_host = std::min(chips_in(c.host_shape), chips_in(shape));
   s.slow.bytes_per_s = c.dcn_bytes_per_s_per_host / per_host;
   s.slow.name = "DCN";
   return s;
