@@ -8,8 +8,9 @@
 // node's NVLink domain as one axis — and slow groups over the slow network (pods over DCN, nodes over
 // InfiniBand). A layout (cost/layout.hpp) splits each fast axis of size n as n = d·t·p among the data,
 // tensor and pipeline groups, and the slow tier as d·p. `step_terms` below is the one training-step
-// model: `scaling train`, `scaling plan` given every degree, and the chapters call it; the search runs
-// the same arithmetic (the same functions, with what does not depend on the layout hoisted out of its loops).
+// model: `scaling train` and `scaling plan` given every degree call it; the search (and so the chapters'
+// planner exercises) runs the same functions, with what does not depend on the layout hoisted out of its
+// loops, and a test holds every layout the search reports against step_terms.
 //
 // The exact cost model (CostModel::exact), per training step, per chip. Letters: B global batch (tokens),
 // X = X_fast·X_slow data degree, Y tensor degree, S pipeline degree, m microbatches, b = B/(X·m) tokens
@@ -20,7 +21,7 @@
 //   Compute (§4.1, §5):    t_math = (6·N_active + remat extra)·B · (S·⌈L/S⌉/L) / (chips · C)
 //   HBM (§1, the roofline): t_hbm = m · (3 + forward reruns) · (weight bytes of P_s)/Y / W_hbm
 //   Bubble (§5.1.5):       t_bubble = f/(1 − f) · max(t_math, t_hbm), f = (S − 1)/(m + S − 1)
-//   ICI: each group's collectives over the axes it spans, time = exact ring bytes ((n − 1)/n, training.hpp)
+//   ICI (the fast network: ICI, or NVLink on GPUs): each group's collectives over the axes it spans, time = exact ring bytes ((n − 1)/n, training.hpp)
 //   over Σ W_axis / k (an axis shared by k groups gives each 1/k of its links); groups run concurrently (max):
 //     data — the stage's weights as one §5 layer (2·D·F_s = P_s): one AllGather = FSDP's comm_x_fwd; ZeRO-3
 //       3m of them per step (AllGather forward and backward, ReduceScatter of the gradients, every
@@ -28,13 +29,14 @@
 //     tensor — two blocks per layer (attention, MLP), each §5's TP comm_y forward and backward, plus the
 //       forward's again when the forward is rerun;
 //     pipeline — §5.1.5's activations and their gradients across a stage boundary, 1/Y per chip, one link.
-//   DCN: each chip's 1/X_fast share of the stage crosses the pods — an AllReduce of its gradient once per
+//   DCN (the slow network: DCN, or InfiniBand between GPU nodes): each chip's 1/X_fast share of the stage crosses the pods — an AllReduce of its gradient once per
 //     step when ZeRO shards within the slice only, or the ZeRO stage's own pattern when it shards over every
 //     replica (zero_all) — and the pipeline sends that cross pods.
 //   step = max(max(t_math, t_hbm) + t_bubble, t_ici, t_dcn); the bound is the network when a network term
 //   is the maximum, otherwise the largest of compute, memory (HBM bandwidth) and bubble.
 // Memory per chip: training_memory's weights, gradients, optimizer state and master copy for P_s/Y,
 // sharded by zero_memory_per_device over the ZeRO group (X_fast, or X with zero_all), plus the rule's saved
+// elements (saved_elements: the activation inventory's sums for the named rules)
 // activations of ⌈L/S⌉ layers for min(m, S) microbatches in flight (1 without a pipeline), sharded over Y.
 // Left out: the layer ZeRO-3 gathers for the moment it is used, collective and workspace buffers, and the
 // per-step overheads of real kernels — so the step is a lower bound and the MFU an upper one.
