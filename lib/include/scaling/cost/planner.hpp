@@ -36,8 +36,8 @@
 //   is the maximum, otherwise the largest of compute, memory (HBM bandwidth) and bubble.
 // Memory per chip: training_memory's weights, gradients, optimizer state and master copy for P_s/Y,
 // sharded by zero_memory_per_device over the ZeRO group (X_fast, or X with zero_all), plus the rule's saved
-// elements (saved_elements: the activation inventory's sums for the named rules)
-// activations of ⌈L/S⌉ layers for min(m, S) microbatches in flight (1 without a pipeline), sharded over Y.
+// activations (saved_elements: the activation inventory's sums for the named rules) of ⌈L/S⌉ layers for
+// min(m, S) microbatches in flight (1 without a pipeline), sharded over Y.
 // Left out: the layer ZeRO-3 gathers for the moment it is used, collective and workspace buffers, and the
 // per-step overheads of real kernels — so the step is a lower bound and the MFU an upper one.
 //
