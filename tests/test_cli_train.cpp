@@ -22,7 +22,7 @@ constexpr double kC = 4.59e14, kW = 1.8e11;  // v5p: bf16 FLOPs/s, one link both
 }  // namespace
 
 TEST_CASE("scaling train: LLaMA-2 13B on a v5p 16x16x16, by hand") {
-  const double B = 3e6, chips = 4096, X = 1024, Y = 4;
+  const double B = 3e6, chips = 4096, Y = 4;
   const auto j = train_json("--model llama2-13b --chip tpu-v5p --slice 16x16x16 --batch-tokens 3e6 --tokens 1e12 "
                             "--mfu 0.4 --fsdp 1024 --tp 4");
   for (const char* k : {"total_params", "active_params", "param_bytes", "grad_bytes", "optimizer_bytes", "master_bytes",

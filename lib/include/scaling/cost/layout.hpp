@@ -22,7 +22,7 @@ struct AxisRoles {
 struct PlanRule {
   std::string rule;  // "D", "2D+2F+NH+2KH", …
   Remat recompute;
-  std::string name;  // "input", "matmuls", "all"
+  std::string name = "";  // "input", "matmuls", "all"; empty for a rule given only as its sum
 };
 // The named rules: only each layer's input (the forward rerun), the outputs of the big matmuls (attention
 // rerun: 2D + 2F + NH + 2KH, §4's inventory of what the big matmuls produce), and everything (nothing rerun:
