@@ -12,7 +12,7 @@ namespace {
 PlanRequest request(const char* model_key, int pods, double batch_tokens) {
   PlanRequest r;
   r.model = model(model_key);
-  r.hw = tpu_pods(chip("tpu-v5p"), {16, 20, 28}, pods);
+  r.system = tpu_pods(chip("tpu-v5p"), {16, 20, 28}, pods);
   r.batch_tokens = batch_tokens;
   r.top_k = 10;
   return r;

@@ -47,7 +47,7 @@ constexpr double kBatch405 = 16.0 * 1024 * 1024;
 PlanRequest pod_request(const TransformerConfig& c, int pods, double batch, CostModel cm = CostModel::exact) {
   PlanRequest r;
   r.model = c;
-  r.hw = tpu_pods(v5p(), {16, 20, 28}, pods);
+  r.system = tpu_pods(v5p(), {16, 20, 28}, pods);
   r.batch_tokens = batch;
   r.seq_len = kSeq;
   r.cost_model = cm;
@@ -261,12 +261,12 @@ EXERCISE("ch6.mixed-fsdp-tp", "Mixed FSDP and tensor parallelism on the pod (§6
   r.top_k = 7;
   const auto out = plan(r);
   const auto& best = out.top.front();
-  ex.claim("recipe_tp", "§6.3: use about 4-way tensor parallelism", best.tp, "").about(4, exact())
+  ex.claim("recipe_tp", "§6.3: use about 4-way tensor parallelism", tensor_degree(best.layout), "").about(4, exact())
       .explain("the book-model planner's best layout on the 16×20×28 pod");
-  ex.claim("recipe_fsdp", "§6.3: and roughly 2048-way FSDP", best.fsdp, "")
+  ex.claim("recipe_fsdp", "§6.3: and roughly 2048-way FSDP", data_degree(best.layout), "")
       .about(2048, rel(0.1).because("'roughly … a reasonable multiple of 2': X·Y = 8960 admits no 2048"))
       .explain("2240 = 8960 / 4");
-  ex.answer("pod_best_comms_over_math", best.t_ici_s / best.t_math_s, "")
+  ex.answer("pod_best_comms_over_math", best.terms.t_ici_s / best.terms.t_math_s, "")
       .explain("the best whole layout of all 8960 chips with Y dividing the heads, X = 2240, Y = 4, in the book's "
                "model: comms exceed FLOPs by 4%");
   // §6.3 asks whether some mix is compute-bound and answers with the continuous X ≈ 1927 (Y ≈ 4.65), then
@@ -292,7 +292,8 @@ EXERCISE("ch6.mixed-fsdp-tp", "Mixed FSDP and tensor parallelism on the pod (§6
   }
   auto& tab = ex.table("book-model-pod", {"FSDP X", "TP Y", "comms / FLOPs", "bound"});
   for (const auto& l : out.top)
-    tab.row({std::to_string(l.fsdp), std::to_string(l.tp), format_number(l.t_ici_s / l.t_math_s, 3), to_string(l.bound)});
+    tab.row({std::to_string(data_degree(l.layout)), std::to_string(tensor_degree(l.layout)),
+             format_number(l.terms.t_ici_s / l.terms.t_math_s, 3), to_string(l.terms.bound)});
 
   // §5.1.4's own example through the same planner: a 4×4×4 slice, B = 48,000, F = 32,768 -> X = 16, Y = 4.
   TransformerConfig s5 = c;
@@ -301,14 +302,14 @@ EXERCISE("ch6.mixed-fsdp-tp", "Mixed FSDP and tensor parallelism on the pod (§6
   s5.layers = 1;
   PlanRequest r5;
   r5.model = s5;
-  r5.hw = tpu_pods(v5p(), {4, 4, 4}, 1);
+  r5.system = tpu_pods(v5p(), {4, 4, 4}, 1);
   r5.batch_tokens = 48000;
   r5.cost_model = CostModel::book;
   r5.saved_rules = {{"D", Remat::block}};
   const auto best5 = plan(r5).top.front();
-  ex.claim("s5_example_x", "§5.1.4: on a 4×4×4 slice with B = 48,000 and F = 32,768 choose X = 16", best5.fsdp, "")
+  ex.claim("s5_example_x", "§5.1.4: on a 4×4×4 slice with B = 48,000 and F = 32,768 choose X = 16", data_degree(best5.layout), "")
       .about(16, exact());
-  ex.claim("s5_example_y", "§5.1.4: and Y = 4", best5.tp, "").about(4, exact());
+  ex.claim("s5_example_y", "§5.1.4: and Y = 4", tensor_degree(best5.layout), "").about(4, exact());
 }
 
 namespace {
@@ -331,12 +332,12 @@ void plot_frontier(workbook::Exercise& ex, const std::string& key, const PodPlan
   std::vector<double> x, y;
   for (double cap_gb : {0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0, 5.6, 8.0, 16.0, 32.0, 96.0}) {
     auto r = p.request;
-    r.hw.hbm_bytes = cap_gb * 1e9;
+    r.system.chip.hbm_bytes = cap_gb * 1e9;
     r.top_k = 1;
     const auto out = plan(r);
-    if (out.top.empty() || (!x.empty() && out.top.front().bytes_per_chip / 1e9 == x.back())) continue;
-    x.push_back(out.top.front().bytes_per_chip / 1e9);
-    y.push_back(out.top.front().step_s);
+    if (out.top.empty() || (!x.empty() && out.top.front().terms.memory.total / 1e9 == x.back())) continue;
+    x.push_back(out.top.front().terms.memory.total / 1e9);
+    y.push_back(out.top.front().terms.step_s);
   }
   s.line("fastest layout within the budget", x, y, workbook::Mode::both);
 }
@@ -345,12 +346,11 @@ void layout_table(workbook::Exercise& ex, const std::string& key, const PodPlan&
   auto& t = ex.table(key, {"FSDP", "TP", "PP", "micro", "ZeRO", "saved", "step", "memory / chip", "MFU", "bound",
                            "axes (data·tensor·pipeline)"});
   for (size_t i = 0; i < std::min(rows, p.result.top.size()); ++i) {
-    const auto& l = p.result.top[i];
-    t.row({std::to_string(l.fsdp), std::to_string(l.tp), std::to_string(l.pipeline), std::to_string(l.microbatches),
-           std::to_string(l.zero) + (l.zero_all ? " (all pods)" : ""),
-           p.request.saved_rules[static_cast<size_t>(l.saved)].rule, format_quantity(l.step_s, "s"),
-           format_quantity(l.bytes_per_chip, "B"), format_number(100 * l.mfu, 3) + "%", to_string(l.bound),
-           describe_axes(l, p.request.hw)});
+    const auto& [l, o] = p.result.top[i];
+    t.row({std::to_string(data_degree(l)), std::to_string(tensor_degree(l)), std::to_string(pipeline_degree(l)),
+           std::to_string(l.microbatches), std::to_string(l.zero) + (l.zero_scope == ZeroScope::all ? " (all pods)" : ""),
+           l.saved.rule, format_quantity(o.step_s, "s"), format_quantity(o.memory.total, "B"),
+           format_number(100 * o.mfu, 3) + "%", to_string(o.bound), describe_axes(p.result.top[i], p.request.system)});
   }
 }
 }  // namespace
@@ -372,20 +372,21 @@ EXERCISE("ex6.1", "LLaMA-3 70B on four v5p pods at the same batch") {
   auto rb = pod_request(c, 1, kBatch / 4, CostModel::book);
   rb.saved_rules = {{"4D", Remat::none}};
   const auto book_best = plan(rb).top.front();
-  ex.answer("book_comms_over_math", book_best.t_ici_s / book_best.t_math_s, "")
-      .explain("X = " + std::to_string(book_best.fsdp) + ", Y = " + std::to_string(book_best.tp) + " in each pod");
+  ex.answer("book_comms_over_math", book_best.terms.t_ici_s / book_best.terms.t_math_s, "")
+      .explain("X = " + std::to_string(data_degree(book_best.layout)) + ", Y = " +
+               std::to_string(tensor_degree(book_best.layout)) + " in each pod");
   const double total = six_active_flops_per_token(c) * kTokens;
   const double book_days =
-      training_time_s(total, chips, v5p().bf16_flops_per_s, kMfu) * std::max(1.0, book_best.t_ici_s / book_best.t_math_s) / kDay;
+      training_time_s(total, chips, v5p().bf16_flops_per_s, kMfu) * std::max(1.0, book_best.terms.t_ici_s / book_best.terms.t_math_s) / kDay;
   ex.answer("book_days", book_days, "days")
       .explain("40% MFU on 35,840 chips, stretched by the comms-to-FLOPs ratio since comms bound the step");
   // The exact planner over every layout of the four pods.
   const auto p = pod_plan(c, 4, kBatch, 8);
   const auto& best = p.result.top.front();
   ex.answer("plan_configs", static_cast<double>(p.result.configs_evaluated), "layouts");
-  ex.answer("plan_step_s", best.step_s, "s").explain(std::string("bound: ") + to_string(best.bound));
-  ex.answer("plan_mfu", best.mfu, "").explain("6N·B over the pods' peak FLOPs times the step");
-  ex.answer("plan_days", kTokens / kBatch * best.step_s / kDay, "days").explain("15e12 / 4·2^20 steps of the best layout");
+  ex.answer("plan_step_s", best.terms.step_s, "s").explain(std::string("bound: ") + to_string(best.terms.bound));
+  ex.answer("plan_mfu", best.terms.mfu, "").explain("6N·B over the pods' peak FLOPs times the step");
+  ex.answer("plan_days", kTokens / kBatch * best.terms.step_s / kDay, "days").explain("15e12 / 4·2^20 steps of the best layout");
   layout_table(ex, "best-4-pods", p, 8);
   plot_frontier(ex, "plan-4-pods", p);
 }
@@ -415,9 +416,9 @@ EXERCISE("ex6.2", "LLaMA-3.1 405B: parameters, FLOPs and eight v5p pods") {
   const auto pp = pod_plan(c, 8, kBatch405, 8);
   const auto& best = pp.result.top.front();
   ex.answer("plan_configs", static_cast<double>(pp.result.configs_evaluated), "layouts");
-  ex.answer("plan_step_s", best.step_s, "s").explain(std::string("bound: ") + to_string(best.bound));
-  ex.answer("plan_mfu", best.mfu, "");
-  ex.answer("plan_days", kTokens / kBatch405 * best.step_s / kDay, "days");
+  ex.answer("plan_step_s", best.terms.step_s, "s").explain(std::string("bound: ") + to_string(best.terms.bound));
+  ex.answer("plan_mfu", best.terms.mfu, "");
+  ex.answer("plan_days", kTokens / kBatch405 * best.terms.step_s / kDay, "days");
   layout_table(ex, "best-8-pods", pp, 8);
   plot_frontier(ex, "plan-8-pods", pp);
 }

@@ -46,10 +46,21 @@ struct CollectiveMatmulArgs {
   std::string kind, mesh, B, D, F, direction = "uni", wrap = "auto";
   bool verify = false, json = false;
 };
+// The machine of `train` and `plan`: TPU --slice [--pods] (or --chips N as one axis), GPU --nodes
+// [--gpus-per-node] (or --chips N), bandwidths from the chip preset unless overridden.
+struct MachineArgs {
+  std::string slice, pods, chips, nodes, gpus_per_node, nvlink_bw, ib_bw;
+};
+// The layout and the training setup of `train` and `plan` (plan takes lists for --zero and --saved).
+struct StepArgs {
+  std::string dp, tp, pp, fsdp, microbatches, zero, zero_scope, saved, seq, cost_model = "exact";
+  std::string weights = "bf16", grads = "bf16", optimizer = "adam", master = "none";
+};
 struct PlanArgs {
   ChipArgs chip;
-  std::string model, config, slice, pods, nodes, gpus_per_node, nvlink_bw, ib_bw, batch_tokens, seq, top, saved, zero,
-      max_microbatches, cost_model = "exact";
+  MachineArgs machine;
+  StepArgs step;
+  std::string model, config, batch_tokens, top, max_microbatches;
   bool json = false;
 };
 struct ParamsArgs {
@@ -60,8 +71,9 @@ struct ParamsArgs {
 struct TrainArgs {
   std::string model, config;
   ChipArgs chip;
-  std::string slice, pods, chips, batch_tokens, tokens, mfu = "0.5", saved = "D+2F", weights = "bf16", grads = "bf16",
-      optimizer = "adam", master = "none", fsdp, tp;
+  MachineArgs machine;
+  StepArgs step;
+  std::string batch_tokens, tokens, mfu = "0.5";
   bool json = false;
 };
 struct LayoutArgs {

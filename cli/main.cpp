@@ -113,25 +113,47 @@ int scaling_main(int argc, char** argv) {
   cmatmul->add_flag("--json", cm.json, "print one JSON object, SI units");
   on(cmatmul, [&] { cli::run_collective_matmul(cm); });
 
+  // `train` and `plan` take the same machine, layout and setup options (README: "Train and plan").
+  auto add_machine_options = [](CLI::App* sub, cli::MachineArgs& m) {
+    sub->add_option("--slice", m.slice, "TPU: the slice (pod) shape, e.g. 16x20x28");
+    sub->add_option("--pods", m.pods, "TPU: that many slices over DCN (default 1)");
+    sub->add_option("--nodes", m.nodes, "GPU: nodes over InfiniBand (bandwidths from the chip preset)");
+    sub->add_option("--gpus-per-node", m.gpus_per_node, "GPU: GPUs per NVLink node (default: the preset's)");
+    sub->add_option("--chips", m.chips, "a chip count instead: one TPU ICI axis, or GPUs filling whole nodes");
+    sub->add_option("--nvlink-bw", m.nvlink_bw, "GPU override: NVLink bytes/s per GPU, one direction");
+    sub->add_option("--ib-bw", m.ib_bw, "GPU override: InfiniBand bytes/s per GPU, one direction");
+  };
+  auto add_step_options = [](CLI::App* sub, cli::StepArgs& s, bool lists) {
+    sub->add_option("--dp", s.dp, "data-parallel degree (default: the chips left by --tp and --pp)");
+    sub->add_option("--tp", s.tp, "tensor-parallel degree (default 1)");
+    sub->add_option("--pp", s.pp, "pipeline degree (default 1)");
+    sub->add_option("--fsdp", s.fsdp, "FSDP degree X: --dp X --zero 3");
+    sub->add_option("--microbatches", s.microbatches, "gradient-accumulation microbatches (default 1)");
+    sub->add_option("--zero", s.zero, lists ? "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3; 3 given every degree)"
+                                            : "ZeRO stage 0-3 (default 3)");
+    sub->add_option("--zero-scope", s.zero_scope, "ZeRO shards over: all (every replica, default) or group (one slice/node)");
+    sub->add_option("--saved", s.saved, lists ? "activation rules to try: input, matmuls, all or a sum such as D+2F "
+                                                "(default the three names; D+2F given every degree)"
+                                              : "activations saved per layer: input, matmuls, all, or a sum of D, F, "
+                                                "NH, KH such as 4D or D+2F (default D+2F)");
+    sub->add_option("--seq", s.seq, "sequence length (the attention a rerun repeats; default 4096)");
+    sub->add_option("--cost-model", s.cost_model, "exact (default) or book (§5.1.4's FSDP × TP on one slice)");
+    sub->add_option("--weights", s.weights, "dtype of the weights (and of the saved activations)")->capture_default_str();
+    sub->add_option("--grads", s.grads, "dtype of the gradient buffer, or none")->capture_default_str();
+    sub->add_option("--optimizer", s.optimizer, "adam (two fp32 moments) or sgd (no state)")->capture_default_str();
+    sub->add_option("--master", s.master, "an fp32 master copy of the weights: none or fp32")->capture_default_str();
+  };
+
   cli::TrainArgs tr;
-  auto* train = app.add_subcommand("train", "training memory, time and the §5 parallelism bounds on a slice");
+  auto* train = app.add_subcommand("train", "training memory, step time and the §5 bounds for one layout");
   train->add_option("--model", tr.model, "a preset (see `scaling models`)");
   train->add_option("--config", tr.config, "a HuggingFace config.json");
   add_chip_options(train, tr.chip);
-  train->add_option("--slice", tr.slice, "slice shape, e.g. 16x16x16");
-  train->add_option("--pods", tr.pods, "pods of that slice, data-parallel over DCN");
-  train->add_option("--chips", tr.chips, "a chip count instead of a slice (counted as one ICI axis)");
+  add_machine_options(train, tr.machine);
+  add_step_options(train, tr.step, false);
   train->add_option("--batch-tokens", tr.batch_tokens, "global batch in tokens")->required();
   train->add_option("--tokens", tr.tokens, "training tokens: gives total_flops and time_s");
   train->add_option("--mfu", tr.mfu, "model FLOPs utilisation in (0, 1]")->capture_default_str();
-  train->add_option("--saved", tr.saved, "activations saved per layer per token, a sum of terms in D, F, NH, KH "
-                                         "(e.g. 4D, D+2F, 2D+2F+NH+2KH)")->capture_default_str();
-  train->add_option("--weights", tr.weights, "dtype of the weights (and of the saved activations)")->capture_default_str();
-  train->add_option("--grads", tr.grads, "dtype of the gradient buffer, or none")->capture_default_str();
-  train->add_option("--optimizer", tr.optimizer, "adam (two fp32 moments) or sgd (no state)")->capture_default_str();
-  train->add_option("--master", tr.master, "an fp32 master copy of the weights: none or fp32")->capture_default_str();
-  train->add_option("--fsdp", tr.fsdp, "FSDP degree X (with --tp; X·Y = chips of a pod)");
-  train->add_option("--tp", tr.tp, "tensor-parallel degree Y (with --fsdp)");
   train->add_flag("--json", tr.json, "print one JSON object, SI units");
   on(train, [&] { cli::run_train(tr); });
 
@@ -140,19 +162,11 @@ int scaling_main(int argc, char** argv) {
   planner->add_option("--model", pl.model, "a preset (see `scaling models`)");
   planner->add_option("--config", pl.config, "a HuggingFace config.json");
   add_chip_options(planner, pl.chip);
-  planner->add_option("--slice", pl.slice, "TPU: the slice (pod) shape, e.g. 16x20x28");
-  planner->add_option("--pods", pl.pods, "TPU: that many slices over DCN (default 1)");
-  planner->add_option("--nodes", pl.nodes, "GPU: nodes over InfiniBand");
-  planner->add_option("--gpus-per-node", pl.gpus_per_node, "GPU: GPUs per NVLink node");
-  planner->add_option("--nvlink-bw", pl.nvlink_bw, "GPU: NVLink bandwidth per GPU, bytes/s (both directions)");
-  planner->add_option("--ib-bw", pl.ib_bw, "GPU: InfiniBand bandwidth per GPU, bytes/s (one direction)");
+  add_machine_options(planner, pl.machine);
+  add_step_options(planner, pl.step, true);
   planner->add_option("--batch-tokens", pl.batch_tokens, "global batch per step, tokens");
-  planner->add_option("--seq", pl.seq, "sequence length (the attention a rerun repeats; default 4096)");
   planner->add_option("--top", pl.top, "print the K fastest layouts (default 1, at most 1000)");
-  planner->add_option("--saved", pl.saved, "activation rules to try: input,matmuls,all (default all three)");
-  planner->add_option("--zero", pl.zero, "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3)");
   planner->add_option("--max-microbatches", pl.max_microbatches, "largest microbatch count (powers of 2; default 256)");
-  planner->add_option("--cost-model", pl.cost_model, "exact (default) or book (§5.1.4's FSDP × TP on one slice)");
   planner->add_flag("--json", pl.json, "print one JSON object, SI units");
   on(planner, [&] { cli::run_plan(pl); });
   cli::LayoutArgs la;

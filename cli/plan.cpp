@@ -1,5 +1,7 @@
 // `scaling plan`: the parallelism planner (lib/include/scaling/cost/planner.hpp) for a model on a TPU
-// slice (or pods of them over DCN) or a GPU cluster, at a global batch.
+// slice (or pods of them over DCN) or a GPU cluster, at a global batch. Given every degree (--dp/--fsdp,
+// --tp, --pp, or enough of them to fix the rest) it evaluates that one layout through step_terms, at its
+// best placement on the axes, exactly as `scaling train` does with the same flags.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -8,28 +10,21 @@
 #include "commands.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/cost/planner.hpp"
-#include "scaling/hardware/topology.hpp"
 #include "scaling/model/presets.hpp"
+#include "step_options.hpp"
 
 namespace cli {
 
 namespace {
 
-// --saved: names of the planner's rules, comma-separated.
+// --saved: rules to try, comma-separated, each a name or a sum (parse_plan_rule).
 std::vector<scaling::PlanRule> parse_saved(const std::string& text) {
-  const auto all = scaling::default_saved_rules();
-  const std::vector<std::string> names{"input", "matmuls", "all"};  // the order of default_saved_rules()
   std::vector<scaling::PlanRule> out;
   size_t start = 0;
   while (true) {
     const size_t end = text.find(',', start);
     const std::string name = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    size_t i = 0;
-    while (i < names.size() && names[i] != name) ++i;
-    if (i == names.size())
-      throw std::invalid_argument("--saved '" + scaling::escape_for_message(name) +
-                                  "': expected input, matmuls or all (comma-separated)");
-    out.push_back(all[i]);
+    out.push_back(for_option("--saved", [&] { return scaling::parse_plan_rule(name); }));
     if (end == std::string::npos) return out;
     start = end + 1;
   }
@@ -44,34 +39,6 @@ std::vector<int> parse_zero(const std::string& text) {
   return out;
 }
 
-int whole(const std::string& option, const std::string& text, double limit) {
-  const double v = parse_size(option, text);
-  if (v > limit) throw std::invalid_argument(option + " '" + text + "': at most " + scaling::format_number(limit));
-  return static_cast<int>(v);
-}
-
-nlohmann::json layout_json(const scaling::PlanLayout& l, const scaling::PlanRequest& r) {
-  return {{"fsdp", l.fsdp},
-          {"tp", l.tp},
-          {"pipeline", l.pipeline},
-          {"microbatches", l.microbatches},
-          {"saved", r.saved_rules[static_cast<size_t>(l.saved)].rule},
-          {"zero", l.zero},
-          {"zero_scope", l.zero_all ? "all" : "slice"},
-          {"step_s", l.step_s},
-          {"bytes_per_chip", l.bytes_per_chip},
-          {"bound", scaling::to_string(l.bound)},
-          {"axes", scaling::describe_axes(l, r.hw)},
-          {"fsdp_slow", l.fsdp_slow},
-          {"pipeline_slow", l.pipeline_slow},
-          {"t_math_s", l.t_math_s},
-          {"t_hbm_s", l.t_hbm_s},
-          {"t_bubble_s", l.t_bubble_s},
-          {"t_ici_s", l.t_ici_s},
-          {"t_dcn_s", l.t_dcn_s},
-          {"mfu", l.mfu}};
-}
-
 }  // namespace
 
 void run_plan(const PlanArgs& a) {
@@ -80,59 +47,83 @@ void run_plan(const PlanArgs& a) {
   r.model = resolve_model("plan", a.model, a.config);
   if (a.batch_tokens.empty()) throw UsageError("plan: --batch-tokens is required");
   const Chip c = resolve_chip(a.chip);
-  const bool gpu = !a.nodes.empty() || !a.gpus_per_node.empty();
-  if (gpu) {
-    if (!a.slice.empty() || !a.pods.empty()) throw UsageError("plan: --slice/--pods (TPU) and --nodes (GPU) exclude each other");
-    if (a.nodes.empty() || a.gpus_per_node.empty() || a.nvlink_bw.empty() || a.ib_bw.empty())
-      throw UsageError("plan: a GPU cluster needs --nodes, --gpus-per-node, --nvlink-bw and --ib-bw");
-    r.hw = gpu_cluster(c, whole("--gpus-per-node", a.gpus_per_node, 1024), whole("--nodes", a.nodes, 1e6),
-                       parse_positive("--nvlink-bw", a.nvlink_bw), parse_positive("--ib-bw", a.ib_bw));
-  } else {
-    if (a.slice.empty()) throw UsageError("plan: give --slice AxBxC (TPU) or --nodes (GPU)");
-    const auto slice = for_option("--slice", [&] { return make_slice(c, parse_shape(a.slice)); });
-    const int pods = a.pods.empty() ? 1 : whole("--pods", a.pods, 1e6);
-    r.hw = tpu_pods(c, slice.shape, pods);
-  }
+  r.system = resolve_system("plan", c, a.machine);
   r.batch_tokens = parse_size("--batch-tokens", a.batch_tokens);
-  if (!a.seq.empty()) r.seq_len = parse_size("--seq", a.seq);
-  if (!a.top.empty()) r.top_k = whole("--top", a.top, 1000);
-  if (!a.saved.empty()) r.saved_rules = parse_saved(a.saved);
-  if (!a.zero.empty()) r.zero_stages = parse_zero(a.zero);
-  if (!a.max_microbatches.empty()) r.max_microbatches = whole("--max-microbatches", a.max_microbatches, 1 << 20);
-  if (a.cost_model == "book") r.cost_model = CostModel::book;
-  else if (a.cost_model != "exact")
-    throw std::invalid_argument("--cost-model '" + escape_for_message(a.cost_model) + "': expected exact or book");
-  if (r.cost_model == CostModel::book && r.hw.slow_groups > 1)
+  r.seq_len = resolve_seq(a.step);
+  r.setup = resolve_setup(a.step);
+  r.cost_model = resolve_cost_model(a.step);
+  if (!a.top.empty()) r.top_k = static_cast<int>(parse_size("--top", a.top));
+  if (r.top_k > 1000) throw std::invalid_argument("--top '" + a.top + "': at most 1000");
+  if (r.cost_model == CostModel::book && r.system.slow.groups > 1)
     throw std::invalid_argument("--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)");
+  const Degrees d = resolve_degrees(a.step, chips(r.system));
 
-  const auto out = plan(r);
-  if (out.top.empty())
-    throw std::invalid_argument(fmt::format("no layout of the {} evaluated fits in {} of HBM per chip",
-                                            out.configs_evaluated, format_quantity(r.hw.hbm_bytes, "B")));
+  PlanResult out;
+  std::string mode = "search";
+  if (d.given) {
+    // One layout: its degrees at their best placement on the axes, as `train` computes it.
+    mode = "one layout";
+    if (!a.max_microbatches.empty() || !a.top.empty())
+      throw UsageError("plan: --top and --max-microbatches search; given every degree there is one layout");
+    const Layout base = resolve_layout(a.step);
+    out.top = {best_placement(r.model, r.system, d.data, d.tensor, d.pipeline, base, {r.batch_tokens, r.seq_len},
+                              r.cost_model, r.setup)};
+    out.configs_evaluated = 1;
+    out.configs_fit = out.top.front().terms.memory.total <= r.system.chip.hbm_bytes ? 1 : 0;
+  } else {
+    if (!a.step.microbatches.empty())
+      throw UsageError("plan: --microbatches fixes one layout's count: give the degrees too (or --max-microbatches)");
+    if (!a.step.zero_scope.empty()) throw UsageError("plan: --zero-scope fixes one layout: give the degrees too");
+    if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved);
+    if (!a.step.zero.empty()) r.zero_stages = parse_zero(a.step.zero);
+    if (!a.max_microbatches.empty()) {
+      const double m = parse_size("--max-microbatches", a.max_microbatches);
+      if (m > (1 << 20)) throw std::invalid_argument("--max-microbatches '" + a.max_microbatches + "': at most 1048576");
+      r.max_microbatches = static_cast<int>(m);
+    }
+    out = plan(r);
+    if (out.top.empty())
+      throw std::invalid_argument(fmt::format("no layout of the {} evaluated fits in {} of HBM per chip",
+                                              out.configs_evaluated, format_quantity(r.system.chip.hbm_bytes, "B")));
+  }
   if (a.json) {
     nlohmann::json top = nlohmann::json::array();
-    for (const auto& l : out.top) top.push_back(layout_json(l, r));
+    for (const auto& l : out.top) top.push_back(step_json(l, r.system));
     std::cout << nlohmann::json{{"configs_evaluated", out.configs_evaluated},
                                 {"configs_fit", out.configs_fit},
-                                {"hardware", r.hw.name},
-                                {"best", layout_json(out.top.front(), r)},
+                                {"hardware", r.system.name},
+                                {"chips", chips(r.system)},
+                                {"fast_network", r.system.fast_name},
+                                {"slow_network", r.system.slow.name},
+                                {"cost_model", to_string(r.cost_model)},
+                                {"mode", mode},
+                                {"tie_break", kTieRule},
+                                {"fits", out.configs_fit > 0},
+                                {"best", step_json(out.top.front(), r.system)},
                                 {"top", top}}
                      .dump(2)
               << "\n";
     return;
   }
-  fmt::print("{} on {}, batch {} tokens ({} cost model)\n", a.model.empty() ? a.config : a.model, r.hw.name,
-             format_number(r.batch_tokens), a.cost_model);
-  fmt::print("layouts evaluated: {}, fit in HBM: {}\n\n", out.configs_evaluated, out.configs_fit);
-  if (r.hw.slow_groups > 1) fmt::print("(zero N*: ZeRO shards across the {} as well)\n", r.hw.slow_name);
-  fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {:>10} {:>10} {:>6} {:<8} {}\n", "#", "fsdp", "tp", "pp",
+  fmt::print("{} on {}, batch {} tokens ({} cost model, {})\n", a.model.empty() ? a.config : a.model, r.system.name,
+             format_number(r.batch_tokens), to_string(r.cost_model), mode);
+  fmt::print("layouts evaluated: {}, fit in HBM: {}; ranked by: {}\n\n", out.configs_evaluated, out.configs_fit,
+             kTieRule);
+  if (r.system.slow.groups > 1) fmt::print("(zero N*: ZeRO shards across the {} as well)\n", r.system.slow.name);
+  fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {:>10} {:>10} {:>6} {:<10} {}\n", "#", "dp", "tp", "pp",
              "micro", "zero", "saved", "step", "mem/chip", "MFU", "bound", "axes (data·tensor·pipeline)");
   int rank = 1;
-  for (const auto& l : out.top)
-    fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {:>10} {:>10} {:>5.1f}% {:<8} {}\n", rank++, l.fsdp, l.tp,
-               l.pipeline, l.microbatches, std::to_string(l.zero) + (l.zero_all ? "*" : ""), r.saved_rules[static_cast<size_t>(l.saved)].rule,
-               format_quantity(l.step_s, "s"), format_quantity(l.bytes_per_chip, "B"), 100 * l.mfu,
-               to_string(l.bound), describe_axes(l, r.hw));
+  for (const auto& p : out.top) {
+    const auto& [l, t] = p;
+    fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {:>10} {:>10} {:>5.1f}% {:<10} {}\n", rank++,
+               data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches,
+               std::to_string(l.zero) + (l.zero_scope == ZeroScope::all && r.system.slow.groups > 1 ? "*" : ""),
+               label(l.saved), format_quantity(t.step_s, "s"), format_quantity(t.memory.total, "B"), 100 * t.mfu,
+               bound_label(t.bound, r.system), describe_axes(p, r.system));
+  }
+  if (d.given && out.configs_fit == 0)
+    fmt::print("\ndoes not fit: {} per chip against {} of HBM\n", format_quantity(out.top.front().terms.memory.total, "B"),
+               format_quantity(r.system.chip.hbm_bytes, "B"));
 }
 
 }  // namespace cli

@@ -89,6 +89,7 @@ inline Best plan(const Model& md, const Machine& mc, double B, double T, double 
           const double Z = all ? X : Xf;                // ZeRO's group
           for (const auto& rule : rules)
             for (double m = 1; m <= max_m && X * m <= B; m *= 2) {
+              if (std::fmod(B, m) != 0) continue;  // whole microbatches
               ++best.evaluated;
               const double b = B / (X * m);
               const double w_bytes = 2 * stage / Y, g_bytes = 2 * stage / Y, o_bytes = 8 * stage / Y;

@@ -70,7 +70,7 @@ TEST_CASE("scaling chips lists every preset") {
   const auto j = nlohmann::json::parse(r.out);
   std::vector<std::string> names;
   for (const auto& c : j) names.push_back(c["name"]);
-  CHECK(names == std::vector<std::string>{"tpu-v3", "tpu-v4p", "tpu-v5p", "tpu-v5e", "tpu-v6e", "h100"});
+  CHECK(names == std::vector<std::string>{"tpu-v3", "tpu-v4p", "tpu-v5p", "tpu-v5e", "tpu-v6e", "a100", "h100", "h200", "b200"});
   CHECK(run("chips").exit_code == 0);
 }
 
@@ -83,7 +83,7 @@ TEST_CASE("scaling rejects bad values with one line naming them, exit 1") {
       {"matmul --chip tpu-v5e --B 1 --D 1 --F 2.5", "--F '2.5'"},
       {"matmul --chip tpu-v5e --B 1 --D 1 --F nan", "--F 'nan'"},
       {"matmul --chip tpu-v5e --B 1 --D 1 --F 1 --lhs-dtype bf32", "bf32"},
-      {"matmul --chip h100 --B 1 --D 1 --F 1 --compute-dtype int8", "int8"},
+      {"matmul --chip a100 --B 1 --D 1 --F 1 --compute-dtype fp8", "fp8"},
   };
   expect_rejected(cases);
 }

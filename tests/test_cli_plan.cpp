@@ -34,12 +34,12 @@ TEST_CASE("scaling plan: JSON keys and the top list") {
   all_finite(j);
   CHECK(j["configs_evaluated"].get<double>() > j["top"].size());
   CHECK(j["top"].size() == 5);
-  for (const char* key : {"fsdp", "tp", "pipeline", "microbatches", "saved", "zero", "step_s", "bytes_per_chip", "bound"})
+  for (const char* key : {"dp", "tp", "pp", "microbatches", "saved", "zero", "step_s", "bytes_per_chip", "bound", "memory_per_chip"})
     CHECK_MESSAGE(j["best"].contains(key), key);
   CHECK(j["best"] == j["top"][0]);
   double last = 0;
   for (const auto& l : j["top"]) {
-    CHECK(l["fsdp"].get<int>() * l["tp"].get<int>() * l["pipeline"].get<int>() == 64);
+    CHECK(l["dp"].get<int>() * l["tp"].get<int>() * l["pp"].get<int>() == 64);
     CHECK(l["bytes_per_chip"].get<double>() <= 96e9);
     CHECK(l["step_s"].get<double>() >= last);
     last = l["step_s"].get<double>();
@@ -53,12 +53,13 @@ TEST_CASE("scaling plan: the book model on a v5p pod, by hand (§5.1.4, §6.3)")
   const double B = 4194304, D = 8192, F = 28672, N = 8960, L = 80, C = 4.59e14, W = 1.8e11;
   CHECK(j["configs_evaluated"] == 7);  // Y = 1, 2, 4, …, 64 (the 64 heads; 8960 = 2^8·35)
   CHECK(j["best"]["tp"] == 4);
-  CHECK(j["best"]["fsdp"] == 2240);
+  CHECK(j["best"]["dp"] == 2240);
+  CHECK(j["cost_model"] == "book");
   // Per layer forward: 4BDF/(N·C) against 4DF/(Y·W·M_X) + 4BD/(X·W·M_Y), a step 3·L times the larger.
   const double math = 4 * B * D * F / (N * C), comms = 4 * D * F / (4 * W * 2) + 4 * B * D / (2240 * W * 1);
   CHECK(j["best"]["step_s"].get<double>() == Approx(3 * L * std::max(math, comms)).epsilon(1e-12));
   CHECK(j["best"]["bound"] == "ICI");  // comms exceed compute by about 4%
-  for (const auto& l : j["top"]) CHECK(l["pipeline"] == 1);
+  for (const auto& l : j["top"]) CHECK(l["pp"] == 1);
 }
 
 TEST_CASE("scaling plan: the exact model's best against its own terms") {
@@ -72,7 +73,7 @@ TEST_CASE("scaling plan: the exact model's best against its own terms") {
   const double params = 80 * (2 * 8192.0 * 8192 + 2 * 8192.0 * 1024 + 3 * 8192.0 * 28672 + 2 * 8192) +
                         2 * 128256.0 * 8192 + 8192;
   CHECK(b["mfu"].get<double>() == Approx(6 * params * 4194304 / (2 * 8960 * 4.59e14 * step)).epsilon(1e-9));
-  CHECK(b["fsdp"].get<int>() * b["tp"].get<int>() * b["pipeline"].get<int>() == 2 * 8960);
+  CHECK(b["dp"].get<int>() * b["tp"].get<int>() * b["pp"].get<int>() == 2 * 8960);
 }
 
 TEST_CASE("scaling plan: a GPU cluster") {
@@ -81,7 +82,7 @@ TEST_CASE("scaling plan: a GPU cluster") {
   all_finite(j);
   CHECK(j["hardware"].get<std::string>().find("H100") != std::string::npos);
   for (const auto& l : j["top"]) {
-    CHECK(l["fsdp"].get<int>() * l["tp"].get<int>() * l["pipeline"].get<int>() == 128);
+    CHECK(l["dp"].get<int>() * l["tp"].get<int>() * l["pp"].get<int>() == 128);
     CHECK(l["tp"].get<int>() <= 8);  // tensor parallelism stays inside a node
     CHECK(l["bytes_per_chip"].get<double>() <= 80e9);
   }
@@ -105,7 +106,17 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1024 --top 0", "--top '0'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --top 1001", "--top '1001'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --seq 0", "--seq '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --saved none", "--saved 'none'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --saved none", "'none'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --saved input,4Q", "--saved"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --tp 3", "--tp 3"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --dp 2 --tp 2 --pp 2", "must equal the 64 chips"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --tp 64", "64 does not divide the 32 heads"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp 4 --zero 1,3", "--zero '1,3'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp 4 --microbatches 0", "--microbatches '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --weights fp7", "'fp7'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --grads fp7", "'fp7'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --optimizer lion", "'lion'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --master bf16", "'bf16'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero 4", "--zero '4'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero x", "--zero"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --max-microbatches 0", "--max-microbatches '0'"},
@@ -114,7 +125,6 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1024 --hbm-bytes 1e6", "no layout"},
       {"plan --model nope --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024", "'nope'"},
       {"plan --model llama3-8b --chip tpu-v9 --slice 4x4x4 --batch-tokens 1024", "'tpu-v9'"},
-      {"plan --model llama3-8b --chip h100 --slice 2x2 --batch-tokens 1024", "h100"},
       {"plan --model llama3-8b --chip h100 --nodes 0 --gpus-per-node 8 --nvlink-bw 9e11 --ib-bw 5e10 --batch-tokens 1024",
        "--nodes '0'"},
       {"plan --model llama3-8b --chip h100 --nodes 2 --gpus-per-node 8 --nvlink-bw 0 --ib-bw 5e10 --batch-tokens 1024",
@@ -130,7 +140,10 @@ TEST_CASE("scaling plan: usage errors exit 2") {
         "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4",
         "plan --model llama3-8b --chip tpu-v5p --batch-tokens 1024",
         "plan --model llama3-8b --slice 4x4x4 --batch-tokens 1024",
-        "plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1024",
+        "plan --model llama3-8b --chip h100 --slice 2x2 --batch-tokens 1024",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --microbatches 2",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --tp 4 --top 3",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --fsdp 16 --dp 16 --tp 4",
         "plan --model llama3-8b --chip h100 --nodes 2 --gpus-per-node 8 --nvlink-bw 9e11 --ib-bw 5e10 --slice 2x2 "
         "--batch-tokens 1024"}) {
     INFO(args);

@@ -22,13 +22,14 @@ constexpr double kC = 4.59e14, kW = 1.8e11;  // v5p: bf16 FLOPs/s, one link both
 }  // namespace
 
 TEST_CASE("scaling train: LLaMA-2 13B on a v5p 16x16x16, by hand") {
-  const double B = 3e6, chips = 4096;
+  const double B = 3e6, chips = 4096, Y = 4;
   const auto j = train_json("--model llama2-13b --chip tpu-v5p --slice 16x16x16 --batch-tokens 3e6 --tokens 1e12 "
                             "--mfu 0.4 --fsdp 1024 --tp 4");
   for (const char* k : {"total_params", "active_params", "param_bytes", "grad_bytes", "optimizer_bytes", "master_bytes",
                         "activation_bytes", "total_bytes", "min_chips", "bytes_per_chip", "fits", "flops_per_token",
                         "total_flops", "time_s", "alpha", "batch_per_chip", "fsdp_min_batch_per_chip", "tp_max_degree",
-                        "x_opt", "t_math_s", "t_fsdp_s", "t_tp_s", "compute_bound"})
+                        "x_opt", "t_math_s", "t_hbm_s", "t_ici_s", "t_dcn_s", "t_bubble_s", "step_s", "bound",
+                        "memory_per_chip", "cost_model", "tie_break", "axes"})
     CHECK_MESSAGE(j.contains(k), k);
   CHECK(j["total_params"].get<double>() == kParams);
   CHECK(j["active_params"].get<double>() == kParams);
@@ -40,6 +41,10 @@ TEST_CASE("scaling train: LLaMA-2 13B on a v5p 16x16x16, by hand") {
   CHECK(j["activation_bytes"].get<double>() == Approx(act));
   CHECK(j["total_bytes"].get<double>() == Approx(12 * kParams + act));
   CHECK(j["min_chips"].get<double>() == Approx((12 * kParams + act) / 96e9));
+  // Per chip under the layout: ZeRO-3 shards the 12 bytes of state per parameter over all X·Y chips (the
+  // weights 1/Y each, then 1/X of that), and each chip keeps its B/X tokens' activations split over Y.
+  CHECK(j["memory_per_chip"]["params"].get<double>() == Approx(2 * kParams / chips));
+  CHECK(j["memory_per_chip"]["activations"].get<double>() == Approx(act / chips));
   CHECK(j["bytes_per_chip"].get<double>() == Approx((12 * kParams + act) / chips));
   CHECK(j["fits"] == true);
   CHECK(j["flops_per_token"].get<double>() == 6 * kParams);
@@ -50,16 +55,33 @@ TEST_CASE("scaling train: LLaMA-2 13B on a v5p 16x16x16, by hand") {
   CHECK(j["fsdp_min_batch_per_chip"].get<double>() == Approx(850));
   CHECK(j["tp_max_degree"].get<double>() == Approx(3 * F / 2550));
   CHECK(j["x_opt"].get<double>() == Approx(std::sqrt(B * 2 * chips / F)));  // M_X = 2, M_Y = 1
-  // Y = 4 is a sub-ring of the first axis; X spans all three axes (the rest of the first and the other two).
-  CHECK(j["m_y"].get<double>() == 1);
-  CHECK(j["m_x"].get<double>() == 3);
-  const double t_math = 6 * kParams * B / (chips * kC);
-  const double t_fsdp = 3 * (1023.0 / 1024) * (2 * kParams / 4) / (kW * 3);
-  const double t_tp = 2 * L * 4 * (3.0 / 4) * 2 * (B / 1024) * D / kW;
-  CHECK(j["t_math_s"].get<double>() == Approx(t_math));
-  CHECK(j["t_fsdp_s"].get<double>() == Approx(t_fsdp));
-  CHECK(j["t_tp_s"].get<double>() == Approx(t_tp));
-  CHECK(j["compute_bound"] == (t_math >= std::max(t_fsdp, t_tp)));
+  // The step: every FLOP of 6N·B at peak over the chips; the weights read three times from HBM (forward,
+  // and the two backward matmuls), 1/Y of them per chip; D+2F reruns nothing.
+  CHECK(j["t_math_s"].get<double>() == Approx(6 * kParams * B / (chips * kC)));
+  CHECK(j["t_hbm_s"].get<double>() == Approx(3 * 2 * kParams / Y / 2.8e12));
+  CHECK(j["t_bubble_s"].get<double>() == 0);
+  CHECK(j["t_dcn_s"].get<double>() == 0);
+  CHECK(j["step_s"].get<double>() ==
+        Approx(std::max({j["t_math_s"].get<double>(), j["t_hbm_s"].get<double>(), j["t_ici_s"].get<double>()})));
+  CHECK(j["dp"] == 1024);
+  CHECK(j["tp"] == 4);
+  CHECK(j["pp"] == 1);
+  CHECK(j["zero"] == 3);
+  CHECK(j["cost_model"] == "exact");
+}
+
+TEST_CASE("scaling train: the communication of a layout with one placement, by hand") {
+  // One ICI axis of 64 chips split 16 (data) × 4 (tensor): both groups share the axis, each gets half of
+  // its 1.8e11 B/s. FSDP (ZeRO-3): per step 3 ring passes (gather forward, gather backward, scatter the
+  // gradients) of the chip's 1/Y of the bf16 weights, (X − 1)/X of it each. TP: per layer two blocks, each
+  // gathering and scattering its [B/X, D] activations forward and backward, (Y − 1)/Y of them per pass.
+  const double B = 65536, X = 16, Y = 4, W = 1.8e11 / 2;
+  const auto j = train_json("--model llama2-13b --chip tpu-v5p --chips 64 --batch-tokens 65536 --dp 16 --tp 4");
+  CHECK(j["axes"] == "64=16·4·1");
+  const double t_data = 3 * (X - 1) / X * 2 * kParams / Y / W;
+  const double t_tensor = 2 * L * 4 * (Y - 1) / Y * 2 * (B / X) * D / W;
+  CHECK(j["t_ici_s"].get<double>() == Approx(std::max(t_data, t_tensor)).epsilon(1e-12));
+  CHECK(j["bound"] == (j["t_ici_s"].get<double>() > j["t_math_s"].get<double>() ? "ICI" : "compute"));
 }
 
 TEST_CASE("scaling train: options change the memory terms as stated") {
@@ -71,7 +93,7 @@ TEST_CASE("scaling train: options change the memory terms as stated") {
   CHECK(j["master_bytes"].get<double>() == 4 * kParams);
   CHECK(j["activation_bytes"].get<double>() == Approx(4 * L * 4096 * (2 * D + 2 * F + N * H + 2 * N * H)));
   CHECK_FALSE(j.contains("total_flops"));
-  CHECK_FALSE(j.contains("t_math_s"));
+  CHECK(j["dp"] == 64);  // no degree given: every chip a data replica (FSDP)
   CHECK(j["fsdp_min_batch_per_chip"].get<double>() == Approx(2550));  // --chips counts as one axis
 }
 
@@ -103,7 +125,7 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--chips 4 --batch-tokens 1 --saved 4Q", "'4Q'"},
       {base + "--chips 4 --batch-tokens 1 --saved D+", "'D+'"},
       {base + "--chips 4 --batch-tokens 1 --saved=-D", "'-D'"},
-      {base + "--chips 4 --batch-tokens 1 --saved ''", "rule ''"},
+      {base + "--chips 4 --batch-tokens 1 --saved ''", "--saved ''"},
       {base + "--chips 4 --batch-tokens 0", "--batch-tokens '0'"},
       {base + "--chips 4 --batch-tokens -5", "--batch-tokens '-5'"},
       {base + "--chips 4 --batch-tokens 2.5", "--batch-tokens '2.5'"},
@@ -122,11 +144,29 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --pods 0 --batch-tokens 1", "--pods '0'"},
       {base + "--slice 4x4x4 --batch-tokens 1 --fsdp 8 --tp 4", "--fsdp 8"},
       {base + "--slice 4x4x4 --batch-tokens 1 --fsdp 0 --tp 4", "--fsdp '0'"},
-      {base + "--slice 12x4x4 --batch-tokens 1 --fsdp 24 --tp 8", "--tp 8"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp 3", "--tp 3"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 41", "--pp 41"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --dp 4 --tp 16", "16 does not divide the 40 heads"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 64", "exceeds the 40 layers"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 0", "--microbatches '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2", "exceeds the batch"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 3", "microbatches = 3 does not divide the batch"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 4", "--zero '4'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 1,3", "--zero '1,3'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --fsdp 64 --zero 1", "--fsdp with --zero '1'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --zero-scope pods", "--zero-scope 'pods'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model guess", "--cost-model 'guess'"},
+      {base + "--slice 4x4x4 --pods 2 --batch-tokens 1e6 --cost-model book", "one slice"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model book --tp 4 --pp 2", "no pipeline"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --seq 0", "--seq '0'"},
+      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --nvlink-bw 0", "--nvlink-bw '0'"},
+      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --ib-bw x", "--ib-bw 'x'"},
+      {"train --model llama2-13b --chip h100 --nodes 0 --batch-tokens 1e6", "--nodes '0'"},
+      {"train --model llama2-13b --chip h100 --nodes 2 --gpus-per-node 0 --batch-tokens 1e6", "--gpus-per-node '0'"},
+      {"train --model llama2-13b --chip h100 --chips 12 --batch-tokens 1e6", "--chips '12'"},
+      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --tp 16", "tensor parallelism stays inside"},
       {"train --model nope --chip tpu-v5p --chips 4 --batch-tokens 1", "'nope'"},
       {"train --model llama2-13b --chip tpu-v9 --chips 4 --batch-tokens 1", "'tpu-v9'"},
-      {"train --model llama2-13b --chip h100 --slice 2x2 --batch-tokens 1", "h100"},
-      {"train --model llama2-13b --chip h100 --chips 8 --batch-tokens 1 --fsdp 4 --tp 2", "h100"},
   });
 }
 
@@ -135,7 +175,9 @@ TEST_CASE("scaling train: usage errors exit 2") {
                            "train --model llama2-13b --chip tpu-v5p --batch-tokens 1",
                            "train --model llama2-13b --chip tpu-v5p --chips 4 --slice 4x4x4 --batch-tokens 1",
                            "train --model llama2-13b --chip tpu-v5p --chips 4",
-                           "train --model llama2-13b --chip tpu-v5p --chips 4 --batch-tokens 1 --fsdp 4",
+                           "train --model llama2-13b --chip tpu-v5p --chips 4 --batch-tokens 1 --fsdp 4 --dp 4",
+                           "train --model llama2-13b --chip h100 --slice 2x2 --batch-tokens 1",
+                           "train --model llama2-13b --chip h100 --nodes 2 --pods 2 --batch-tokens 1",
                            "train --model llama2-13b --chip tpu-v5p --chips 4 --pods 2 --batch-tokens 1",
                            "train --model llama2-13b --chips 4 --batch-tokens 1"}) {
     INFO(args);
@@ -145,10 +187,22 @@ TEST_CASE("scaling train: usage errors exit 2") {
   }
 }
 
-TEST_CASE("scaling train: an H100 cluster gets memory and time, no ICI bounds") {
+TEST_CASE("scaling train: an H100 cluster gets memory, time and its step over NVLink and InfiniBand") {
   const auto j = train_json("--model llama3-8b --chip h100 --chips 64 --batch-tokens 1e6 --tokens 1e12");
   CHECK_FALSE(j.contains("alpha"));
   CHECK(j["time_s"].get<double>() == Approx(6 * j["active_params"].get<double>() * 1e12 / (64 * 9.89e14 * 0.5)));
+  CHECK(j["hardware"] == "8 × 8 NVIDIA H100");
+  CHECK(j["fast_network"] == "NVLink");
+  CHECK(j["slow_network"] == "InfiniBand");
+  // Pure data parallelism (ZeRO-3 over all 64): the stage's bf16 weights cross InfiniBand in three ring
+  // passes per step, each chip sending its 1/8 node share (X_slow = 8 nodes, (8 − 1)/8 of it) at the
+  // preset's 50 GB/s per GPU (DGX H100: one 400 Gb/s ConnectX-7 per GPU).
+  const double P = j["total_params"].get<double>();
+  CHECK(j["t_dcn_s"].get<double>() == Approx(3 * (7.0 / 8) * 2 * P / 8 / 5e10).epsilon(1e-12));
+  // Inside a node the same over NVLink at 450 GB/s per GPU (§12: 18 links × 25 GB/s).
+  CHECK(j["t_ici_s"].get<double>() == Approx(3 * (7.0 / 8) * 2 * P / 4.5e11).epsilon(1e-12));
+  const auto text = run("train --model llama3-8b --chip h100 --nodes 8 --batch-tokens 1e6");
+  CHECK(text.out.find("step: InfiniBand") != std::string::npos);
 }
 
 TEST_CASE("scaling train: a config.json counts as its preset does") {

@@ -41,7 +41,8 @@ TEST_CASE("chip presets carry the §2.3 table values") {
   }
   CHECK_THROWS_WITH_AS(chip("tpu-v9"), doctest::Contains("unknown chip 'tpu-v9'"), std::invalid_argument);
   CHECK(peak_flops_per_s(v5e, Dtype::int8) == 3.94e14);
-  CHECK_THROWS_WITH_AS(peak_flops_per_s(chip("h100"), Dtype::int8), doctest::Contains("int8"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(peak_flops_per_s(chip("a100"), Dtype::fp8), doctest::Contains("fp8"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(peak_flops_per_s(v5e, Dtype::fp8), doctest::Contains("it has bf16, int8"), std::invalid_argument);
   CHECK_THROWS_AS(peak_flops_per_s(v5e, Dtype::fp32), std::invalid_argument);
 }
 

@@ -28,15 +28,14 @@ TEST_CASE("the book's collective rules (§3.4 table) as printed: V/W, V/W, 2V/W,
 TEST_CASE("planner: fast axes of 1 to 2^20 chips, no more") {
   PlanRequest r;
   r.model = model("llama2-7b");
-  r.hw.name = "test";
-  r.hw.flops_per_s = 1e15;
-  r.hw.hbm_bytes = 1e11;
-  r.hw.hbm_bytes_per_s = 1e12;
-  r.hw.fast_bytes_per_s = {1e11};
+  r.system.name = "test";
+  r.system.chip.bf16_flops_per_s = 1e15;
+  r.system.chip.hbm_bytes = 1e11;
+  r.system.chip.hbm_bytes_per_s = 1e12;
   r.batch_tokens = 1e6;
-  r.hw.fast_axes = {(1 << 20) + 1};
+  r.system.fast = {{(1 << 20) + 1, false, 1e11, 0}};
   CHECK_THROWS_WITH_AS(plan(r), doctest::Contains("must be 1 to 2^20"), std::invalid_argument);
-  r.hw.fast_axes = {2 << 20};
+  r.system.fast = {{2 << 20, false, 1e11, 0}};
   CHECK_THROWS_AS(plan(r), std::invalid_argument);
 }
 
@@ -44,7 +43,7 @@ namespace {
 PlanRequest two_axis_request() {
   PlanRequest r;
   r.model = model("llama2-7b");
-  r.hw = tpu_pods(chip("tpu-v5p"), {4, 4}, 1);
+  r.system = tpu_pods(chip("tpu-v5p"), {4, 4}, 1);
   r.batch_tokens = 1 << 20;
   return r;
 }
@@ -53,9 +52,12 @@ PlanRequest two_axis_request() {
 TEST_CASE("planner: the book's cost model refuses any pipeline stage, even two") {
   auto r = two_axis_request();
   r.cost_model = CostModel::book;
-  CHECK_THROWS_WITH_AS(evaluate(r, {AxisRoles{2, 1, 2}, AxisRoles{4, 1, 1}}, AxisRoles{}, 1, 0, 3),
+  Layout l;
+  l.fast = {AxisRoles{2, 1, 2}, AxisRoles{4, 1, 1}};
+  CHECK_THROWS_WITH_AS(step_terms(r.model, r.system, l, {r.batch_tokens}, r.cost_model),
                        doctest::Contains("no pipeline"), std::invalid_argument);
-  CHECK_NOTHROW(evaluate(r, {AxisRoles{4, 1, 1}, AxisRoles{4, 1, 1}}, AxisRoles{}, 1, 0, 3));
+  l.fast = {AxisRoles{4, 1, 1}, AxisRoles{4, 1, 1}};
+  CHECK_NOTHROW(step_terms(r.model, r.system, l, {r.batch_tokens}, r.cost_model));
 }
 
 TEST_CASE("planner: the listed layouts are distinct in their degrees (one mapping each)") {
@@ -65,17 +67,21 @@ TEST_CASE("planner: the listed layouts are distinct in their degrees (one mappin
   REQUIRE(result.top.size() > 1);
   for (size_t i = 0; i < result.top.size(); ++i)
     for (size_t j = i + 1; j < result.top.size(); ++j) {
-      const auto &a = result.top[i], &b = result.top[j];
-      const bool same = a.fsdp == b.fsdp && a.tp == b.tp && a.pipeline == b.pipeline &&
-                        a.microbatches == b.microbatches && a.zero == b.zero && a.zero_all == b.zero_all &&
-                        a.saved == b.saved && a.fsdp_slow == b.fsdp_slow && a.pipeline_slow == b.pipeline_slow;
+      const auto &a = result.top[i].layout, &b = result.top[j].layout;
+      const bool same = data_degree(a) == data_degree(b) && tensor_degree(a) == tensor_degree(b) &&
+                        pipeline_degree(a) == pipeline_degree(b) && a.microbatches == b.microbatches &&
+                        a.zero == b.zero && a.zero_scope == b.zero_scope && a.saved.rule == b.saved.rule &&
+                        a.slow.data == b.slow.data && a.slow.pipeline == b.slow.pipeline;
       CHECK_MESSAGE(!same, "layouts " << i << " and " << j << " repeat the same degrees");
     }
 }
 
 TEST_CASE("planner: an axis shared by data and pipeline parallelism splits its bandwidth, never loses it") {
   auto r = two_axis_request();
-  const auto shared = evaluate(r, {AxisRoles{2, 1, 2}, AxisRoles{4, 1, 1}}, AxisRoles{}, 8, 0, 3);
+  Layout l;
+  l.fast = {AxisRoles{2, 1, 2}, AxisRoles{4, 1, 1}};
+  l.microbatches = 8;
+  const auto shared = step_terms(r.model, r.system, l, {r.batch_tokens});
   CHECK(std::isfinite(shared.step_s));
   CHECK(std::isfinite(shared.t_ici_s));
 }

@@ -32,14 +32,13 @@ TransformerConfig toy() {
 PlanRequest request(const Machine& mc, double B, double T, int max_m) {
   PlanRequest r;
   r.model = toy();
-  r.hw.name = "test";
-  r.hw.flops_per_s = mc.C;
-  r.hw.hbm_bytes = mc.hbm;
-  r.hw.hbm_bytes_per_s = mc.hbm_bw;
-  r.hw.fast_axes = mc.axes;
-  r.hw.fast_bytes_per_s = mc.bw;
-  r.hw.slow_groups = mc.groups;
-  r.hw.slow_bytes_per_s = mc.slow_bw;
+  r.system.name = "test";
+  r.system.chip.bf16_flops_per_s = mc.C;
+  r.system.chip.hbm_bytes = mc.hbm;
+  r.system.chip.hbm_bytes_per_s = mc.hbm_bw;
+  for (size_t i = 0; i < mc.axes.size(); ++i) r.system.fast.push_back({mc.axes[i], false, mc.bw[i], 0});
+  r.system.slow.groups = mc.groups;
+  r.system.slow.bytes_per_s = mc.slow_bw;
   r.batch_tokens = B;
   r.seq_len = T;
   r.max_microbatches = max_m;
@@ -67,10 +66,10 @@ TEST_CASE("planner: the fastest layout equals a brute-force enumeration on small
       CHECK(got.configs_fit == want.fit);
       REQUIRE(want.fit > 0);
       REQUIRE(!got.top.empty());
-      CHECK(got.top[0].step_s == doctest::Approx(want.step).epsilon(1e-12));
-      CHECK(got.top[0].bytes_per_chip == doctest::Approx(want.bytes).epsilon(1e-12));
-      for (size_t k = 1; k < got.top.size(); ++k) CHECK(got.top[k - 1].step_s <= got.top[k].step_s);
-      for (const auto& l : got.top) CHECK(l.bytes_per_chip <= mc.hbm);
+      CHECK(got.top[0].terms.step_s == doctest::Approx(want.step).epsilon(1e-12));
+      CHECK(got.top[0].terms.memory.total == doctest::Approx(want.bytes).epsilon(1e-12));
+      for (size_t k = 1; k < got.top.size(); ++k) CHECK(got.top[k - 1].terms.step_s <= got.top[k].terms.step_s);
+      for (const auto& l : got.top) CHECK(l.terms.memory.total <= mc.hbm);
     }
   }
 }
@@ -85,23 +84,33 @@ TEST_CASE("planner: a pipeline limit matches the brute force with the same limit
     const auto want = testing::brute::plan(kToy, mc, 65536, 2048, 32, max_pp);
     CHECK(got.configs_evaluated == want.evaluated);
     REQUIRE(!got.top.empty());
-    CHECK(got.top[0].step_s == doctest::Approx(want.step).epsilon(1e-12));
-    for (const auto& l : got.top) CHECK(l.pipeline <= max_pp);
+    CHECK(got.top[0].terms.step_s == doctest::Approx(want.step).epsilon(1e-12));
+    for (const auto& l : got.top) CHECK(pipeline_degree(l.layout) <= max_pp);
   }
 }
 
-TEST_CASE("planner: evaluate() gives the terms of the layout the search reports") {
+TEST_CASE("planner: step_terms() gives the terms of the layout the search reports") {
   const Machine mc{{4, 4}, {1.8e11, 1.8e11}, 2, 6.25e9, 4.59e14, 4e9, 2.8e12};
-  const auto r = request(mc, 65536, 2048, 16);
+  auto r = request(mc, 65536, 2048, 16);
+  r.top_k = 20;
   const auto got = plan(r);
-  REQUIRE(!got.top.empty());
-  for (const auto& l : got.top) {
-    const auto again =
-        evaluate(r, l.axes, {l.fsdp_slow, 1, l.pipeline_slow}, l.microbatches, l.saved, l.zero, l.zero_all);
-    CHECK(again.step_s == l.step_s);
-    CHECK(again.bytes_per_chip == l.bytes_per_chip);
-    CHECK(again.bound == l.bound);
-    CHECK(l.fsdp * l.tp * l.pipeline == 32);
+  REQUIRE(got.top.size() > 1);
+  for (const auto& [l, t] : got.top) {
+    const auto again = step_terms(r.model, r.system, l, {r.batch_tokens, r.seq_len}, r.cost_model, r.setup);
+    CHECK(again.step_s == t.step_s);
+    CHECK(again.memory.total == t.memory.total);
+    CHECK(again.t_math_s == t.t_math_s);
+    CHECK(again.t_ici_s == t.t_ici_s);
+    CHECK(again.t_dcn_s == t.t_dcn_s);
+    CHECK(again.bound == t.bound);
+    // The parts add up to the total the search compared with HBM.
+    const auto& m = again.memory;
+    CHECK(m.params + m.grads + m.optimizer + m.master + m.activations == doctest::Approx(m.total).epsilon(1e-12));
+    CHECK(data_degree(l) * tensor_degree(l) * pipeline_degree(l) == 32);
+    // Given only its degrees, best_placement finds a placement at least as good (it tries every one).
+    const auto best = best_placement(r.model, r.system, data_degree(l), tensor_degree(l), pipeline_degree(l), l,
+                                     {r.batch_tokens, r.seq_len}, r.cost_model, r.setup);
+    CHECK(best.terms.step_s <= t.step_s);
   }
 }
 
@@ -112,19 +121,19 @@ TEST_CASE("planner, book model: §5.1.4's 4x4x4 example picks X = 16, Y = 4") {
   c.d_model = 8192, c.d_ff = 32768, c.layers = 1, c.q_heads = 64, c.kv_heads = 64, c.head_dim = 128, c.vocab = 1;
   PlanRequest r;
   r.model = c;
-  r.hw = tpu_pods(chip("tpu-v5p"), {4, 4, 4}, 1);
-  r.hw.hbm_bytes = 1e15;  // memory is not the question here
+  r.system = tpu_pods(chip("tpu-v5p"), {4, 4, 4}, 1);
+  r.system.chip.hbm_bytes = 1e15;  // memory is not the question here
   r.batch_tokens = 48000;
   r.cost_model = CostModel::book;
   r.saved_rules = {{"D", Remat::block}};
   const auto out = plan(r);
   REQUIRE(!out.top.empty());
-  CHECK(out.top[0].fsdp == 16);
-  CHECK(out.top[0].tp == 4);
+  CHECK(data_degree(out.top[0].layout) == 16);
+  CHECK(tensor_degree(out.top[0].layout) == 4);
   // By hand: F·X/(N·M_X) + B/(X·M_Y) with M_X = 2, M_Y = 1 is 4096 + 3000 for X = 16, the least of the
   // divisor pairs; in seconds per layer forward that is (4·D/W)·7096, summed over forward and backward (×3).
   const double W = 1.8e11;
-  CHECK(out.top[0].t_ici_s == doctest::Approx(3 * 4 * 8192 / W * (32768.0 * 16 / 128 + 48000.0 / 16)).epsilon(1e-9));
+  CHECK(out.top[0].terms.t_ici_s == doctest::Approx(3 * 4 * 8192 / W * (32768.0 * 16 / 128 + 48000.0 / 16)).epsilon(1e-9));
   CHECK(out.configs_evaluated == 7);  // Y = 1, 2, …, 64
 }
 
@@ -147,5 +156,15 @@ TEST_CASE("planner: bad requests are rejected with the value named") {
   r.cost_model = CostModel::book;
   CHECK_THROWS_WITH_AS(plan(r), doctest::Contains("one slice"), std::invalid_argument);
   r = request(mc, 8192, 2048, 8);
-  CHECK_THROWS_AS(evaluate(r, {{2, 2, 1}, {1, 4, 1}}, {1, 1, 1}, 1, 0, 3), std::invalid_argument);  // 2·2·1 ≠ 2
+  Layout bad;
+  bad.fast = {{2, 2, 1}, {1, 4, 1}};  // 2·2·1 ≠ 2
+  CHECK_THROWS_WITH_AS(step_terms(r.model, r.system, bad, {8192}), doctest::Contains("axis 0"), std::invalid_argument);
+  bad.fast = {{2, 1, 1}, {1, 4, 1}};
+  bad.microbatches = 0;
+  CHECK_THROWS_WITH_AS(step_terms(r.model, r.system, bad, {8192}), doctest::Contains("microbatches"), std::invalid_argument);
+  bad.microbatches = 1;
+  bad.zero = 5;
+  CHECK_THROWS_WITH_AS(step_terms(r.model, r.system, bad, {8192}), doctest::Contains("ZeRO stage 5"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(best_placement(r.model, r.system, 3, 1, 1, Layout{}, {8192}), doctest::Contains("must equal the 8 chips"),
+                       std::invalid_argument);
 }

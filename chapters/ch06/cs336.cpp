@@ -158,11 +158,11 @@ EXERCISE("cs336.d", "Lowering the batch while staying compute-bound") {
   for (double B = 16; B <= 1 << 20 && smallest == 0; B *= 2) {
     PlanRequest r;
     r.model = model("llama3-405b");
-    r.hw = tpu_pods(chip("tpu-v5p"), {4, 4, 4}, 1);
-    r.hw.flops_per_s = kC;
+    r.system = tpu_pods(chip("tpu-v5p"), {4, 4, 4}, 1);
+    r.system.chip.bf16_flops_per_s = kC;
     r.batch_tokens = B;
     const auto out = plan(r);
-    if (!out.top.empty() && out.top.front().bound == Bound::compute) smallest = B;
+    if (!out.top.empty() && out.top.front().terms.bound == Bound::compute) smallest = B;
   }
   ex.answer("planner_min_batch", smallest, "tokens")
       .explain("64-way TP over all three axes, as few microbatches as the HBM roofline allows");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -12,56 +13,9 @@
 
 namespace scaling {
 
-const char* to_string(Bound b) {
-  switch (b) {
-    case Bound::compute: return "compute";
-    case Bound::memory: return "memory";
-    case Bound::bubble: return "bubble";
-    case Bound::ici: return "ICI";
-    case Bound::dcn: return "DCN";
-  }
-  return "?";
-}
-
 std::vector<PlanRule> default_saved_rules() {
-  return {{"D", Remat::block}, {"2D+2F+NH+2KH", Remat::big_matmuls}, {"20D", Remat::none}};
-}
-
-PlanHardware tpu_pods(const Chip& c, const std::vector<int>& shape, int pods) {
-  if (c.ici_bidi_bytes_per_s <= 0) throw std::invalid_argument(c.name + ": no ICI bandwidth: not a TPU");
-  if (pods < 1) throw std::invalid_argument("pods = " + std::to_string(pods) + ": must be at least 1");
-  PlanHardware h;
-  h.name = c.display + " " + shape_text(shape) + (pods > 1 ? " × " + std::to_string(pods) + " pods" : "");
-  h.flops_per_s = c.bf16_flops_per_s;
-  h.hbm_bytes = c.hbm_bytes;
-  h.hbm_bytes_per_s = c.hbm_bytes_per_s;
-  h.fast_axes = shape;
-  h.fast_bytes_per_s.assign(shape.size(), c.ici_bidi_bytes_per_s);
-  h.slow_groups = pods;
-  const double per_host = std::min(chips_in(c.host_shape), chips_in(shape));
-  h.slow_bytes_per_s = c.dcn_bytes_per_s_per_host / per_host;
-  return h;
-}
-
-PlanHardware gpu_cluster(const Chip& c, int gpus_per_node, int nodes, double nvlink_bytes_per_s,
-                         double ib_bytes_per_s) {
-  if (gpus_per_node < 1 || nodes < 1)
-    throw std::invalid_argument("a GPU cluster needs at least one node of at least one GPU");
-  if (!(nvlink_bytes_per_s > 0) || !(ib_bytes_per_s > 0) || !std::isfinite(nvlink_bytes_per_s) ||
-      !std::isfinite(ib_bytes_per_s))
-    throw std::invalid_argument("NVLink and InfiniBand bandwidths must be positive and finite");
-  PlanHardware h;
-  h.name = std::to_string(nodes) + " × " + std::to_string(gpus_per_node) + " " + c.display;
-  h.flops_per_s = c.bf16_flops_per_s;
-  h.hbm_bytes = c.hbm_bytes;
-  h.hbm_bytes_per_s = c.hbm_bytes_per_s;
-  h.fast_axes = {gpus_per_node};
-  h.fast_bytes_per_s = {nvlink_bytes_per_s};
-  h.slow_groups = nodes;
-  h.slow_bytes_per_s = ib_bytes_per_s;
-  h.fast_name = "NVLink";
-  h.slow_name = "InfiniBand";
-  return h;
+  const auto all = saved_rules();
+  return {all.begin(), all.end()};
 }
 
 namespace {
@@ -87,7 +41,8 @@ struct Fixed {
   std::array<double, kMaxMicro> micro{};
 };
 
-Fixed fix(const PlanRequest& r) {
+// `only_micro` > 0: that one microbatch count (step_terms), instead of the powers of two up to the maximum.
+Fixed fix(const PlanRequest& r, int only_micro = 0) {
   const auto& c = r.model;
   validate(c);
   if (!(r.batch_tokens >= 1) || !std::isfinite(r.batch_tokens))
@@ -102,34 +57,35 @@ Fixed fix(const PlanRequest& r) {
   if (r.top_k < 1) throw std::invalid_argument("top = " + std::to_string(r.top_k) + ": must be at least 1");
   if (r.max_microbatches < 1) throw std::invalid_argument("max microbatches must be at least 1");
   if (r.max_pipeline < 0) throw std::invalid_argument("max pipeline degree must not be negative");
-  const auto& h = r.hw;
-  if (h.fast_axes.empty() || h.fast_axes.size() > kMaxAxes || h.fast_bytes_per_s.size() != h.fast_axes.size())
+  const auto& h = r.system;
+  if (h.fast.empty() || h.fast.size() > kMaxAxes)
     throw std::invalid_argument("the machine needs 1 to 6 fast axes, each with a bandwidth");
-  for (size_t i = 0; i < h.fast_axes.size(); ++i) {
-    if (h.fast_axes[i] < 1 || h.fast_axes[i] > 1 << 20)
-      throw std::invalid_argument("axis size " + std::to_string(h.fast_axes[i]) + ": must be 1 to 2^20");
-    if (!(h.fast_bytes_per_s[i] > 0) || !std::isfinite(h.fast_bytes_per_s[i]))
-      throw std::invalid_argument("axis bandwidth must be positive and finite");
+  for (const auto& axis : h.fast) {
+    if (axis.size < 1 || axis.size > 1 << 20)
+      throw std::invalid_argument("axis size " + std::to_string(axis.size) + ": must be 1 to 2^20");
+    if (!(axis.bytes_per_s > 0) || !std::isfinite(axis.bytes_per_s))
+      throw std::invalid_argument(h.fast_name + " bandwidth must be positive and finite");
   }
-  if (h.slow_groups < 1 || h.slow_groups > 1 << 20)
-    throw std::invalid_argument("the slow network joins 1 to 2^20 groups, not " + std::to_string(h.slow_groups));
-  if (!(h.flops_per_s > 0) || !(h.hbm_bytes > 0) || !(h.hbm_bytes_per_s > 0))
+  if (h.slow.groups < 1 || h.slow.groups > 1 << 20)
+    throw std::invalid_argument("the slow network joins 1 to 2^20 groups, not " + std::to_string(h.slow.groups));
+  if (!(h.chip.bf16_flops_per_s > 0) || !(h.chip.hbm_bytes > 0) || !(h.chip.hbm_bytes_per_s > 0))
     throw std::invalid_argument("the chip needs positive FLOPs/s, HBM bytes and HBM bandwidth");
-  if (h.slow_groups > 1 && !(h.slow_bytes_per_s > 0))
-    throw std::invalid_argument("more than one group needs a positive " + h.slow_name + " bandwidth");
+  if (h.slow.groups > 1 && !(h.slow.bytes_per_s > 0))
+    throw std::invalid_argument("more than one group needs a positive " + h.slow.name + " bandwidth");
   Fixed f;
   f.B = r.batch_tokens;
   f.L = c.layers;
   f.D = c.d_model;
   f.F = c.d_ff;
   f.heads = c.q_heads;
-  f.C = h.flops_per_s;
-  f.hbm = h.hbm_bytes;
-  f.hbm_bw = h.hbm_bytes_per_s;
-  f.slow_bw = h.slow_bytes_per_s;
+  f.C = h.chip.bf16_flops_per_s;
+  f.hbm = h.chip.hbm_bytes;
+  f.hbm_bw = h.chip.hbm_bytes_per_s;
+  f.slow_bw = h.slow.bytes_per_s;
   const auto p = param_counts(c);
-  const double final_norm = c.final_norm ? c.d_model * (c.norm_bias ? 2 : 1) : 0;
-  f.p_layer = (p.total - p.embedding - p.unembedding - final_norm) / c.layers;
+  // The layers' parameters and the rest, from the one weight inventory (model/tensors.hpp); whole numbers
+  // below 2^53, so the difference is exact.
+  f.p_layer = (p.total - p.once) / c.layers;
   f.p_other = p.total - f.p_layer * c.layers;
   f.p_total = p.total;
   f.six_active = six_active_flops_per_token(c);
@@ -141,17 +97,21 @@ Fixed fix(const PlanRequest& r) {
   for (int i = 0; i < f.n_rules; ++i) {
     const auto& rule = r.saved_rules[static_cast<size_t>(i)];
     const auto ri = static_cast<size_t>(i);
-    f.act_bytes[ri] = bytes_per_element(setup.activations) * saved_elements_per_layer_token(parse_saved_rule(rule.rule), c);
+    f.act_bytes[ri] = bytes_per_element(setup.activations) * saved_elements_per_layer_token(saved_elements(rule, c), c);
     f.rule_flops[ri] = f.six_active + remat_extra_flops_per_token(c, r.seq_len, rule.recompute);
     f.rule_reruns[ri] = rule.recompute == Remat::block ? 1 : 0;
   }
-  f.n_fast = static_cast<int>(h.fast_axes.size());
+  f.n_fast = static_cast<int>(h.fast.size());
   for (int i = 0; i < f.n_fast; ++i) {
-    f.axis[static_cast<size_t>(i)] = h.fast_axes[static_cast<size_t>(i)];
-    f.axis_bw[static_cast<size_t>(i)] = h.fast_bytes_per_s[static_cast<size_t>(i)];
+    f.axis[static_cast<size_t>(i)] = h.fast[static_cast<size_t>(i)].size;
+    f.axis_bw[static_cast<size_t>(i)] = h.fast[static_cast<size_t>(i)].bytes_per_s;
   }
   f.n_micro = 0;
-  for (double m = 1; m <= r.max_microbatches && f.n_micro < kMaxMicro; m *= 2) f.micro[static_cast<size_t>(f.n_micro++)] = m;
+  if (only_micro > 0) f.micro[static_cast<size_t>(f.n_micro++)] = only_micro;
+  else
+    // Whole microbatches only: the powers of two that divide B (a prefix of them, so the list just stops).
+    for (double m = 1; m <= r.max_microbatches && f.n_micro < kMaxMicro && std::fmod(f.B, m) == 0; m *= 2)
+      f.micro[static_cast<size_t>(f.n_micro++)] = m;
   return f;
 }
 
@@ -230,19 +190,26 @@ void cost_assignment(const Fixed& f, Assignment& a) {
   }
 }
 
-struct Terms {
+struct Score {
   double step, bytes, t_math, t_hbm, t_bubble, t_ici, t_dcn;
   Bound bound;
 };
 
-// The exact model of planner.hpp for one layout; `state` is the stage's model state per chip after ZeRO.
-inline Terms score(const Fixed& f, const Assignment& a, int zero, bool zero_all, double state, int mi, int rule) {
-  const auto ri = static_cast<size_t>(rule);
+// The saved activations per chip: ⌈L/S⌉ layers of the rule's bytes per token, for the tokens of one
+// microbatch of one replica split over the tensor group, times the microbatches in flight.
+inline double activation_bytes(const Fixed& f, const Assignment& a, int mi, int rule) {
   const double m = f.micro[static_cast<size_t>(mi)];
   const double b = f.B / (a.X * m);  // tokens per microbatch per data replica
-  // Memory per chip: model state, and the saved activations of ⌈L/S⌉ layers for the microbatches in flight.
   const double inflight = a.S > 1 ? std::min(m, a.S) : 1;
-  const double bytes = state + f.act_bytes[ri] * a.lps * (b / a.Y) * inflight;
+  return f.act_bytes[static_cast<size_t>(rule)] * a.lps * (b / a.Y) * inflight;
+}
+
+// The exact model of planner.hpp for one layout; `state` is the stage's model state per chip after ZeRO.
+inline Score score(const Fixed& f, const Assignment& a, int zero, bool zero_all, double state, int mi, int rule) {
+  const auto ri = static_cast<size_t>(rule);
+  const double m = f.micro[static_cast<size_t>(mi)];
+  // Memory per chip: model state, and the saved activations of ⌈L/S⌉ layers for the microbatches in flight.
+  const double bytes = state + activation_bytes(f, a, mi, rule);
   // The chip: FLOPs, and the weights read from HBM for each microbatch (forward, and twice backward).
   const double t_math = f.rule_flops[ri] * f.B * a.imbalance / (a.chips * f.C);
   const double t_hbm = m * (3 + f.rule_reruns[ri]) * a.weights / f.hbm_bw;
@@ -264,8 +231,11 @@ inline Terms score(const Fixed& f, const Assignment& a, int zero, bool zero_all,
   return {step, bytes, t_math, t_hbm, t_bubble, t_ici, t_dcn, bound};
 }
 
+TrainingMemory state_memory(const Assignment& a, int zero, bool zero_all) {
+  return zero_memory_per_device(a.stage, zero_all ? a.X : a.X_fast, zero);
+}
 double state_bytes(const Assignment& a, int zero, bool zero_all) {
-  const auto m = zero_memory_per_device(a.stage, zero_all ? a.X : a.X_fast, zero);
+  const auto m = state_memory(a, zero, zero_all);
   return m.params + m.grads + m.optimizer + m.master;
 }
 
@@ -282,60 +252,56 @@ std::vector<AxisRoles> splits(int n, bool tensor) {
   return out;
 }
 
-// Faster first; on a tie, less memory, then less time on the networks (more headroom).
-bool better(const PlanLayout& a, const PlanLayout& b) {
-  if (a.step_s != b.step_s) return a.step_s < b.step_s;
-  if (a.bytes_per_chip != b.bytes_per_chip) return a.bytes_per_chip < b.bytes_per_chip;
-  return std::max(a.t_ici_s, a.t_dcn_s) < std::max(b.t_ici_s, b.t_dcn_s);
-}
+bool better_planned(const Planned& a, const Planned& b) { return better(a.terms, b.terms); }
 
 // Layouts that differ only in how the same degrees sit on the axes count once in the list: the best mapping.
-bool same_degrees(const PlanLayout& a, const PlanLayout& b) {
-  return a.fsdp == b.fsdp && a.tp == b.tp && a.pipeline == b.pipeline && a.microbatches == b.microbatches &&
-         a.zero == b.zero && a.zero_all == b.zero_all && a.saved == b.saved && a.fsdp_slow == b.fsdp_slow && a.pipeline_slow == b.pipeline_slow;
+bool same_degrees(const Layout& a, const Layout& b) {
+  return data_degree(a) == data_degree(b) && tensor_degree(a) == tensor_degree(b) &&
+         pipeline_degree(a) == pipeline_degree(b) && a.microbatches == b.microbatches && a.zero == b.zero &&
+         a.zero_scope == b.zero_scope && a.saved.rule == b.saved.rule && a.saved.recompute == b.saved.recompute &&
+         a.slow.data == b.slow.data && a.slow.pipeline == b.slow.pipeline;
 }
 
 // The K best so far, kept sorted; `worst` is the step time a layout must beat once full.
 struct TopK {
   int k;
-  std::vector<PlanLayout> items;
-  double worst_step() const { return static_cast<int>(items.size()) < k ? INFINITY : items.back().step_s; }
-  void offer(const PlanLayout& l) {
-    if (static_cast<int>(items.size()) == k && !better(l, items.back())) return;
+  std::vector<Planned> items;
+  double worst_step() const { return static_cast<int>(items.size()) < k ? INFINITY : items.back().terms.step_s; }
+  void offer(const Planned& l) {
+    if (static_cast<int>(items.size()) == k && !better_planned(l, items.back())) return;
     for (auto it = items.begin(); it != items.end(); ++it) {
-      if (!same_degrees(*it, l)) continue;
-      if (!better(l, *it)) return;
+      if (!same_degrees(it->layout, l.layout)) continue;
+      if (!better_planned(l, *it)) return;
       items.erase(it);
       break;
     }
-    items.insert(std::upper_bound(items.begin(), items.end(), l, better), l);
+    items.insert(std::upper_bound(items.begin(), items.end(), l, better_planned), l);
     if (static_cast<int>(items.size()) > k) items.pop_back();
   }
 };
 
-PlanLayout make_layout(const Fixed& f, const Assignment& a, const Terms& t, const AxisRoles* axes, AxisRoles slow,
-                       int m, int rule, int zero, bool zero_all) {
-  PlanLayout l;
-  l.fsdp = static_cast<int>(a.X);
-  l.tp = static_cast<int>(a.Y);
-  l.pipeline = static_cast<int>(a.S);
-  l.microbatches = m;
+Planned make_planned(const Fixed& f, const PlanRequest& r, const Assignment& a, const Score& t, const AxisRoles* axes,
+                     AxisRoles slow, int mi, int rule, int zero, bool zero_all) {
+  Planned p;
+  auto& l = p.layout;
+  l.fast.assign(axes, axes + f.n_fast);
+  l.slow = slow;
+  l.microbatches = static_cast<int>(f.micro[static_cast<size_t>(mi)]);
   l.zero = zero;
-  l.zero_all = zero_all;
-  l.fsdp_slow = slow.data;
-  l.pipeline_slow = slow.pipeline;
-  l.axes.assign(axes, axes + f.n_fast);
-  l.saved = rule;
-  l.step_s = t.step;
-  l.bytes_per_chip = t.bytes;
-  l.t_math_s = t.t_math;
-  l.t_hbm_s = t.t_hbm;
-  l.t_bubble_s = t.t_bubble;
-  l.t_ici_s = t.t_ici;
-  l.t_dcn_s = t.t_dcn;
-  l.bound = t.bound;
-  l.mfu = f.six_active * f.B / (a.chips * f.C * t.step);
-  return l;
+  l.zero_scope = zero_all ? ZeroScope::all : ZeroScope::group;
+  l.saved = r.saved_rules[static_cast<size_t>(rule)];
+  auto& o = p.terms;
+  o.step_s = t.step;
+  o.t_math_s = t.t_math;
+  o.t_hbm_s = t.t_hbm;
+  o.t_bubble_s = t.t_bubble;
+  o.t_ici_s = t.t_ici;
+  o.t_dcn_s = t.t_dcn;
+  o.bound = t.bound;
+  o.mfu = f.six_active * f.B / (a.chips * f.C * t.step);
+  const auto m = state_memory(a, zero, zero_all);
+  o.memory = {m.params, m.grads, m.optimizer, m.master, activation_bytes(f, a, mi, rule), t.bytes};
+  return p;
 }
 
 // §5.1.4: the book's FSDP × TP model on one slice. M_X + M_Y = the slice's axes longer than 1; the tensor
@@ -354,38 +320,44 @@ BookAxes book_axes(const Fixed& f, double X, double Y) {
 
 // The book models the forward pass (the most communication per FLOP) with the two axes' comms summed;
 // a training step is three times it (forward + backward = 4 + 8 in the §5.2 table's compute).
-Terms score_book(const Fixed& f, const PlanRequest& r, double X, double Y, int rule) {
+Score score_book(const Fixed& f, const PlanRequest& r, double X, double Y, int rule, TrainingMemory* parts = nullptr) {
   const auto& c = r.model;
   const auto [m_x, m_y] = book_axes(f, X, Y);
   const Strategy s = X > 1 && Y > 1 ? Strategy::fsdp_tp : Y > 1 ? Strategy::tp : Strategy::fsdp;
   const auto cost = layer_cost(MlpLayer{f.B, c.d_model, c.d_ff}, s, X, Y);
   const auto t = layer_time(cost, Pass::forward, f.C, f.axis_bw[0], m_x, m_y, CommsModel::summed);
   TrainingSetup setup = r.setup;
-  setup.saved = parse_saved_rule(r.saved_rules[static_cast<size_t>(rule)].rule);
-  const double bytes = zero_memory_per_device(training_memory(c, f.B, setup), X * Y, 3).total;
+  setup.saved = saved_elements(r.saved_rules[static_cast<size_t>(rule)], c);
+  const auto memory = zero_memory_per_device(training_memory(c, f.B, setup), X * Y, 3);
+  if (parts) *parts = memory;
+  const double bytes = memory.total;
   const double k = 3 * f.L;
   return {k * t.t_s, bytes, k * t.t_math_s, 0, 0, k * t.t_comms_s, 0, t.compute_bound ? Bound::compute : Bound::ici};
 }
 
-PlanLayout book_layout(const Fixed& f, const Terms& t, double X, double Y, int rule) {
-  PlanLayout l;
+Planned book_planned(const Fixed& f, const PlanRequest& r, const Score& t, double X, double Y, int rule,
+                     const TrainingMemory& m) {
+  Planned p;
   const auto [m_x, m_y] = book_axes(f, X, Y);
-  l.m_x = m_x;
-  l.m_y = m_y;
-  l.fsdp = static_cast<int>(X);
-  l.tp = static_cast<int>(Y);
-  l.saved = rule;
-  l.step_s = t.step;
-  l.bytes_per_chip = t.bytes;
-  l.t_math_s = t.t_math;
-  l.t_ici_s = t.t_ici;
-  l.bound = t.bound;
-  l.mfu = t.t_math / t.step;  // of the book's FLOPs: the two MLP matrices
-  return l;
+  // The book maps no axes; the layout records the degrees on the first axis (describe_axes shows M_X, M_Y).
+  p.layout.fast.assign(static_cast<size_t>(f.n_fast), AxisRoles{});
+  p.layout.fast[0] = {static_cast<int>(X), static_cast<int>(Y), 1};
+  p.layout.zero = 3;
+  p.layout.saved = r.saved_rules[static_cast<size_t>(rule)];
+  auto& o = p.terms;
+  o.m_x = m_x;
+  o.m_y = m_y;
+  o.step_s = t.step;
+  o.t_math_s = t.t_math;
+  o.t_ici_s = t.t_ici;
+  o.bound = t.bound;
+  o.mfu = t.t_math / t.step;  // of the book's FLOPs: the two MLP matrices
+  o.memory = {m.params, m.grads, m.optimizer, m.master, m.activations, t.bytes};
+  return p;
 }
 
 PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
-  if (r.hw.slow_groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
+  if (r.system.slow.groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
   double N = 1;
   for (int i = 0; i < f.n_fast; ++i) N *= f.axis[static_cast<size_t>(i)];
   PlanResult out;
@@ -395,10 +367,11 @@ PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
     const double X = N / y;
     if (X > f.B) continue;
     ++out.configs_evaluated;
-    const Terms t = score_book(f, r, X, y, 0);  // the first rule: memory only, the book's time has none
+    TrainingMemory parts;
+    const Score t = score_book(f, r, X, y, 0, &parts);  // the first rule: memory only, the book's time has none
     if (t.bytes > f.hbm) continue;
     ++out.configs_fit;
-    top.offer(book_layout(f, t, X, y, 0));
+    top.offer(book_planned(f, r, t, X, y, 0, parts));
   }
   out.top = std::move(top.items);
   return out;
@@ -411,7 +384,7 @@ PlanResult plan(const PlanRequest& r) {
   if (r.cost_model == CostModel::book) return plan_book(r, f);
   std::array<std::vector<AxisRoles>, kMaxAxes> options;
   for (int i = 0; i < f.n_fast; ++i) options[static_cast<size_t>(i)] = splits(f.axis[static_cast<size_t>(i)], true);
-  const auto slow_options = splits(r.hw.slow_groups, false);
+  const auto slow_options = splits(r.system.slow.groups, false);
 
   PlanResult out;
   TopK top{r.top_k, {}};
@@ -431,12 +404,11 @@ PlanResult plan(const PlanRequest& r) {
           for (int rule = 0; rule < f.n_rules; ++rule) {
             for (int mi = 0; mi < f.n_micro && a.X * f.micro[static_cast<size_t>(mi)] <= f.B; ++mi) {
               ++out.configs_evaluated;
-              const Terms t = score(f, a, zero, all, state, mi, rule);
+              const Score t = score(f, a, zero, all, state, mi, rule);
               if (t.bytes > f.hbm) continue;
               ++out.configs_fit;
               if (t.step > top.worst_step()) continue;
-              top.offer(make_layout(f, a, t, axes.data(), slow, static_cast<int>(f.micro[static_cast<size_t>(mi)]),
-                                    rule, zero, all));
+              top.offer(make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all));
             }
           }
         }
@@ -454,58 +426,107 @@ PlanResult plan(const PlanRequest& r) {
   return out;
 }
 
-PlanLayout evaluate(const PlanRequest& r, const std::vector<AxisRoles>& axes, AxisRoles slow, int microbatches,
-                    int saved, int zero, bool zero_all) {
-  const Fixed f = fix(r);
+Terms step_terms(const TransformerConfig& model, const System& system, const Layout& layout, const Batch& batch,
+                 CostModel cost_model, const TrainingSetup& setup) {
+  PlanRequest r;
+  r.model = model;
+  r.system = system;
+  r.batch_tokens = batch.tokens;
+  r.seq_len = batch.seq_len;
+  r.saved_rules = {layout.saved};
+  r.setup = setup;
+  r.zero_stages = {layout.zero};
+  r.cost_model = cost_model;
+  if (layout.microbatches < 1)
+    throw std::invalid_argument("microbatches = " + std::to_string(layout.microbatches) + ": must be at least 1");
+  if (std::fmod(batch.tokens, layout.microbatches) != 0)
+    throw std::invalid_argument("microbatches = " + std::to_string(layout.microbatches) + " does not divide the batch of " +
+                                format_number(batch.tokens) + " tokens");
+  if (layout.zero < 0 || layout.zero > 3)
+    throw std::invalid_argument("ZeRO stage " + std::to_string(layout.zero) + ": must be 0, 1, 2 or 3");
+  const Fixed f = fix(r, layout.microbatches);
+  const auto& axes = layout.fast;
   if (static_cast<int>(axes.size()) != f.n_fast)
     throw std::invalid_argument("the layout names " + std::to_string(axes.size()) + " axes; the machine has " +
                                 std::to_string(f.n_fast));
-  if (saved < 0 || saved >= f.n_rules) throw std::invalid_argument("no activation rule " + std::to_string(saved));
-  if (zero < 0 || zero > 3) throw std::invalid_argument("ZeRO stage " + std::to_string(zero) + ": must be 0–3");
-  int mi = 0;
-  while (mi < f.n_micro && f.micro[static_cast<size_t>(mi)] != microbatches) ++mi;
-  if (mi == f.n_micro)
-    throw std::invalid_argument("microbatches = " + std::to_string(microbatches) +
-                                ": must be a power of two up to the request's maximum");
   for (int i = 0; i < f.n_fast; ++i) {
     const auto& s = axes[static_cast<size_t>(i)];
     if (s.data < 1 || s.tensor < 1 || s.pipeline < 1 || s.data * s.tensor * s.pipeline != f.axis[static_cast<size_t>(i)])
       throw std::invalid_argument("axis " + std::to_string(i) + ": data·tensor·pipeline must equal its size " +
                                   std::to_string(f.axis[static_cast<size_t>(i)]));
   }
-  if (slow.tensor != 1 || slow.data < 1 || slow.pipeline < 1 || slow.data * slow.pipeline != r.hw.slow_groups)
-    throw std::invalid_argument("the slow axis: data·pipeline must equal " + std::to_string(r.hw.slow_groups) +
-                                " and tensor must be 1");
+  const auto& slow = layout.slow;
+  if (slow.tensor != 1 || slow.data < 1 || slow.pipeline < 1 || slow.data * slow.pipeline != system.slow.groups)
+    throw std::invalid_argument("the " + system.slow.name + " tier: data·pipeline must equal its " +
+                                std::to_string(system.slow.groups) + " groups and tensor must be 1");
   Assignment a = assign(f, axes.data(), slow);
-  if (r.cost_model == CostModel::book) {
-    if (r.hw.slow_groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
+  if (cost_model == CostModel::book) {
+    if (system.slow.groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
     if (a.S > 1) throw std::invalid_argument("the book's cost model has no pipeline");
-    auto l = book_layout(f, score_book(f, r, a.X, a.Y, saved), a.X, a.Y, saved);
-    l.axes = axes;
-    return l;
+    if (a.X > f.B)
+      throw std::invalid_argument("data degree " + format_number(a.X) + " exceeds the batch of " + format_number(f.B) + " tokens");
+    TrainingMemory parts;
+    const Score t = score_book(f, r, a.X, a.Y, 0, &parts);
+    auto p = book_planned(f, r, t, a.X, a.Y, 0, parts);
+    return p.terms;
   }
   if (std::fmod(f.heads, a.Y) != 0)
     throw std::invalid_argument("tensor degree " + format_number(a.Y) + " does not divide the " +
                                 format_number(f.heads) + " heads");
   if (a.S > f.L)
     throw std::invalid_argument("pipeline degree " + format_number(a.S) + " exceeds the " + format_number(f.L) + " layers");
-  if (a.X * microbatches > f.B)
-    throw std::invalid_argument("data degree × microbatches exceeds the batch of " + format_number(f.B) + " tokens");
+  if (a.X * layout.microbatches > f.B)
+    throw std::invalid_argument("data degree × microbatches = " + format_number(a.X * layout.microbatches) +
+                                " exceeds the batch of " + format_number(f.B) + " tokens");
+  const bool all = layout.zero_scope == ZeroScope::all;
   cost_assignment(f, a);
-  const Terms t = score(f, a, zero, zero_all, state_bytes(a, zero, zero_all), mi, saved);
-  return make_layout(f, a, t, axes.data(), slow, microbatches, saved, zero, zero_all);
+  const Score t = score(f, a, layout.zero, all, state_bytes(a, layout.zero, all), 0, 0);
+  return make_planned(f, r, a, t, axes.data(), slow, 0, 0, layout.zero, all).terms;
 }
 
-std::string describe_axes(const PlanLayout& l, const PlanHardware& hw) {
-  if (l.m_x > 0) return fmt::format("M_X={} M_Y={}", l.m_x, l.m_y);
-  std::string s;
-  for (size_t i = 0; i < l.axes.size() && i < hw.fast_axes.size(); ++i) {
-    const auto& a = l.axes[i];
-    s += fmt::format("{}{}={}·{}·{}", s.empty() ? "" : " ", hw.fast_axes[i], a.data, a.tensor, a.pipeline);
+Planned best_placement(const TransformerConfig& model, const System& system, int data, int tensor, int pipeline,
+                       const Layout& base, const Batch& batch, CostModel cost_model, const TrainingSetup& setup) {
+  if (data < 1 || tensor < 1 || pipeline < 1)
+    throw std::invalid_argument("degrees must be at least 1 (data " + std::to_string(data) + ", tensor " +
+                                std::to_string(tensor) + ", pipeline " + std::to_string(pipeline) + ")");
+  const double n = chips(system);
+  if (static_cast<double>(data) * tensor * pipeline != n)
+    throw std::invalid_argument(fmt::format("data {} × tensor {} × pipeline {} = {}: must equal the {} chips", data,
+                                            tensor, pipeline, format_number(static_cast<double>(data) * tensor * pipeline),
+                                            format_number(n)));
+  const auto options = placements(system, data, tensor, pipeline, base);
+  if (options.empty()) {
+    std::string sizes;
+    for (const auto& a : system.fast) sizes += (sizes.empty() ? "" : "x") + std::to_string(a.size);
+    throw std::invalid_argument(fmt::format("no placement of data {} × tensor {} × pipeline {} on the {} axes {} and "
+                                            "{} {} (tensor parallelism stays inside a slice or node; each axis' "
+                                            "factors must divide its size)",
+                                            data, tensor, pipeline, system.fast_name, sizes, system.slow.groups,
+                                            system.slow.groups == 1 ? "group" : "groups"));
   }
-  if (hw.slow_groups > 1)
-    s += fmt::format(" {} {}={}·1·{}", hw.slow_name, hw.slow_groups, l.fsdp_slow, l.pipeline_slow);
-  return s;
+  std::optional<Planned> best;
+  std::string last_error;
+  for (const auto& l : options) {
+    try {
+      Planned p{l, step_terms(model, system, l, batch, cost_model, setup)};
+      if (!best || better(p.terms, best->terms)) best = std::move(p);
+    } catch (const std::invalid_argument& e) {
+      last_error = e.what();
+    }
+  }
+  if (!best) throw std::invalid_argument(last_error);
+  return *best;
+}
+
+std::string describe_axes(const Planned& p, const System& s) {
+  if (p.terms.m_x > 0) return fmt::format("M_X={} M_Y={}", p.terms.m_x, p.terms.m_y);
+  return describe_axes(p.layout, s);
+}
+
+std::string bound_label(Bound b, const System& s) {
+  if (b == Bound::ici) return s.fast_name;
+  if (b == Bound::dcn) return s.slow.name;
+  return to_string(b);
 }
 
 }  // namespace scaling

@@ -28,8 +28,32 @@ const std::vector<Chip>& table() {
      2.5e10, WrapRule::full_axis, "§2.3 tables; cores §2.1"},
     {"tpu-v6e", "TPU v6e", {16, 16}, {4, 2}, 1, 32e9, 1.6e12, 9.20e14, 1.84e15, 9e10, 1.8e11, 1e-6, 3.2e10,
      2.5e10, WrapRule::full_axis, "§2.3 tables; PCIe §2.3 footnote 10"},
-    {"h100", "NVIDIA H100", {}, {}, 1, 80e9, 3.35e12, 9.89e14, 0, 0, 0, 0, 0, 0,
-     WrapRule::none, "§1.1 (bf16 dense FLOPs/s, HBM bandwidth); 80 GB HBM from the spec sheet §1.1 cites"},
+    // GPUs (8 per NVLink node, one InfiniBand NIC per GPU). The H100 keeps the §1.1 figures the chapters
+    // use (bf16 9.89e14, HBM 3.35e12 B/s); the rest are the vendor datasheets', which the GPU chapter of the
+    // book's later edition (§12, "How to Think About GPUs": spec tables, NVLink table, node-egress table)
+    // rounds to two figures. NVLink and InfiniBand are per GPU, one direction: NVIDIA quotes NVLink both
+    // ways together (600 / 900 / 900 / 1800 GB/s), and §12 counts 12 / 18 / 18 / 18 links of 25 / 25 / 25 /
+    // 50 GB/s each way; a DGX node has one NIC per GPU (A100: 200 Gb/s HDR; H100, H200, B200: 400 Gb/s NDR
+    // ConnectX-7), §12's 400 GB/s of node egress over 8 GPUs for H100 and B200. Dense peaks (NVIDIA's
+    // "with sparsity" figures are twice these).
+    {"a100", "NVIDIA A100 80GB SXM", {}, {}, 1, 80e9, 2.039e12, 3.12e14, 6.24e14, 0, 0, 0, 0, 0, WrapRule::none,
+     "NVIDIA A100 datasheet (80GB SXM: 312 TFLOPs bf16, 624 TOPs int8, 2,039 GB/s HBM2e, NVLink 600 GB/s "
+     "bidirectional); DGX A100 datasheet (8 GPUs, 8 × 200 Gb/s HDR InfiniBand for compute); §12 tables",
+     0, 0, 8, 3.0e11, 2.5e10},
+    {"h100", "NVIDIA H100", {}, {}, 1, 80e9, 3.35e12, 9.89e14, 1.979e15, 0, 0, 0, 0, 0,
+     WrapRule::none, "§1.1 (bf16 dense FLOPs/s, HBM bandwidth); 80 GB HBM from the spec sheet §1.1 cites; NVIDIA H100 "
+     "datasheet (SXM: 1,979 TFLOPs fp8 and 1,979 TOPs int8 dense, NVLink 900 GB/s bidirectional); DGX H100 (8 GPUs, "
+     "8 × 400 Gb/s ConnectX-7); §12: 18 NVLinks × 25 GB/s = 450 GB/s, node egress 400 GB/s",
+     1.979e15, 0, 8, 4.5e11, 5e10},
+    {"h200", "NVIDIA H200", {}, {}, 1, 141e9, 4.8e12, 9.895e14, 1.979e15, 0, 0, 0, 0, 0, WrapRule::none,
+     "NVIDIA H200 datasheet (SXM: 141 GB HBM3e at 4.8 TB/s; with sparsity 1,979 TFLOPs bf16 and 3,958 fp8 / int8, "
+     "so 989.5 and 1,979 dense; NVLink 900 GB/s bidirectional); DGX H200 (8 GPUs, 8 × 400 Gb/s ConnectX-7); §12 tables",
+     1.979e15, 0, 8, 4.5e11, 5e10},
+    {"b200", "NVIDIA B200", {}, {}, 1, 192e9, 8e12, 2.25e15, 4.5e15, 0, 0, 0, 0, 0, WrapRule::none,
+     "§12 spec tables (192 GB, 8.0e12 B/s, 2.3e15 bf16, 4.5e15 fp8/int8, 9.0e15 fp4; 2250e12 bf16 in its "
+     "Question 3) and NVIDIA's Blackwell datasheet (dense: 2.25 PFLOPs bf16, 4.5 PFLOPs fp8, 9 PFLOPs fp4; NVLink 5 "
+     "1.8 TB/s bidirectional); §12: 18 NVLinks × 50 GB/s = 900 GB/s, node egress 400 GB/s (DGX B200: 8 × 400 Gb/s)",
+     4.5e15, 9e15, 8, 9e11, 5e10},
   };
   return kChips;
 }
@@ -47,14 +71,20 @@ const Chip& chip(std::string_view name) {
   throw std::invalid_argument("unknown chip '" + std::string(name) + "' (known: " + known + ")");
 }
 
+bool is_gpu(const Chip& c) { return c.gpus_per_node > 0; }
+
 double peak_flops_per_s(const Chip& c, Dtype compute) {
   const double peak = compute == Dtype::bf16 ? c.bf16_flops_per_s
                       : compute == Dtype::int8 ? c.int8_flops_per_s
+                      : compute == Dtype::fp8  ? c.fp8_flops_per_s
                                                : 0.0;
-  if (peak <= 0.0)
+  if (peak <= 0.0) {
+    std::string has = "bf16";
+    if (c.int8_flops_per_s > 0) has += ", int8";
+    if (c.fp8_flops_per_s > 0) has += ", fp8";
     throw std::invalid_argument("chip " + std::string(c.name) + " has no peak FLOPs/s for compute dtype " +
-                                std::string(name(compute)) + " (the book gives bf16" +
-                                (c.int8_flops_per_s > 0 ? " and int8" : " only") + ")");
+                                std::string(name(compute)) + " (it has " + has + ")");
+  }
   return peak;
 }
 
@@ -84,6 +114,8 @@ Chip with_overrides(Chip c, const ChipOverrides& o) {
     apply(o.ici_oneway_bytes_per_s, c.ici_oneway_bytes_per_s, "ici_oneway_bytes_per_s");
     c.ici_bidi_bytes_per_s = 2 * c.ici_oneway_bytes_per_s;  // §2.3: a link carries the same rate each way
   }
+  apply(o.nvlink_bytes_per_s, c.nvlink_bytes_per_s, "nvlink_bytes_per_s");
+  apply(o.ib_bytes_per_s, c.ib_bytes_per_s, "ib_bytes_per_s");
   if (!changed.empty()) {
     c.display += " (" + changed + ")";
     c.source += "; overridden: " + changed;

@@ -68,7 +68,9 @@ const std::set<std::string>& known_fields() {
   static const std::set<std::string> k{"name", "display", "source", "pod_shape", "host_shape", "tensorcores_per_chip",
                                        "hbm_bytes", "hbm_bytes_per_s", "bf16_flops_per_s", "int8_flops_per_s",
                                        "ici_oneway_bytes_per_s", "ici_bidi_bytes_per_s", "ici_hop_latency_s",
-                                       "pcie_bytes_per_s", "dcn_bytes_per_s_per_host", "wraparound"};
+                                       "pcie_bytes_per_s", "dcn_bytes_per_s_per_host", "wraparound",
+                                       "fp8_flops_per_s", "fp4_flops_per_s", "gpus_per_node",
+                                       "nvlink_bytes_per_s", "ib_bytes_per_s"};
   return k;
 }
 
@@ -106,6 +108,15 @@ Chip chip_from_json(std::string_view json_text, std::string_view file) {
   c.ici_hop_latency_s = positive(j, "ici_hop_latency_s", file, false);
   c.pcie_bytes_per_s = positive(j, "pcie_bytes_per_s", file, false);
   c.dcn_bytes_per_s_per_host = positive(j, "dcn_bytes_per_s_per_host", file, false);
+  c.fp8_flops_per_s = positive(j, "fp8_flops_per_s", file, false);
+  c.fp4_flops_per_s = positive(j, "fp4_flops_per_s", file, false);
+  const double gpus = positive(j, "gpus_per_node", file, false);
+  if (gpus != std::floor(gpus) || gpus > 1024) fail(file, "field 'gpus_per_node' must be a whole number up to 1024");
+  c.gpus_per_node = static_cast<int>(gpus);
+  c.nvlink_bytes_per_s = positive(j, "nvlink_bytes_per_s", file, false);
+  c.ib_bytes_per_s = positive(j, "ib_bytes_per_s", file, false);
+  if (c.gpus_per_node > 0 && !c.pod_shape.empty())
+    fail(file, "a chip has either a pod_shape (TPU slices over ICI) or gpus_per_node (GPU nodes over NVLink), not both");
   const std::string wrap = text(j, "wraparound", file, "none");
   if (wrap == "cubes") c.wrap_rule = WrapRule::cubes;
   else if (wrap == "full-axis") c.wrap_rule = WrapRule::full_axis;
@@ -134,6 +145,11 @@ std::string chip_to_json(const Chip& c, int indent) {
                   {"pcie_bytes_per_s", or_null(c.pcie_bytes_per_s)},
                   {"dcn_bytes_per_s_per_host", or_null(c.dcn_bytes_per_s_per_host)},
                   {"wraparound", to_string(c.wrap_rule)},
+                  {"fp8_flops_per_s", or_null(c.fp8_flops_per_s)},
+                  {"fp4_flops_per_s", or_null(c.fp4_flops_per_s)},
+                  {"gpus_per_node", c.gpus_per_node > 0 ? json(c.gpus_per_node) : json(nullptr)},
+                  {"nvlink_bytes_per_s", or_null(c.nvlink_bytes_per_s)},
+                  {"ib_bytes_per_s", or_null(c.ib_bytes_per_s)},
                   {"source", c.source}};
   return j.dump(indent);
 }

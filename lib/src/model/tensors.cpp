@@ -101,6 +101,48 @@ double repeats(const Tensor& t, const TransformerConfig& c, double experts) {
 double copies(const Tensor& t, const TransformerConfig& c) { return t.tied ? 0 : repeats(t, c, c.experts); }
 double active_copies(const Tensor& t, const TransformerConfig& c) { return repeats(t, c, c.experts_per_token); }
 
+std::vector<Activation> activation_inventory(const TransformerConfig& c) {
+  validate(c);
+  // The MLP's hidden width per token as a multiple of F: k routed experts (and the shared ones) of width
+  // F_e in an MoE layer, one MLP of F in a dense one.
+  double f = 1;
+  if (is_moe(c)) {
+    const double fe = c.expert_d_ff > 0 ? c.expert_d_ff : c.d_ff;
+    f = (c.experts_per_token + c.shared_experts) * fe / c.d_ff;
+  }
+  const auto D = [](double x) { return SavedRule{x, 0, 0, 0}; };
+  const auto Fw = [&](double x) { return SavedRule{0, x * f, 0, 0}; };
+  using K = ActivationKind;
+  std::vector<Activation> out{{"x (layer input)", D(1), K::layer_input},
+                              {"norm1 output", D(1), K::other},
+                              {"Q", {0, 0, 1, 0}, K::matmul_output},
+                              {"K", {0, 0, 0, 1}, K::matmul_output},
+                              {"V", {0, 0, 0, 1}, K::matmul_output},
+                              {"P·V (attention output)", {0, 0, 1, 0}, K::other},
+                              {"W_O output", D(1), K::matmul_output},
+                              {"residual after attention", D(1), K::other},
+                              {"norm2 output", D(1), K::other}};
+  if (c.gated_mlp) {
+    out.push_back({"W_in1 output", Fw(1), K::matmul_output});
+    out.push_back({"W_in2 output", Fw(1), K::matmul_output});
+    out.push_back({"σ(in1)·in2", Fw(1), K::other});
+  } else {
+    out.push_back({"W_in output", Fw(1), K::matmul_output});
+    out.push_back({"σ(in)", Fw(1), K::other});
+  }
+  out.push_back({"W_out output", D(1), K::matmul_output});
+  return out;
+}
+
+SavedRule saved_of_kind(const TransformerConfig& c, ActivationKind kind) {
+  SavedRule sum;
+  for (const auto& a : activation_inventory(c)) {
+    if (a.kind != kind) continue;
+    sum.d += a.per_token.d, sum.f += a.per_token.f, sum.nh += a.per_token.nh, sum.kh += a.per_token.kh;
+  }
+  return sum;
+}
+
 double param_bytes(const TransformerConfig& c, Dtype weights) {
   return param_counts(c).total * bytes_per_element(weights);
 }

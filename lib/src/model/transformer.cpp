@@ -53,6 +53,7 @@ ParamCounts param_counts(const TransformerConfig& c) {
       case Component::router: p.router += stored; break;
     }
     p.total += stored;
+    if (t.repeat == Repeat::once) p.once += stored;
     // A token uses k routed experts of each MoE layer; a tied unembedding is the embedding, counted there.
     p.active += t.tied ? 0 : elements(t) * active_copies(t, c);
   }

@@ -1,6 +1,6 @@
 #pragma once
-// Chips: the presets hold the numbers of the book's §2.3 tables (TPUs) and §1.1 (H100), each with its
-// source; a user's chip is the same struct, read from a JSON file (chip_file.hpp) or a preset with some
+// Chips: the presets hold the numbers of the book's §2.3 tables (TPUs), §1.1 (H100) and the GPU chapter
+// of the book's later edition (A100, H100 cluster figures, H200, B200), each with its source; a user's chip is the same struct, read from a JSON file (chip_file.hpp) or a preset with some
 // figures overridden. Quantities are SI: bytes, bytes/s, FLOPs/s, seconds.
 #include <optional>
 #include <span>
@@ -37,7 +37,18 @@ struct Chip {
   double dcn_bytes_per_s_per_host;  // host egress
   WrapRule wrap_rule;
   std::string source;               // where each figure comes from
+  // Lower-precision peaks (0 where the chip has none): fp8 (GPUs from Hopper on) and fp4 (Blackwell).
+  double fp8_flops_per_s = 0;
+  double fp4_flops_per_s = 0;
+  // A GPU node: the GPUs of one NVLink domain, each GPU's NVLink bandwidth one direction (what it can
+  // send to the switch while receiving as much), and its InfiniBand bandwidth one direction (one NIC per
+  // GPU). 0 on TPUs, whose slices are ICI meshes and whose pods talk over DCN per host.
+  int gpus_per_node = 0;
+  double nvlink_bytes_per_s = 0;
+  double ib_bytes_per_s = 0;
 };
+// A GPU: a chip that comes in NVLink nodes rather than ICI slices.
+bool is_gpu(const Chip& c);
 
 std::span<const Chip> chips();
 // Throws std::invalid_argument naming the text and the known names.
@@ -48,10 +59,11 @@ const Chip& chip(std::string_view name);
 // notes what changed.
 struct ChipOverrides {
   std::optional<double> hbm_bytes, hbm_bytes_per_s, bf16_flops_per_s, int8_flops_per_s, ici_oneway_bytes_per_s;
+  std::optional<double> nvlink_bytes_per_s, ib_bytes_per_s;
 };
 Chip with_overrides(Chip base, const ChipOverrides& o);
 
-// Peak FLOPs/s when the MXU computes in `compute` (the bf16 or the int8 column of §2.3).
+// Peak FLOPs/s when the MXU (or tensor core) computes in `compute`: the bf16, int8 or fp8 figure.
 // Throws std::invalid_argument for a dtype the chip has no figure for.
 double peak_flops_per_s(const Chip& c, Dtype compute);
 

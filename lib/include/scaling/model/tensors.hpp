@@ -10,6 +10,7 @@
 
 #include "scaling/hardware/dtype.hpp"
 #include "scaling/model/transformer.hpp"
+#include "scaling/notation/saved_rule.hpp"
 
 namespace scaling {
 
@@ -43,5 +44,25 @@ double active_copies(const Tensor& t, const TransformerConfig& c);  // how many 
 
 // Bytes of every stored parameter in `weights` dtype.
 double param_bytes(const TransformerConfig& c, Dtype weights);
+
+// The activation inventory beside the weight inventory (§4.4.2): what one layer's forward pass produces
+// per token that its backward pass can keep, by tensor, each as elements per token in D, F, N·H and K·H
+// (notation/saved_rule.hpp). The named saved-activation rules of the step model (cost/layout.hpp) are
+// sums over it: `input` keeps the layer input, `matmuls` the outputs of the big weight matmuls.
+enum class ActivationKind {
+  layer_input,    // the block's input (what full rematerialisation keeps)
+  matmul_output,  // the output of a weight matmul: Q, K, V, W_O, the MLP's input matrices, W_out
+  other,          // norms, the attention's P·V, the gated product, residual sums: rerun or kept by `all`
+};
+struct Activation {
+  std::string name;
+  SavedRule per_token;  // elements per token, in D, F, N·H, K·H
+  ActivationKind kind;
+};
+// One layer (an MoE layer counts the k routed experts a token uses, and its shared experts, as fractions
+// of F). Validates the config.
+std::vector<Activation> activation_inventory(const TransformerConfig& c);
+// The sum of the inventory's tensors of one kind.
+SavedRule saved_of_kind(const TransformerConfig& c, ActivationKind kind);
 
 }  // namespace scaling

@@ -34,6 +34,7 @@ struct ParamCounts {
   double embedding, unembedding, attention, mlp, norms, router;
   double total;
   double active;  // used by one token: only k routed experts of each MoE layer
+  double once = 0;  // stored once, outside the layers: the embedding, the final norm, the unembedding
 };
 ParamCounts param_counts(const TransformerConfig& c);
 

@@ -1,0 +1,159 @@
+#include "step_options.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "scaling/base/format.hpp"
+#include "scaling/hardware/topology.hpp"
+
+namespace cli {
+
+namespace {
+int whole(const std::string& option, const std::string& text, double limit) {
+  const double v = parse_size(option, text);
+  if (v > limit) throw std::invalid_argument(option + " '" + scaling::escape_for_message(text) + "': at most " +
+                                             scaling::format_number(limit));
+  return static_cast<int>(v);
+}
+}  // namespace
+
+scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, const MachineArgs& m) {
+  using namespace scaling;
+  const bool gpu_flags = !m.nodes.empty() || !m.gpus_per_node.empty() || !m.nvlink_bw.empty() || !m.ib_bw.empty();
+  const bool tpu_flags = !m.slice.empty() || !m.pods.empty();
+  if (gpu_flags && tpu_flags)
+    throw UsageError(sub + ": --slice/--pods (TPU) and --nodes/--gpus-per-node (GPU) exclude each other");
+  if (!m.chips.empty() && (!m.slice.empty() || !m.nodes.empty()))
+    throw UsageError(sub + ": give --chips or " + (m.slice.empty() ? "--nodes" : "--slice") + ", not both");
+  if (is_gpu(c) || gpu_flags) {
+    if (tpu_flags) throw UsageError(sub + ": " + c.name + " is a GPU: give --nodes N (and --gpus-per-node), not --slice");
+    if (m.nodes.empty() && m.chips.empty()) throw UsageError(sub + ": a GPU cluster needs --nodes N (or --chips N)");
+    GpuOverrides o;
+    if (!m.nvlink_bw.empty()) o.nvlink_bytes_per_s = parse_positive("--nvlink-bw", m.nvlink_bw);
+    if (!m.ib_bw.empty()) o.ib_bytes_per_s = parse_positive("--ib-bw", m.ib_bw);
+    int per_node = m.gpus_per_node.empty() ? c.gpus_per_node : whole("--gpus-per-node", m.gpus_per_node, 1024);
+    if (per_node < 1) throw UsageError(sub + ": chip " + c.name + " has no node size: give --gpus-per-node");
+    int nodes = 0;
+    if (!m.chips.empty()) {
+      const int n = whole("--chips", m.chips, 1 << 26);
+      if (n <= per_node) per_node = n, nodes = 1;
+      else if (n % per_node)
+        throw std::invalid_argument("--chips '" + m.chips + "': more than one node must fill whole nodes of " +
+                                    std::to_string(per_node) + " GPUs");
+      else nodes = n / per_node;
+    } else {
+      nodes = whole("--nodes", m.nodes, 1e6);
+    }
+    return for_option(m.nvlink_bw.empty() && m.ib_bw.empty() ? "--chip " + c.name : "--nvlink-bw/--ib-bw",
+                      [&] { return gpu_cluster(c, nodes, per_node, o); });
+  }
+  if (!m.chips.empty()) {
+    if (!m.pods.empty()) throw UsageError(sub + ": --pods needs --slice");
+    const int n = whole("--chips", m.chips, 1 << 26);
+    return for_option("--chips", [&] { return tpu_pods(c, {n}, 1); });
+  }
+  if (m.slice.empty()) throw UsageError(sub + ": give --slice AxBxC (TPU), --nodes N (GPU) or --chips N");
+  const auto slice = for_option("--slice", [&] { return make_slice(c, parse_shape(m.slice)); });
+  const int pods = m.pods.empty() ? 1 : whole("--pods", m.pods, 1e6);
+  return for_option("--slice", [&] { return tpu_pods(c, slice.shape, pods); });
+}
+
+scaling::TrainingSetup resolve_setup(const StepArgs& a) {
+  using namespace scaling;
+  TrainingSetup s;
+  s.weights = for_option("--weights", [&] { return parse_dtype(a.weights); });
+  s.activations = s.weights;  // activations are kept in the compute dtype, which the weights set
+  if (a.grads == "none") s.grads = std::nullopt;
+  else s.grads = for_option("--grads", [&] { return parse_dtype(a.grads); });
+  s.optimizer = for_option("--optimizer", [&] { return parse_optimizer(a.optimizer); });
+  if (a.master != "none" && a.master != "fp32")
+    throw std::invalid_argument("--master '" + escape_for_message(a.master) + "': expected none or fp32");
+  s.fp32_master = a.master == "fp32";
+  return s;
+}
+
+scaling::CostModel resolve_cost_model(const StepArgs& s) {
+  if (s.cost_model == "exact") return scaling::CostModel::exact;
+  if (s.cost_model == "book") return scaling::CostModel::book;
+  throw std::invalid_argument("--cost-model '" + scaling::escape_for_message(s.cost_model) + "': expected exact or book");
+}
+
+double resolve_seq(const StepArgs& s) { return s.seq.empty() ? 4096 : parse_size("--seq", s.seq); }
+
+Degrees resolve_degrees(const StepArgs& s, double chips) {
+  Degrees d;
+  if (!s.fsdp.empty() && !s.dp.empty()) throw UsageError("--fsdp X is --dp X --zero 3: give one of them");
+  const std::string& dp_text = s.fsdp.empty() ? s.dp : s.fsdp;
+  const char* dp_option = s.fsdp.empty() ? "--dp" : "--fsdp";
+  d.given = !dp_text.empty() || !s.tp.empty() || !s.pp.empty();
+  if (!s.tp.empty()) d.tensor = whole("--tp", s.tp, 1 << 26);
+  if (!s.pp.empty()) d.pipeline = whole("--pp", s.pp, 1 << 26);
+  if (!dp_text.empty()) {
+    d.data = whole(dp_option, dp_text, 1 << 26);
+  } else {
+    const double rest = chips / (static_cast<double>(d.tensor) * d.pipeline);
+    if (rest != std::floor(rest) || rest < 1)
+      throw std::invalid_argument(fmt::format("--tp {} × --pp {} does not divide the {} chips", d.tensor, d.pipeline,
+                                              scaling::format_number(chips)));
+    d.data = static_cast<int>(rest);
+  }
+  const double product = static_cast<double>(d.data) * d.tensor * d.pipeline;
+  if (product != chips)
+    throw std::invalid_argument(fmt::format("{} {} × --tp {} × --pp {} = {}: must equal the {} chips", dp_option,
+                                            d.data, d.tensor, d.pipeline, scaling::format_number(product),
+                                            scaling::format_number(chips)));
+  return d;
+}
+
+scaling::Layout resolve_layout(const StepArgs& s) {
+  using namespace scaling;
+  Layout l;
+  if (!s.microbatches.empty()) l.microbatches = whole("--microbatches", s.microbatches, 1 << 26);
+  if (!s.fsdp.empty() && !s.zero.empty() && s.zero != "3")
+    throw std::invalid_argument("--fsdp with --zero '" + escape_for_message(s.zero) + "': FSDP is ZeRO stage 3 (use --dp)");
+  if (!s.zero.empty()) {
+    if (s.zero.size() != 1 || s.zero[0] < '0' || s.zero[0] > '3')
+      throw std::invalid_argument("--zero '" + escape_for_message(s.zero) + "': expected one stage, 0, 1, 2 or 3");
+    l.zero = s.zero[0] - '0';
+  }
+  if (s.zero_scope == "group") l.zero_scope = ZeroScope::group;
+  else if (!s.zero_scope.empty() && s.zero_scope != "all")
+    throw std::invalid_argument("--zero-scope '" + escape_for_message(s.zero_scope) + "': expected all or group");
+  l.saved = for_option("--saved", [&] { return parse_plan_rule(s.saved.empty() ? "D+2F" : s.saved); });
+  return l;
+}
+
+nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s) {
+  using namespace scaling;
+  const auto& [l, t] = p;
+  return {{"dp", data_degree(l)},
+          {"tp", tensor_degree(l)},
+          {"pp", pipeline_degree(l)},
+          {"dp_slow", l.slow.data},
+          {"pp_slow", l.slow.pipeline},
+          {"microbatches", l.microbatches},
+          {"zero", l.zero},
+          {"zero_scope", to_string(l.zero_scope)},
+          {"saved", label(l.saved)},
+          {"saved_rule", l.saved.rule},
+          {"axes", describe_axes(p, s)},
+          {"step_s", t.step_s},
+          {"bytes_per_chip", t.memory.total},
+          {"memory_per_chip",
+           {{"params", t.memory.params},
+            {"grads", t.memory.grads},
+            {"optimizer", t.memory.optimizer},
+            {"master", t.memory.master},
+            {"activations", t.memory.activations}}},
+          {"t_math_s", t.t_math_s},
+          {"t_hbm_s", t.t_hbm_s},
+          {"t_bubble_s", t.t_bubble_s},
+          {"t_ici_s", t.t_ici_s},
+          {"t_dcn_s", t.t_dcn_s},
+          {"bound", bound_label(t.bound, s)},
+          {"mfu", t.mfu}};
+}
+
+}  // namespace cli

@@ -1,0 +1,38 @@
+#pragma once
+// What `scaling train` and `scaling plan` share: the machine options (a System), the layout and setup
+// options, and the JSON of one layout and its terms — one reading and one printing for both, so the two
+// agree on the same flags.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "commands.hpp"
+#include "scaling/cost/planner.hpp"
+
+namespace cli {
+
+// TPU: --slice [--pods] or --chips N (one ICI axis); GPU: --nodes [--gpus-per-node] or --chips N (whole
+// nodes, or one partial node). Throws UsageError for a missing or conflicting machine, std::invalid_argument
+// naming the option for a bad value.
+scaling::System resolve_system(const std::string& subcommand, const scaling::Chip& chip, const MachineArgs& m);
+
+scaling::TrainingSetup resolve_setup(const StepArgs& s);
+scaling::CostModel resolve_cost_model(const StepArgs& s);
+double resolve_seq(const StepArgs& s);
+
+// The degrees of --dp/--fsdp, --tp, --pp: whether any was given, and (given or not) the three with the
+// missing data degree filled from the chips (tensor and pipeline default to 1).
+struct Degrees {
+  bool given = false;
+  int data = 1, tensor = 1, pipeline = 1;
+};
+Degrees resolve_degrees(const StepArgs& s, double chips);
+
+// One layout's microbatches, ZeRO stage and scope and rule (the defaults: 1, 3, all, D+2F). Throws
+// std::invalid_argument naming the option (a list given where one value is needed, a stage above 3, …).
+scaling::Layout resolve_layout(const StepArgs& s);
+
+// The layout and its terms as JSON: dp, tp, pp, microbatches, zero, zero_scope, saved, step_s,
+// bytes_per_chip, memory parts, every time term, bound, mfu, axes.
+nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s);
+
+}  // namespace cli

@@ -1,0 +1,74 @@
+#pragma once
+// A Layout: how one training step is spread over a System (hardware/system.hpp) — the question a cost
+// model answers, never the answer (that is Terms, terms.hpp). Each fast axis of size n is split as
+// n = data · tensor · pipeline; the slow tier as data · pipeline (tensor parallelism never crosses the
+// slow network). A group spans the axes where its factor is above 1.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scaling/cost/training.hpp"
+
+namespace scaling {
+
+struct AxisRoles {
+  int data = 1, tensor = 1, pipeline = 1;
+};
+
+// What each layer keeps for the backward pass: the elements per token (a sum of terms in D, F, NH, KH,
+// as the book writes it: notation/saved_rule.hpp) and what the backward pass recomputes. `name` is the
+// word `train`, `plan` and the report use for the rule; empty for a rule given only as its sum.
+struct PlanRule {
+  std::string rule;  // "D", "2D+2F+NH+2KH", …
+  Remat recompute;
+  std::string name = "";  // "input", "matmuls", "all"; empty for a rule given only as its sum
+};
+// The named rules: only each layer's input (the forward rerun), the outputs of the big matmuls (attention
+// rerun: 2D + 2F + NH + 2KH, §4's inventory of what the big matmuls produce), and everything (nothing rerun:
+// §4's "about 20 [tokens, D] tensors"). The one vocabulary of --saved in train and plan.
+std::span<const PlanRule> saved_rules();
+// By name; throws std::invalid_argument naming the text and the names.
+const PlanRule& saved_rule(std::string_view name);
+// --saved's one vocabulary: a name of saved_rules(), or a sum in D, F, NH, KH. A sum equal to a named
+// rule's is that rule (with its recompute); any other sum is taken as saved with nothing rerun, so the
+// step model counts no recompute FLOPs for it (a lower bound). Throws std::invalid_argument for neither.
+PlanRule parse_plan_rule(std::string_view text);
+// What a rule keeps of `model`, per layer per token: `input` and `matmuls` summed from the model's
+// activation inventory (model/tensors.hpp: for a gated dense model D and 2D+2F+NH+2KH, the texts above;
+// a plain MLP has one input matrix, an MoE layer its experts' widths), any other rule its sum as written.
+SavedRule saved_elements(const PlanRule& r, const TransformerConfig& model);
+// The name, or the sum when the rule has none.
+std::string label(const PlanRule& r);
+
+enum class ZeroScope {
+  group,  // ZeRO shards over the data replicas of one slice or node
+  all,    // over every data replica, across the slow tier too
+};
+const char* to_string(ZeroScope s);
+
+struct Layout {
+  std::vector<AxisRoles> fast;   // one per fast axis of the System
+  AxisRoles slow;                // tensor stays 1
+  int microbatches = 1;          // gradient accumulation: B is split into this many, one in flight at a time
+  int zero = 3;                  // ZeRO stage 0–3 (§5.4.1)
+  ZeroScope zero_scope = ZeroScope::all;
+  PlanRule saved = {"D", Remat::block, "input"};
+};
+
+// The degrees a layout implies: products over the axes.
+int data_degree(const Layout& l);
+int tensor_degree(const Layout& l);
+int pipeline_degree(const Layout& l);
+
+// Every way to place degrees data × tensor × pipeline on the system's axes (data and pipeline may use
+// the slow tier, tensor may not), with the other fields of `base`, in the planner's search order (the
+// last axis outermost, each axis by data then tensor factor ascending). Empty when the degrees do not
+// multiply to the system's chips or cannot be placed.
+struct System;
+std::vector<Layout> placements(const System& s, int data, int tensor, int pipeline, const Layout& base);
+
+// "16=4·1·4 20=20·1·1 DCN 2=2·1·1": each axis' size = data·tensor·pipeline, then the slow tier's.
+std::string describe_axes(const Layout& l, const System& s);
+
+}  // namespace scaling

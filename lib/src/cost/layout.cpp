@@ -1,0 +1,141 @@
+#include "scaling/cost/layout.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "scaling/base/format.hpp"
+#include "scaling/cost/terms.hpp"
+#include "scaling/hardware/system.hpp"
+#include "scaling/model/tensors.hpp"
+
+namespace scaling {
+
+std::span<const PlanRule> saved_rules() {
+  static const std::vector<PlanRule> k{{"D", Remat::block, "input"},
+                                       {"2D+2F+NH+2KH", Remat::big_matmuls, "matmuls"},
+                                       {"20D", Remat::none, "all"}};
+  return k;
+}
+
+const PlanRule& saved_rule(std::string_view name) {
+  std::string known;
+  for (const auto& r : saved_rules()) {
+    if (r.name == name) return r;
+    known += (known.empty() ? "" : ", ") + r.name;
+  }
+  throw std::invalid_argument("'" + escape_for_message(name) + "': expected one of " + known);
+}
+
+PlanRule parse_plan_rule(std::string_view text) {
+  for (const auto& r : saved_rules())
+    if (r.name == text) return r;
+  SavedRule parsed;
+  try {
+    parsed = parse_saved_rule(text);
+  } catch (const std::invalid_argument& e) {
+    std::string names;
+    for (const auto& r : saved_rules()) names += r.name + ", ";
+    throw std::invalid_argument(std::string(e.what()) + " (or a rule name: " + names.substr(0, names.size() - 2) + ")");
+  }
+  for (const auto& r : saved_rules())
+    if (to_string(parse_saved_rule(r.rule)) == to_string(parsed)) return r;
+  return {std::string(text), Remat::none, ""};
+}
+
+SavedRule saved_elements(const PlanRule& r, const TransformerConfig& model) {
+  if (r.name == "input") return saved_of_kind(model, ActivationKind::layer_input);
+  if (r.name == "matmuls") return saved_of_kind(model, ActivationKind::matmul_output);
+  return parse_saved_rule(r.rule);
+}
+
+std::string label(const PlanRule& r) { return r.name.empty() ? r.rule : r.name; }
+
+const char* to_string(ZeroScope s) { return s == ZeroScope::all ? "all" : "group"; }
+
+int data_degree(const Layout& l) {
+  int n = l.slow.data;
+  for (const auto& a : l.fast) n *= a.data;
+  return n;
+}
+int tensor_degree(const Layout& l) {
+  int n = 1;
+  for (const auto& a : l.fast) n *= a.tensor;
+  return n;
+}
+int pipeline_degree(const Layout& l) {
+  int n = l.slow.pipeline;
+  for (const auto& a : l.fast) n *= a.pipeline;
+  return n;
+}
+
+namespace {
+// Every (d, t, p) with d·t·p = n whose factors divide the remaining degrees; the slow tier takes t = 1.
+// The order is the planner's search order (the last axis outermost, each axis by data then tensor factor
+// ascending, the slow tier innermost), so a full tie goes to the placement the search would keep.
+void place(const System& s, size_t k, int data, int tensor, int pipeline, Layout& cur, std::vector<Layout>& out) {
+  if (k == s.fast.size()) {
+    const int groups = s.slow.groups;
+    for (int d = 1; d <= groups; ++d) {
+      if (groups % d || d != data || groups / d != pipeline || tensor != 1) continue;
+      cur.slow = {d, 1, groups / d};
+      out.push_back(cur);
+    }
+    return;
+  }
+  const size_t axis = s.fast.size() - 1 - k;
+  const int n = s.fast[axis].size;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d || data % d) continue;
+    for (int t = 1; t <= n / d; ++t) {
+      if ((n / d) % t || tensor % t) continue;
+      const int p = n / d / t;
+      if (pipeline % p) continue;
+      cur.fast[axis] = {d, t, p};
+      place(s, k + 1, data / d, tensor / t, pipeline / p, cur, out);
+    }
+  }
+}
+}  // namespace
+
+std::vector<Layout> placements(const System& s, int data, int tensor, int pipeline, const Layout& base) {
+  std::vector<Layout> out;
+  if (data < 1 || tensor < 1 || pipeline < 1) return out;
+  Layout cur = base;
+  cur.fast.assign(s.fast.size(), AxisRoles{});
+  place(s, 0, data, tensor, pipeline, cur, out);
+  return out;
+}
+
+std::string describe_axes(const Layout& l, const System& s) {
+  std::string out;
+  for (size_t i = 0; i < l.fast.size() && i < s.fast.size(); ++i) {
+    const auto& a = l.fast[i];
+    out += fmt::format("{}{}={}·{}·{}", out.empty() ? "" : " ", s.fast[i].size, a.data, a.tensor, a.pipeline);
+  }
+  if (s.slow.groups > 1) out += fmt::format(" {} {}={}·1·{}", s.slow.name, s.slow.groups, l.slow.data, l.slow.pipeline);
+  return out;
+}
+
+const char* to_string(CostModel m) { return m == CostModel::book ? "book" : "exact"; }
+
+const char* to_string(Bound b) {
+  switch (b) {
+    case Bound::compute: return "compute";
+    case Bound::memory: return "memory";
+    case Bound::bubble: return "bubble";
+    case Bound::ici: return "ICI";
+    case Bound::dcn: return "DCN";
+  }
+  return "?";
+}
+
+bool better(const Terms& a, const Terms& b) {
+  if (a.step_s != b.step_s) return a.step_s < b.step_s;
+  if (a.memory.total != b.memory.total) return a.memory.total < b.memory.total;
+  return std::max(a.t_ici_s, a.t_dcn_s) < std::max(b.t_ici_s, b.t_dcn_s);
+}
+
+}  // namespace scaling
