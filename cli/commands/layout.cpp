@@ -10,8 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+#include <memory>
 
-#include "commands.hpp"
+#include "../options.hpp"
+#include "../output.hpp"
+#include "modules.hpp"
+#include "scaling/base/validate.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/notation/hlo_shape.hpp"
 #include "scaling/notation/tiled_layout.hpp"
@@ -20,26 +24,38 @@ namespace cli {
 
 namespace {
 
-// The most elements --grid prints: a 2048 x 2048 array; beyond it the output is no longer something to read.
-constexpr int64_t kGridLimit = int64_t{1} << 22;
+using scaling::escape_for_message;
+namespace check = scaling::check;
+
+struct Args {
+  std::string shape, index;
+  bool grid = false, json = false;
+};
+
+// What --grid prints: every element once, and a "[i,j,…,:,:]" heading per 2-D slice of rank - 2 numbers.
+// Both are bounded (limits::kMaxGridElements) before anything is allocated, so a 64-dimension shape of
+// 2s and 1s is refused by its slice headings, not by the memory it would take.
+double grid_cells(const std::vector<int64_t>& dims, double elements) {
+  const double rank = static_cast<double>(dims.size());
+  double per_slice = 1;
+  for (size_t i = dims.size() >= 2 ? dims.size() - 2 : 0; i < dims.size(); ++i) per_slice *= static_cast<double>(dims[i]);
+  const double slices = per_slice > 0 ? elements / per_slice : 0;
+  return elements + (rank > 2 ? slices * (rank - 2) : 0);
+}
 
 // "2,5" -> {2, 5}: non-negative whole numbers of 64 bits, one per dimension.
 std::vector<int64_t> parse_coordinates(const std::string& option, const std::string& text) {
   std::vector<int64_t> out;
   if (text.empty()) return out;  // a scalar's index
-  size_t start = 0;
-  while (true) {
-    const size_t end = text.find(',', start);
-    const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  for (const auto& part : split_list(option, text, limits::kMaxDims)) {
     int64_t v = -1;
     const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || v < 0)
-      throw std::invalid_argument(option + " '" + scaling::escape_for_message(text) + "': coordinate '" +
-                                  scaling::escape_for_message(part) + "' is not a non-negative whole number");
+      check::fail(check::subject(option, text),
+                     "coordinate '" + escape_for_message(part) + "' is not a non-negative whole number");
     out.push_back(v);
-    if (end == std::string::npos) return out;
-    start = end + 1;
   }
+  return out;
 }
 
 std::string memory_space_name(int64_t s) {
@@ -86,21 +102,21 @@ void print_grid(const std::vector<int64_t>& dims, const std::vector<int64_t>& of
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
-}  // namespace
-
-void run_layout(const LayoutArgs& a) {
+void run(const Args& a) {
   using namespace scaling;
-  const auto shape = hlo::parse_shape(a.shape);
+  const auto shape = hlo::parse_shape(std::string(check::text("shape", a.shape)));
   const auto z = hlo::layout_sizes(shape);
+  if (a.grid) {
+    const double cells = grid_cells(shape.dims, double(z.elements));
+    if (cells > limits::kMaxGridElements)
+      check::fail(check::subject("--grid", hlo::to_string(shape)),
+                     fmt::format("{} elements and slice headings to print: {}", format_number(cells),
+                                 check::at_most_rule(limits::kMaxGridElements)));
+  }
   const hlo::OffsetMap map(shape);
   std::vector<int64_t> offsets;
   int64_t offset = 0;
-  if (a.grid) {
-    if (z.elements > kGridLimit)
-      throw std::invalid_argument("--grid: " + hlo::to_string(shape) + " has " + format_number(double(z.elements)) +
-                                  " elements, more than the " + format_number(double(kGridLimit)) + " a grid prints");
-    offsets = map.all();
-  }
+  if (a.grid) offsets = map.all();
   if (!a.index.empty()) {
     const auto index = parse_coordinates("--index", a.index);
     offset = for_option("--index '" + escape_for_message(a.index) + "'", [&] { return map.offset(index); });
@@ -121,7 +137,7 @@ void run_layout(const LayoutArgs& a) {
                        {"tiled_shapes", z.tiled_shapes},
                        {"bytes", z.bytes},
                        {"padded_bytes", z.padded_bytes},
-                       {"growth", z.growth}};
+                       {"growth", check::finite("growth", z.growth)}};
     if (a.grid) {
       size_t next = 0;
       out["offsets"] = nested(shape.dims, offsets, 0, next);
@@ -152,11 +168,27 @@ void run_layout(const LayoutArgs& a) {
   fmt::print("  {:<18} {}\n", "bytes", format_quantity(double(z.bytes), "B"));
   fmt::print("  {:<18} {}\n", "padded bytes", format_quantity(double(z.padded_bytes), "B"));
   fmt::print("  {:<18} {}x\n", "growth", format_number(z.growth));
-  if (!a.index.empty()) fmt::print("  {:<18} {} (elements from the start)\n", "offset [" + a.index + "]", offset);
+  if (!a.index.empty())
+    fmt::print("  {:<18} {} (elements from the start)\n", "offset [" + escape_for_message(a.index) + "]", offset);
   if (a.grid) {
     fmt::print("offsets (elements from the start of the buffer):\n");
     print_grid(shape.dims, offsets);
   }
+}
+
+}  // namespace
+
+void add_layout(CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  auto* sub = app.add_subcommand("layout", "an HLO shape's tiled layout: where each element lands in memory (§9.2.2)");
+  add_text(sub, "shape", a->shape, "an HLO shape, e.g. 'bf16[4,8]{1,0:T(2,4)(2,1)}'")->required();
+  auto* index = add_text(sub, "--index", a->index, "one element i,j,…: its offset");
+  auto* grid = sub->add_flag("--grid", a->grid, "every element's offset, laid out like the shape (at most 4,194,304 "
+                                                "elements and slice headings)");
+  index->excludes(grid);
+  grid->excludes(index);
+  sub->add_flag("--json", a->json, "print one JSON object");
+  run_when_chosen(sub, [a] { run(*a); });
 }
 
 }  // namespace cli

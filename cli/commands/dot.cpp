@@ -8,7 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "commands.hpp"
+#include "../options.hpp"
+#include "../output.hpp"
+#include "modules.hpp"
+#include <memory>
 #include "scaling/base/format.hpp"
 #include "scaling/notation/dot_general.hpp"
 #include "scaling/notation/hlo_shape.hpp"
@@ -17,8 +20,14 @@ namespace cli {
 
 namespace {
 
+struct Args {
+  std::string spec;
+  std::vector<std::string> shapes, dtypes;
+  bool json = false;
+};
+
 // An operand: an HLO shape (its own type) or sizes "128,256" (the type from --dtypes, else f32).
-scaling::hlo::Shape operand(const DotArgs& a, size_t i) {
+scaling::hlo::Shape operand(const Args& a, size_t i) {
   using namespace scaling;
   const std::string& text = a.shapes.at(i);
   const std::string option = "--shapes '" + escape_for_message(text) + "'";
@@ -40,14 +49,13 @@ scaling::hlo::Shape operand(const DotArgs& a, size_t i) {
   return for_option(option, [&] { return hlo::parse_shape(std::string(dtype ? dtype->name : "f32") + "[" + text + "]"); });
 }
 
-}  // namespace
-
-void run_dot(const DotArgs& a) {
+void run(const Args& a) {
   using namespace scaling;
   if (a.shapes.size() != 2) throw UsageError("--shapes takes two shapes");
   if (!a.dtypes.empty() && a.dtypes.size() != 2) throw UsageError("--dtypes takes two types");
   const auto first = operand(a, 0), second = operand(a, 1);
   const auto d = hlo::lower_einsum(a.spec, first, second);
+  require_finite("the FLOPs", d.flops, given({{"--shapes", a.shapes[0] + " " + a.shapes[1]}}));
   std::vector<int64_t> out_shape;
   if (d.transpose.empty()) out_shape = d.output.dims;
   else
@@ -72,7 +80,7 @@ void run_dot(const DotArgs& a) {
     std::cout << out.dump(2) << "\n";
     return;
   }
-  fmt::print("einsum '{}' on {} and {}\n", a.spec, hlo::to_string(first), hlo::to_string(second));
+  fmt::print("einsum '{}' on {} and {}\n", escape_for_message(a.spec), hlo::to_string(first), hlo::to_string(second));
   fmt::print("  {:<20} operand {} as {}{}\n", "lhs", d.lhs.einsum_input + 1, hlo::to_string(d.lhs.shape),
              d.lhs.converted ? " (converted)" : "");
   fmt::print("  {:<20} operand {} as {}{}\n", "rhs", d.rhs.einsum_input + 1, hlo::to_string(d.rhs.shape),
@@ -86,6 +94,23 @@ void run_dot(const DotArgs& a) {
              d.transpose.empty() ? "" : fmt::format(", then transposed by {{{}}}", fmt::join(d.transpose, ",")));
   fmt::print("  {:<20} {}\n", "FLOPs", format_quantity(d.flops, "FLOPs"));
   fmt::print("HLO:\n{}\n", d.hlo);
+}
+
+}  // namespace
+
+void add_dot(CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  auto* sub = app.add_subcommand("dot", "the dot_general XLA gets from a two-operand einsum (§9.1)");
+  add_text(sub, "spec", a->spec, "the einsum, e.g. 'bf,fd->db'")->required();
+  sub->add_option("--shapes", a->shapes, "the two operands: HLO shapes (f32[128,256]) or sizes (128,256)")
+      ->check(text_check("--shapes"))
+      ->expected(2)
+      ->required();
+  sub->add_option("--dtypes", a->dtypes, "their element types, XLA's names (default f32, JAX's default)")
+      ->check(text_check("--dtypes"))
+      ->expected(2);
+  sub->add_flag("--json", a->json, "print one JSON object");
+  run_when_chosen(sub, [a] { run(*a); });
 }
 
 }  // namespace cli
