@@ -50,9 +50,9 @@ scaling::TransformerConfig resolve_model(const std::string& subcommand, const st
 // A positive number ("8.1e11") given to an option; throws std::invalid_argument naming it.
 double parse_positive(const std::string& option, const std::string& text);
 
-// A dimension given on the command line: a positive whole number ("4096", "1e6", "8k" = 8000) up to 2^53.
+// A dimension given on the command line: a positive whole number ("4096", "1e6", "8k" = 8000) up to 2^53 - 1.
 // Throws std::invalid_argument naming the option and the text.
-double parse_size(const std::string& option, const std::string& text, double max = 9007199254740992.0);
+double parse_size(const std::string& option, const std::string& text, double max = 9007199254740991.0);
 // "128,2048" -> {128, 2048}, each a positive whole number.
 std::vector<double> parse_sizes(const std::string& option, const std::string& text);
 // --wrap: "auto" (the §2.2 rules), "yes" or "no".

@@ -3,9 +3,9 @@
 // the option is read, before any allocation or loop that depends on it, and the refusal states the limit.
 namespace cli::limits {
 
-// A dimension, a byte count, a token count: 2^53, the largest range in which a double holds every whole
-// number, so 2^53 + 1 is never silently rounded to a neighbour.
-inline constexpr double kDefaultSize = 9007199254740992.0;
+// A dimension, a byte count, a token count: 2^53 - 1, below which a double holds every whole number, so
+// 2^53 + 1 (which a double rounds to 2^53) is refused rather than silently rounded.
+inline constexpr double kDefaultSize = 9007199254740991.0;
 // Entries of a comma-separated list of dimensions, axes or coordinates (an HLO shape has at most 64).
 inline constexpr double kMaxDims = 64;
 // Chips of a slice, a --chips count or a mesh: ten million, ten times the largest cluster announced.

@@ -41,7 +41,7 @@ int scaling_main(int argc, char** argv) {
   cli::TrainArgs tr;
   auto* train = app.add_subcommand("train", "training memory, time and the §5 parallelism bounds on a slice");
   train->add_option("--model", tr.model, "a preset (see `scaling models`)")->check(model_check("--model"));
-  train->add_option("--config", tr.config, "a HuggingFace config.json")->check(cli::text_check("--config"));
+  train->add_option("--config", tr.config, "a HuggingFace config.json")->check(cli::path_check("--config"));
   cli::add_chip_options(train, tr.chip);
   train->add_option("--slice", tr.slice, "slice shape, e.g. 16x16x16")->check(cli::shape_check("--slice"));
   train->add_option("--pods", tr.pods, "pods of that slice, data-parallel over DCN")->check(cli::size_check("--pods", cli::limits::kMaxPods));
@@ -63,7 +63,7 @@ int scaling_main(int argc, char** argv) {
   cli::PlanArgs pl;
   auto* planner = app.add_subcommand("plan", "the parallelism planner: the fastest layouts that fit (§5, §6)");
   planner->add_option("--model", pl.model, "a preset (see `scaling models`)")->check(model_check("--model"));
-  planner->add_option("--config", pl.config, "a HuggingFace config.json")->check(cli::text_check("--config"));
+  planner->add_option("--config", pl.config, "a HuggingFace config.json")->check(cli::path_check("--config"));
   cli::add_chip_options(planner, pl.chip);
   planner->add_option("--slice", pl.slice, "TPU: the slice (pod) shape, e.g. 16x20x28")->check(cli::shape_check("--slice"));
   planner->add_option("--pods", pl.pods, "TPU: that many slices over DCN (default 1)")->check(cli::size_check("--pods", cli::limits::kMaxPods));

@@ -38,6 +38,11 @@ CLI::Validator fraction_check(const std::string& name) {
 CLI::Validator text_check(const std::string& name) {
   return check("TEXT", [name](const std::string& t) { v::text(name, t); });
 }
+CLI::Validator path_check(const std::string& name) {
+  return check("PATH", [name](const std::string& t) {
+    if (t.empty()) v::fail(v::subject(name, t), v::kEmpty);
+  });
+}
 CLI::Validator list_check(const std::string& name, double max_entries) {
   return check("LIST", [name, max_entries](const std::string& t) {
     v::text(name, t);
@@ -74,6 +79,9 @@ CLI::Option* add_name(CLI::App* sub, const std::string& name, std::string& into,
 CLI::Option* add_text(CLI::App* sub, const std::string& name, std::string& into, const std::string& help) {
   return sub->add_option(name, into, help)->check(text_check(name));
 }
+CLI::Option* add_path(CLI::App* sub, const std::string& name, std::string& into, const std::string& help) {
+  return sub->add_option(name, into, help)->check(path_check(name));
+}
 CLI::Option* add_list(CLI::App* sub, const std::string& name, std::string& into, const std::string& help,
                       double max_entries) {
   return sub->add_option(name, into, help)->check(list_check(name, max_entries));
@@ -82,7 +90,7 @@ CLI::Option* add_list(CLI::App* sub, const std::string& name, std::string& into,
 void add_chip_options(CLI::App* sub, ChipArgs& c) {
   auto* preset = add_name(sub, "--chip", c.chip, "chip preset (see `scaling chips`)",
                           [](const std::string& t) { scaling::chip(t); });
-  auto* file = add_text(sub, "--chip-file", c.chip_file, "a JSON chip description (`scaling chips --json` format)");
+  auto* file = add_path(sub, "--chip-file", c.chip_file, "a JSON chip description (`scaling chips --json` format)");
   preset->excludes(file);
   file->excludes(preset);
   add_positive(sub, "--hbm-bytes", c.hbm_bytes, "override: HBM capacity per chip, bytes");

@@ -27,6 +27,8 @@ CLI::Option* add_name(CLI::App* sub, const std::string& name, std::string& into,
                       std::function<void(const std::string&)> parse);
 // Text that is a notation (a shape, a mesh, a path): printable, no leading or trailing space.
 CLI::Option* add_text(CLI::App* sub, const std::string& name, std::string& into, const std::string& help);
+// A file path (--config, --chip-file): any bytes but empty; echoed escaped wherever it is printed.
+CLI::Option* add_path(CLI::App* sub, const std::string& name, std::string& into, const std::string& help);
 // A comma-separated list of at most max_entries entries, each once.
 CLI::Option* add_list(CLI::App* sub, const std::string& name, std::string& into, const std::string& help,
                       double max_entries);
@@ -36,6 +38,7 @@ CLI::Validator size_check(const std::string& name, double max = limits::kDefault
 CLI::Validator positive_check(const std::string& name);
 CLI::Validator fraction_check(const std::string& name);
 CLI::Validator text_check(const std::string& name);
+CLI::Validator path_check(const std::string& name);
 CLI::Validator list_check(const std::string& name, double max_entries);
 CLI::Validator name_check(const std::string& name, std::function<void(const std::string&)> parse);
 // A slice shape as typed: digits joined by 'x' and nothing else (no space, no '+'), at most 8 axes,

@@ -101,7 +101,7 @@ TEST_CASE("overflowing products are refused naming the options and values") {
   expect_rejected({{"collective --chip tpu-v5e --slice 4x4 --op all-reduce --axes 0 --bytes 9e15 --ici-bw 1e-300",
                     "--bytes '9e15', --ici-bw '1e-300'"},
                    {"shard --mesh X=2,Y=8 'A[I_X, J]' --shape 1e300,1e300", "--shape '1e300': must be at most"},
-                   {"matmul --chip tpu-v5e --B 1e300 --D 1e300 --F 1", "--B '1e300': must be at most 9.007e15"},
+                   {"matmul --chip tpu-v5e --B 1e300 --D 1e300 --F 1", "--B '1e300': must be at most 9,007,199,254,740,991"},
                    {"matmul --chip tpu-v5e --B 9e15 --D 9e15 --F 9e15 --hbm-bw 1e-300",
                     "--B '9e15', --D '9e15', --F '9e15', --hbm-bw '1e-300'"},
                    {"matmul --chip tpu-v5e --B 1 --D 1 --F 1 --hbm-bw 1e-320", "--hbm-bw '1e-320'"}});

@@ -84,7 +84,7 @@ void add_params(CLI::App& app) {
   auto* sub = app.add_subcommand("params", "parameter counts and KV-cache bytes of a model");
   auto* model = add_name(sub, "--model", a->model, "a preset (see `scaling models`)",
                          [](const std::string& t) { scaling::model(t); });
-  auto* config = add_text(sub, "--config", a->config, "a HuggingFace config.json (llama, mistral, mixtral, gemma)");
+  auto* config = add_path(sub, "--config", a->config, "a HuggingFace config.json (llama, mistral, mixtral, gemma)");
   model->excludes(config);
   config->excludes(model);
   add_name(sub, "--kv-dtype", a->kv_dtype, "dtype of the KV cache", [](const std::string& t) { scaling::parse_dtype(t); })

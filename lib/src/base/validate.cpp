@@ -26,10 +26,25 @@ void fail(std::string_view subject, std::string_view rule) {
   throw std::invalid_argument(fmt::format("{}: {}", subject, rule));
 }
 
-std::string within_rule(double lo, double hi) {
-  return fmt::format("must be within [{}, {}]", format_number(lo), format_number(hi));
+namespace {
+// A bound as a reader checks it: whole numbers up to 2^53 in full with separators (9,007,199,254,740,992,
+// not 9.007e15, which would hide whether 2^53 + 1 is allowed), anything else as format_number prints it.
+std::string bound(double x) {
+  if (!(std::fabs(x) >= 1e15 && std::fabs(x) <= 9007199254740992.0 && x == std::floor(x))) return format_number(x);
+  const std::string digits = fmt::format("{:.0f}", std::fabs(x));
+  std::string out = x < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
-std::string at_most_rule(double hi) { return fmt::format("must be at most {}", format_number(hi)); }
+}  // namespace
+
+std::string within_rule(double lo, double hi) {
+  return fmt::format("must be within [{}, {}]", bound(lo), bound(hi));
+}
+std::string at_most_rule(double hi) { return fmt::format("must be at most {}", bound(hi)); }
 std::string entries_rule(double n, double max) {
   return fmt::format("has {} entries: at most {}", format_number(n), format_number(max));
 }
@@ -70,6 +85,11 @@ double number(std::string_view name, std::string_view text) {
   if (ec == std::errc::result_out_of_range && ptr == end) fail(subject(name, text), kOutOfRange);
   if (ec != std::errc() || ptr != end) fail(subject(name, text), kNotANumber);
   if (!std::isfinite(value)) fail(subject(name, text), kFinite);
+  // Plain digits beyond 2^53 may name a whole number no double holds (2^53 + 1): refused, not rounded.
+  if (value >= 9007199254740992.0 && text.find_first_not_of("0123456789") == std::string_view::npos) {
+    std::string_view digits = text.substr(std::min(text.find_first_not_of('0'), text.size()));
+    if (digits != fmt::format("{:.0f}", value)) fail(subject(name, text), kInexact);
+  }
   return value;
 }
 

@@ -22,6 +22,7 @@ inline constexpr std::string_view kFinite = "must be a finite number";
 inline constexpr std::string_view kPositive = "must be positive";
 inline constexpr std::string_view kNonNegative = "must not be negative";
 inline constexpr std::string_view kWhole = "must be a whole number";
+inline constexpr std::string_view kInexact = "has more digits than a double holds (whole numbers are exact up to 2^53)";
 
 // The subject of a message: the name and the text as given, quoted and escaped ("--B '1e309'").
 std::string subject(std::string_view name, std::string_view text);
