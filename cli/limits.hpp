@@ -10,8 +10,8 @@ inline constexpr double kDefaultSize = 9007199254740991.0;
 inline constexpr double kMaxDims = 64;
 // Chips of a slice, a --chips count or a mesh: ten million, ten times the largest cluster announced.
 inline constexpr double kMaxChips = 1e7;
-// Pods of a slice over DCN (train, plan): the same ten million chips spread one per pod.
-inline constexpr double kMaxPods = 1e7;
+// Pods of a slice over DCN (train, plan): a million, the planner's own bound, so train and plan agree.
+inline constexpr double kMaxPods = 1e6;
 // Nodes of a GPU cluster (plan): ten million GPUs at one per node.
 inline constexpr double kMaxNodes = 1e7;
 // Entries of a stage or rule list (--zero, --saved): ZeRO has 4 stages, --saved 3 rules; a list may
