@@ -62,8 +62,7 @@ CLI::Validator shape_check(const std::string& name) {
 }
 
 CLI::Option* add_size(CLI::App* sub, const std::string& name, std::string& into, const std::string& help, double max) {
-  return sub->add_option(name, into, help + " (" + std::string(v::kSizeSyntax) + "; at most " +
-                                         scaling::format_number(max) + ")")
+  return sub->add_option(name, into, help + " (a size, " + std::string(v::kSizeSyntax) + "; " + v::at_most_rule(max) + ")")
       ->check(size_check(name, max));
 }
 CLI::Option* add_positive(CLI::App* sub, const std::string& name, std::string& into, const std::string& help) {
