@@ -54,6 +54,9 @@ CLI::Validator list_check(const std::string& name, double max_entries) {
 CLI::Validator name_check(const std::string& name, std::function<void(const std::string&)> parse) {
   return check("NAME", [name, parse](const std::string& t) {
     v::text(name, t);
+    // No dtype, chip, model or collective is named in more than a few dozen characters: a longer text is
+    // refused here, so no message echoes it whole.
+    if (t.size() > limits::kEchoChars) v::fail(v::subject(name, t), "is longer than any known name");
     for_option(name, [&] { parse(t); });
   });
 }

@@ -58,7 +58,7 @@ double number(std::string_view name, std::string_view text);
 // positive whole number no larger than `max` (the stated limit of that quantity).
 double size(std::string_view name, std::string_view text, double max);
 // The suffix rule in words, for --help and README.
-inline constexpr std::string_view kSizeSyntax = "k = 1e3, M = 1e6, G = 1e9, T = 1e12 (decimal, not 1024)";
+inline constexpr std::string_view kSizeSyntax = "k = 1e3, M = 1e6, G = 1e9, T = 1e12, P = 1e15 (decimal, not 1024)";
 
 // Text that is a name or notation: not empty, no control characters, no invalid UTF-8, no leading or
 // trailing space. Returns the text.
