@@ -39,7 +39,7 @@ TEST_CASE("escape_for_message: C0, DEL, C1 and bytes that are not UTF-8 escaped,
   CHECK_FALSE(scaling::is_printable("\xc2\x9b"));
 }
 
-TEST_CASE("sizes read the same everywhere: 8k = 8000, 4M, 1e6; 2^53 + 1 refused, not rounded") {
+TEST_CASE("sizes read the same everywhere (8k = 8000, 4M, 1e6), and 2^53 + 1 refused, not rounded") {
   namespace v = scaling::check;
   CHECK(v::size("--x", "8k", 1e18) == 8000);
   CHECK(v::size("--x", "4M", 1e18) == 4e6);
