@@ -12,7 +12,8 @@
 namespace cli {
 
 // The unit of an output decides how it is printed: "s", "B", "B/s", "FLOPs", "FLOPs/s" scale to a
-// readable prefix; kCount prints an integer (in JSON too: "max_batch": 208); kPlain a number as it is.
+// readable prefix; kCount prints an integer (in JSON too: "max_batch": 208); "x" a ratio ("1.5x"); kPlain a
+// number as it is. A row's label is escaped when printed, like every string value.
 inline constexpr const char* kCount = "count";
 inline constexpr const char* kPlain = "";
 
@@ -22,6 +23,7 @@ struct Output {
   std::variant<double, std::string, bool> value;
   std::string unit = kPlain;
   std::string note = {};  // appended to the table value, e.g. "(compute-bound above)"
+  bool whole = false;     // a quantity with a unit (bytes) that JSON carries as an integer
 };
 
 struct Report {
@@ -30,6 +32,8 @@ struct Report {
   nlohmann::json extra = nlohmann::json::object();  // structured JSON-only parts (a timeline, a grid)
   std::string tail;                     // printed after the table (already formatted, escaped by its maker)
   int label_width = 24;
+  int value_width = 0;                  // > 0: values right-aligned in this many columns
+  bool compact = false;                 // JSON on one line (an output of millions of numbers)
 };
 
 // A count as JSON: an integer when it is whole and fits 64 bits, else the number.

@@ -61,39 +61,37 @@ void run(const Args& a) {
   else
     for (int64_t k : d.transpose) out_shape.push_back(d.output.dims[static_cast<size_t>(k)]);
 
-  if (a.json) {
-    nlohmann::json out{{"lhs", hlo::to_string(d.lhs.shape)},
-                       {"rhs", hlo::to_string(d.rhs.shape)},
-                       {"lhs_operand", d.lhs.einsum_input + 1},
-                       {"rhs_operand", d.rhs.einsum_input + 1},
-                       {"lhs_converted", d.lhs.converted},
-                       {"rhs_converted", d.rhs.converted},
-                       {"lhs_contracting", d.lhs_contracting},
-                       {"rhs_contracting", d.rhs_contracting},
-                       {"batch_dims", {{"lhs", d.lhs_batch}, {"rhs", d.rhs_batch}}},
-                       {"dot_output_shape", d.output.dims},
-                       {"transpose", d.transpose},
-                       {"output_shape", out_shape},
-                       {"output_dtype", d.output.type->name},
-                       {"flops", d.flops},
-                       {"hlo", d.hlo}};
-    std::cout << out.dump(2) << "\n";
-    return;
-  }
-  fmt::print("einsum '{}' on {} and {}\n", escape_for_message(a.spec), hlo::to_string(first), hlo::to_string(second));
-  fmt::print("  {:<20} operand {} as {}{}\n", "lhs", d.lhs.einsum_input + 1, hlo::to_string(d.lhs.shape),
-             d.lhs.converted ? " (converted)" : "");
-  fmt::print("  {:<20} operand {} as {}{}\n", "rhs", d.rhs.einsum_input + 1, hlo::to_string(d.rhs.shape),
-             d.rhs.converted ? " (converted)" : "");
-  fmt::print("  {:<20} lhs {{{}}}, rhs {{{}}}\n", "contracting dims", fmt::join(d.lhs_contracting, ","),
-             fmt::join(d.rhs_contracting, ","));
-  fmt::print("  {:<20} {}\n", "batch dims",
-             d.lhs_batch.empty() ? std::string("none")
-                                 : fmt::format("lhs {{{}}}, rhs {{{}}}", fmt::join(d.lhs_batch, ","), fmt::join(d.rhs_batch, ",")));
-  fmt::print("  {:<20} {}{}\n", "output", hlo::to_string(d.output),
-             d.transpose.empty() ? "" : fmt::format(", then transposed by {{{}}}", fmt::join(d.transpose, ",")));
-  fmt::print("  {:<20} {}\n", "FLOPs", format_quantity(d.flops, "FLOPs"));
-  fmt::print("HLO:\n{}\n", d.hlo);
+  // The outputs, listed once: scalars as rows; the dimension lists JSON-only, with a table line each.
+  Report r;
+  r.label_width = 20;
+  r.heading = fmt::format("einsum '{}' on {} and {}", a.spec, hlo::to_string(first), hlo::to_string(second));
+  r.outputs = {
+      {"lhs", "", hlo::to_string(d.lhs.shape)},
+      {"rhs", "", hlo::to_string(d.rhs.shape)},
+      {"lhs_operand", "", double(d.lhs.einsum_input + 1), kCount},
+      {"rhs_operand", "", double(d.rhs.einsum_input + 1), kCount},
+      {"lhs_converted", "", d.lhs.converted},
+      {"rhs_converted", "", d.rhs.converted},
+      {"", "lhs", fmt::format("operand {} as {}{}", d.lhs.einsum_input + 1, hlo::to_string(d.lhs.shape),
+                              d.lhs.converted ? " (converted)" : "")},
+      {"", "rhs", fmt::format("operand {} as {}{}", d.rhs.einsum_input + 1, hlo::to_string(d.rhs.shape),
+                              d.rhs.converted ? " (converted)" : "")},
+      {"", "contracting dims",
+       fmt::format("lhs {{{}}}, rhs {{{}}}", fmt::join(d.lhs_contracting, ","), fmt::join(d.rhs_contracting, ","))},
+      {"", "batch dims",
+       d.lhs_batch.empty() ? std::string("none")
+                           : fmt::format("lhs {{{}}}, rhs {{{}}}", fmt::join(d.lhs_batch, ","), fmt::join(d.rhs_batch, ","))},
+      {"", "output",
+       hlo::to_string(d.output) +
+           (d.transpose.empty() ? "" : fmt::format(", then transposed by {{{}}}", fmt::join(d.transpose, ",")))},
+      {"output_dtype", "", std::string(d.output.type->name)},
+      {"flops", "FLOPs", d.flops, "FLOPs"},
+      {"hlo", "", d.hlo}};
+  r.extra = {{"lhs_contracting", d.lhs_contracting}, {"rhs_contracting", d.rhs_contracting},
+             {"batch_dims", {{"lhs", d.lhs_batch}, {"rhs", d.rhs_batch}}}, {"dot_output_shape", d.output.dims},
+             {"transpose", d.transpose}, {"output_shape", out_shape}};
+  r.tail = "HLO:\n" + d.hlo + "\n";
+  emit(r, a.json, given({{"--shapes", a.shapes[0] + " " + a.shapes[1]}}));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "../options.hpp"
 #include "../output.hpp"
+#include <cstdio>
 #include "modules.hpp"
 #include "scaling/base/validate.hpp"
 #include "scaling/base/format.hpp"
@@ -122,56 +123,57 @@ void run(const Args& a) {
     offset = for_option("--index '" + escape_for_message(a.index) + "'", [&] { return map.offset(index); });
   }
 
-  if (a.json) {
-    nlohmann::json out{{"dtype", shape.type->name},
-                       {"dims", shape.dims},
-                       {"minor_to_major", shape.layout.minor_to_major},
-                       {"tiles", shape.layout.tiles},
-                       {"memory_space", shape.layout.memory_space},
-                       {"element_size_bits", shape.layout.element_size_bits ? shape.layout.element_size_bits
-                                                                            : int64_t{shape.type->byte_width} * 8},
-                       {"padded_shape", z.padded_shape},
-                       {"elements", z.elements},
-                       {"buffer_elements", z.buffer_elements},
-                       {"span_elements", z.span_elements},
-                       {"tiled_shapes", z.tiled_shapes},
-                       {"bytes", z.bytes},
-                       {"padded_bytes", z.padded_bytes},
-                       {"growth", check::finite("growth", z.growth)}};
-    if (a.grid) {
-      size_t next = 0;
-      out["offsets"] = nested(shape.dims, offsets, 0, next);
-    }
-    if (!a.index.empty()) out["offset"] = offset;
-    std::cout << out.dump() << "\n";
-    return;
-  }
-  fmt::print("{}\n", hlo::to_string(shape));
-  fmt::print("  {:<18} {} ({}-bit elements{})\n", "element type", shape.type->name,
-             shape.layout.element_size_bits ? shape.layout.element_size_bits : shape.type->byte_width * 8,
-             shape.layout.element_size_bits ? ", E(n)" : "");
-  fmt::print("  {:<18} {}\n", "dims", hlo::dims_text(shape.dims));
-  fmt::print("  {:<18} {{{}}} (most minor first)\n", "minor_to_major", fmt::join(shape.layout.minor_to_major, ","));
-  std::string tiles;
+  // The outputs, listed once: scalars as rows (table and JSON), arrays as JSON-only parts with a table line
+  // each (key "") that prints them in HLO's notation.
+  const int64_t bits = shape.layout.element_size_bits ? shape.layout.element_size_bits : int64_t{shape.type->byte_width} * 8;
+  std::string tiles, steps;
   for (const auto& t : shape.layout.tiles) tiles += fmt::format("({})", fmt::join(t, ","));
-  fmt::print("  {:<18} {}\n", "tiles", tiles.empty() ? "none" : tiles);
-  fmt::print("  {:<18} S({}) {}\n", "memory space", shape.layout.memory_space, memory_space_name(shape.layout.memory_space));
-  std::string steps;
   for (const auto& t : z.tiled_shapes) steps += (steps.empty() ? "" : " → ") + hlo::dims_text(t);
-  fmt::print("  {:<18} {}\n", "physical, tiled", steps);
-  fmt::print("  {:<18} {}\n", "padded shape", hlo::dims_text(z.padded_shape));
-  fmt::print("  {:<18} {}\n", "elements", format_number(double(z.elements)));
-  fmt::print("  {:<18} {}{}\n", "buffer elements", format_number(double(z.buffer_elements)),
-             z.span_elements > z.buffer_elements ? fmt::format(" (the later tiles pad further, to {}; XLA does not count it)",
-                                                               format_number(double(z.span_elements)))
-                                                 : "");
-  fmt::print("  {:<18} {}\n", "bytes", format_quantity(double(z.bytes), "B"));
-  fmt::print("  {:<18} {}\n", "padded bytes", format_quantity(double(z.padded_bytes), "B"));
-  fmt::print("  {:<18} {}x\n", "growth", format_number(z.growth));
-  if (!a.index.empty())
-    fmt::print("  {:<18} {} (elements from the start)\n", "offset [" + escape_for_message(a.index) + "]", offset);
+  Report r;
+  r.label_width = 18;
+  r.compact = true;  // a grid of millions of offsets stays one line
+  r.heading = hlo::to_string(shape);
+  r.outputs = {
+      {"dtype", "element type", std::string(shape.type->name),  kPlain,
+       fmt::format("({}-bit elements{})", bits, shape.layout.element_size_bits ? ", E(n)" : "")},
+      {"", "dims", hlo::dims_text(shape.dims)},
+      {"", "minor_to_major", fmt::format("{{{}}}", fmt::join(shape.layout.minor_to_major, ",")), kPlain, "(most minor first)"},
+      {"", "tiles", tiles.empty() ? std::string("none") : tiles},
+      {"memory_space", "", double(shape.layout.memory_space), kCount},
+      {"", "memory space", fmt::format("S({}) {}", shape.layout.memory_space, memory_space_name(shape.layout.memory_space))},
+      {"element_size_bits", "", double(bits), kCount},
+      {"", "physical, tiled", steps},
+      {"", "padded shape", hlo::dims_text(z.padded_shape)},
+      {"elements", "elements", double(z.elements), kCount},
+      {"buffer_elements", "buffer elements", double(z.buffer_elements), kCount,
+       z.span_elements > z.buffer_elements
+           ? fmt::format("(the later tiles pad further, to {}; XLA does not count it)", format_number(double(z.span_elements)))
+           : ""},
+      {"span_elements", "", double(z.span_elements), kCount},
+      {"bytes", "bytes", double(z.bytes), "B", "", true},
+      {"padded_bytes", "padded bytes", double(z.padded_bytes), "B", "", true},
+      {"growth", "growth", z.growth, "x"}};
+  // Whole numbers of 64 bits go to JSON as they are (a double would round above 2^53).
+  r.extra = {{"dims", shape.dims},           {"minor_to_major", shape.layout.minor_to_major},
+             {"tiles", shape.layout.tiles},  {"padded_shape", z.padded_shape},
+             {"tiled_shapes", z.tiled_shapes}, {"elements", z.elements},
+             {"buffer_elements", z.buffer_elements}, {"span_elements", z.span_elements},
+             {"bytes", z.bytes},             {"padded_bytes", z.padded_bytes}};
+  if (!a.index.empty()) {
+    r.outputs.push_back({"", "offset [" + a.index + "]", std::to_string(offset), kPlain, "(elements from the start)"});
+    r.extra["offset"] = offset;
+  }
   if (a.grid) {
-    fmt::print("offsets (elements from the start of the buffer):\n");
+    if (a.json) {
+      size_t next = 0;
+      r.extra["offsets"] = nested(shape.dims, offsets, 0, next);
+    } else {
+      r.tail = "offsets (elements from the start of the buffer):\n";
+    }
+  }
+  emit(r, a.json, check::subject("shape", a.shape));
+  if (a.grid && !a.json) {
+    std::fflush(stdout);
     print_grid(shape.dims, offsets);
   }
 }

@@ -59,6 +59,7 @@ void run_params(const Args& a) {
   const double kv = kv_bytes_per_token(cfg, parse_dtype(a.kv_dtype));
   Report r;
   r.label_width = 34;
+  r.value_width = 18;
   r.heading = a.model.empty() ? a.config : a.model;
   r.outputs = {{"total_params", "total parameters", p.total, kCount},
                {"active_params", "active per token", p.active, kCount},
