@@ -185,7 +185,7 @@ void add_layout(CLI::App& app) {
   auto* sub = app.add_subcommand("layout", "an HLO shape's tiled layout: where each element lands in memory (§9.2.2)");
   add_text(sub, "shape", a->shape, "an HLO shape, e.g. 'bf16[4,8]{1,0:T(2,4)(2,1)}'")->required();
   auto* index = add_text(sub, "--index", a->index, "one element i,j,…: its offset");
-  auto* grid = sub->add_flag("--grid", a->grid, "every element's offset, laid out like the shape (at most 4,194,304 "
+  auto* grid = sub->add_flag("--grid", a->grid, "every element's offset, laid out like the shape (at most 1,048,576 "
                                                 "elements and slice headings)");
   index->excludes(grid);
   grid->excludes(index);
