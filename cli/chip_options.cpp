@@ -1,5 +1,7 @@
 // --chip / --chip-file and the overrides every chip-taking subcommand shares.
 #include "commands.hpp"
+#include "limits.hpp"
+#include "scaling/base/format.hpp"
 #include "scaling/hardware/chip_file.hpp"
 
 namespace cli {
@@ -18,6 +20,10 @@ scaling::Chip resolve_chip(const ChipArgs& a) {
   take("--flops", a.flops, o.bf16_flops_per_s);
   take("--flops-int8", a.flops_int8, o.int8_flops_per_s);
   take("--ici-bw", a.ici_bw, o.ici_oneway_bytes_per_s);
+  // A chip file's name and display are any text: escaped once here, so every heading that shows them
+  // prints no control character or invalid UTF-8 (and no 600-character name).
+  base.name = scaling::escape_for_message(base.name, limits::kEchoChars);
+  base.display = scaling::escape_for_message(base.display, limits::kEchoChars);
   return scaling::with_overrides(std::move(base), o);
 }
 

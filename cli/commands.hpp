@@ -1,6 +1,7 @@
 #pragma once
-// The subcommands of `scaling`, as plain functions of plain argument structs. Only main.cpp knows
-// CLI11 (it declares every option and fills these structs), which keeps the heavy header in one file.
+// What the subcommands share: the chip and model options, the parsing helpers, and train's and plan's
+// argument structs (their runners, cli/train.cpp and cli/plan.cpp, are declared in main.cpp; every other
+// subcommand is a module in cli/commands/ that declares its own options).
 // Runners throw std::invalid_argument for invalid values (exit 1) and UsageError for usage (exit 2).
 #include <stdexcept>
 #include <string>
@@ -22,30 +23,6 @@ struct ChipArgs {
   std::string chip, chip_file, hbm_bytes, hbm_bw, flops, flops_int8, ici_bw;
 };
 
-struct MatmulArgs {
-  ChipArgs chip;
-  std::string B, D, F;
-  std::string lhs = "bf16", rhs = "bf16", out = "bf16", compute = "bf16";
-  bool json = false;
-};
-struct CollectiveArgs {
-  ChipArgs chip;
-  std::string slice, op, axes, bytes, wrap = "auto";
-  bool json = false;
-};
-struct SimulateArgs {
-  std::string op, devices, direction, elements;
-  bool count_only = false, json = false;
-};
-struct ShardArgs {
-  std::string mesh, dtype = "bf16", sharding, shape;
-  bool json = false;
-};
-struct CollectiveMatmulArgs {
-  ChipArgs chip;
-  std::string kind, mesh, B, D, F, direction = "uni", wrap = "auto";
-  bool verify = false, json = false;
-};
 // The machine of `train` and `plan`: TPU --slice [--pods] (or --chips N as one axis), GPU --nodes
 // [--gpus-per-node] (or --chips N), bandwidths from the chip preset unless overridden.
 struct MachineArgs {
@@ -63,11 +40,6 @@ struct PlanArgs {
   std::string model, config, batch_tokens, top, max_microbatches;
   bool json = false;
 };
-struct ParamsArgs {
-  std::string model, config, kv_dtype = "bf16";
-  bool json = false;
-};
-
 struct TrainArgs {
   std::string model, config;
   ChipArgs chip;
@@ -76,36 +48,9 @@ struct TrainArgs {
   std::string batch_tokens, tokens, mfu = "0.5";
   bool json = false;
 };
-struct LayoutArgs {
-  std::string shape, index;
-  bool grid = false, json = false;
-};
-struct DotArgs {
-  std::string spec;
-  std::vector<std::string> shapes, dtypes;
-  bool json = false;
-};
-// `scaling serve` (§7.1.5, §8): the decode-step model on a slice.
-struct ServeArgs {
-  ChipArgs chip;
-  std::string model, config, slice, chips, batch, context, weights = "bf16", kv = "bf16", compute = "bf16";
-  std::string decode_len, prefill_len, mfu;
-  bool frontier = false, json = false;
-};
 
-void run_chips(bool json);
-void run_matmul(const MatmulArgs& a);
-void run_collective(const CollectiveArgs& a);
-void run_simulate(const SimulateArgs& a);
-void run_shard(const ShardArgs& a);
-void run_models(bool json);
-void run_params(const ParamsArgs& a);
-void run_collective_matmul(const CollectiveMatmulArgs& a);
 void run_train(const TrainArgs& a);
 void run_plan(const PlanArgs& a);
-void run_layout(const LayoutArgs& a);
-void run_dot(const DotArgs& a);
-void run_serve(const ServeArgs& a);
 
 // The chip a subcommand runs on: a preset or a chip file, with any overrides applied. Throws UsageError
 // when neither or both of --chip and --chip-file are given, std::invalid_argument for a bad value.
@@ -116,9 +61,9 @@ scaling::TransformerConfig resolve_model(const std::string& subcommand, const st
 // A positive number ("8.1e11") given to an option; throws std::invalid_argument naming it.
 double parse_positive(const std::string& option, const std::string& text);
 
-// A dimension given on the command line: a positive whole number ("4096", "1e6").
+// A dimension given on the command line: a positive whole number ("4096", "1e6", "8k" = 8000) up to 2^53 - 1.
 // Throws std::invalid_argument naming the option and the text.
-double parse_size(const std::string& option, const std::string& text);
+double parse_size(const std::string& option, const std::string& text, double max = 9007199254740991.0);
 // "128,2048" -> {128, 2048}, each a positive whole number.
 std::vector<double> parse_sizes(const std::string& option, const std::string& text);
 // --wrap: "auto" (the §2.2 rules), "yes" or "no".
@@ -139,6 +84,8 @@ std::vector<std::pair<std::string, std::string>> chip_overrides(const ChipArgs& 
 // A computed quantity that must be finite: throws std::invalid_argument "<what> overflows a double for
 // <inputs>: out of range" (inputs names the options and values, e.g. "--bytes '1e308'") when it is inf or NaN.
 void require_finite(const std::string& what, double value, const std::string& inputs);
+// "a,b,c" -> {"a", "b", "c"} after checking that there are at most max_entries (refused naming the option).
+std::vector<std::string> split_list(const std::string& option, const std::string& text, double max_entries);
 // "0,2" -> {0, 2}: non-negative whole numbers.
 std::vector<int> parse_indices(const std::string& option, const std::string& text);
 

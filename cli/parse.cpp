@@ -1,48 +1,33 @@
+// The command line's values, read through base/validate.hpp's one vocabulary: every message is
+// "<option> '<text>': <rule>", the same in every subcommand.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
 
 #include "commands.hpp"
+#include "limits.hpp"
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 
 namespace cli {
 
-namespace {
+namespace v = scaling::check;
 
-// "--B '1e309'": the option and its value, quoted with control characters escaped and long text cut.
-std::string quoted(const std::string& option, const std::string& text) {
-  return option + " '" + scaling::escape_for_message(text) + "'";
+double parse_size(const std::string& option, const std::string& text, double max) {
+  return v::size(option, text, max);
 }
 
-// A finite positive number, or a one-line refusal that says which rule the text breaks.
-double positive_number(const std::string& option, const std::string& text) {
-  if (text.empty()) throw std::invalid_argument(option + " '': empty value");
-  double value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec == std::errc::result_out_of_range && ptr == end)
-    throw std::invalid_argument(quoted(option, text) + ": out of range (a double holds magnitudes from about "
-                                                       "2.2e-308 to 1.8e308)");
-  if (ec != std::errc() || ptr != end) throw std::invalid_argument(quoted(option, text) + ": not a number");
-  if (!std::isfinite(value)) throw std::invalid_argument(quoted(option, text) + ": must be a finite number");
-  if (value <= 0) throw std::invalid_argument(quoted(option, text) + ": must be positive");
+double parse_positive(const std::string& option, const std::string& text) {
+  const double value = v::number(option, text);
+  if (!(value > 0)) v::fail(v::subject(option, text), v::kPositive);
   return value;
 }
-
-}  // namespace
-
-double parse_size(const std::string& option, const std::string& text) {
-  const double value = positive_number(option, text);
-  if (value != std::floor(value)) throw std::invalid_argument(quoted(option, text) + ": must be a whole number");
-  return value;
-}
-
-double parse_positive(const std::string& option, const std::string& text) { return positive_number(option, text); }
 
 std::string given(const std::vector<std::pair<std::string, std::string>>& options) {
   std::string out;
   for (const auto& [option, text] : options)
-    if (!text.empty()) out += (out.empty() ? "" : ", ") + quoted(option, text);
+    if (!text.empty()) out += (out.empty() ? "" : ", ") + v::subject(option, text);
   return out;
 }
 
@@ -56,38 +41,43 @@ void require_finite(const std::string& what, double value, const std::string& in
     throw std::invalid_argument(what + " overflows a double for " + inputs + ": out of range");
 }
 
-std::vector<double> parse_sizes(const std::string& option, const std::string& text) {
-  std::vector<double> out;
+// Splits at commas after checking the count, so no loop or allocation grows with an unchecked list.
+std::vector<std::string> split_list(const std::string& option, const std::string& text, double max_entries) {
+  const double n = 1 + static_cast<double>(std::count(text.begin(), text.end(), ','));
+  v::entries(option, text, n, max_entries);
+  std::vector<std::string> out;
   size_t start = 0;
   while (true) {
     const size_t end = text.find(',', start);
-    out.push_back(parse_size(option, text.substr(start, end == std::string::npos ? std::string::npos : end - start)));
+    out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
     if (end == std::string::npos) return out;
     start = end + 1;
   }
+}
+
+std::vector<double> parse_sizes(const std::string& option, const std::string& text) {
+  std::vector<double> out;
+  for (const auto& part : split_list(option, text, limits::kMaxDims)) out.push_back(parse_size(option, part));
+  return out;
 }
 
 scaling::WrapPolicy parse_wrap(const std::string& text) {
   if (text == "auto") return scaling::WrapPolicy::automatic;
   if (text == "yes") return scaling::WrapPolicy::yes;
   if (text == "no") return scaling::WrapPolicy::no;
-  throw std::invalid_argument(quoted("--wrap", text) + ": expected auto, yes or no");
+  v::fail(v::subject("--wrap", text), "expected auto, yes or no");
 }
 
 std::vector<int> parse_indices(const std::string& option, const std::string& text) {
   std::vector<int> out;
-  size_t start = 0;
-  while (true) {
-    const size_t end = text.find(',', start);
-    const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  for (const auto& part : split_list(option, text, limits::kMaxDims)) {
     int value = -1;
     const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
     if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || value < 0)
-      throw std::invalid_argument(quoted(option, text) + ": expected axis numbers like 0 or 0,1");
+      v::fail(v::subject(option, text), "expected axis numbers like 0 or 0,1");
     out.push_back(value);
-    if (end == std::string::npos) return out;
-    start = end + 1;
   }
+  return out;
 }
 
 }  // namespace cli

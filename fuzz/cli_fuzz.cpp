@@ -3,7 +3,9 @@
 // later, is reached (the seed corpus holds a command line of each from the README). Contract: exit 0, 1 or
 // 2 (3 is an internal error); an error is exactly one line on stderr starting "scaling: " with nothing on
 // stdout; an answer prints nothing on stderr, no inf or NaN, no runaway digits, and JSON with null only
-// where a key documents it.
+// where a key documents it; stdout and stderr are valid UTF-8 without control characters (C0 but newline,
+// DEL, C1); no number of 25 digits or more. A first field "consistent" runs one value of an option shared
+// by several subcommands through each of them: all must accept it or all refuse it naming the option.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -54,19 +56,17 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   return 0;
 }
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size > 4096) return 0;
-  std::vector<std::string> args{"scaling"};
-  args.emplace_back();
-  for (size_t i = 0; i < size; ++i) {
-    if (data[i] == 0) args.emplace_back();
-    else args.back() += static_cast<char>(data[i]);
-  }
-  if (args.size() > 64) return 0;
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result run(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-
   std::fflush(stdout);
   if (ftruncate(STDOUT_FILENO, 0) != 0 || lseek(STDOUT_FILENO, 0, SEEK_SET) != 0) fuzz::broken("cannot reset stdout");
   std::ostringstream out, err;
@@ -87,15 +87,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(static_cast<size_t>(printed), '\0');
   if (printed > 0 && pread(STDOUT_FILENO, text.data(), text.size(), 0) != printed) fuzz::broken("cannot read stdout");
   text += out.str();
-  const std::string message = err.str();
+  return {code, text, err.str()};
+}
 
+// The contract of one run.
+void check(const Result& r) {
+  const auto& [code, text, message] = r;
   fuzz::require(code == 0 || code == 1 || code == 2, "exit code " + std::to_string(code) + ": " + message);
+  fuzz::require(fuzz::printable_output(message), "stderr holds a control character or invalid UTF-8: " + message);
+  fuzz::require(fuzz::printable_output(text), "stdout holds a control character or invalid UTF-8:\n" + text);
   if (code != 0) {
     fuzz::require(message.rfind("scaling: ", 0) == 0, "error does not start with 'scaling: ': " + message);
     fuzz::require(message.back() == '\n' && fuzz::one_line(message.substr(0, message.size() - 1)),
                   "error is not one line: " + message);
     fuzz::require(text.empty(), "an error printed output too: " + text);
-    return 0;
+    return;
   }
   fuzz::require(message.empty(), "an answer printed on stderr: " + message);
   check_text(text);
@@ -108,5 +114,79 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     check_json(j, "");
   }
+}
+
+// Options that several subcommands share, each with a command line per subcommand that is valid for a
+// sensible value: one value must be accepted by all or refused by all, and a refusal must name the option.
+struct Shared {
+  std::string option;
+  std::vector<std::vector<std::string>> commands;
+};
+const std::vector<Shared>& shared() {
+  static const std::vector<Shared> s{
+      {"--chips",
+       {{"serve", "--model", "llama2-7b", "--chip", "tpu-v5e", "--batch", "1", "--context", "8"},
+        {"train", "--model", "llama2-7b", "--chip", "tpu-v5e", "--batch-tokens", "1k"}}},
+      {"--mfu",
+       {{"train", "--model", "llama2-7b", "--chip", "tpu-v5e", "--batch-tokens", "1k", "--slice", "4x4"},
+        {"serve", "--model", "llama2-7b", "--chip", "tpu-v5e", "--batch", "1", "--context", "8", "--chips", "8",
+         "--prefill-len", "8"}}},
+      {"--slice",
+       {{"collective", "--chip", "tpu-v5e", "--op", "all-gather", "--axes", "0", "--bytes", "8"},
+        {"serve", "--model", "llama2-7b", "--chip", "tpu-v5e", "--batch", "1", "--context", "8"},
+        {"train", "--model", "llama2-7b", "--chip", "tpu-v5e", "--batch-tokens", "1k"}}},
+      {"--pods",
+       {{"train", "--model", "llama2-7b", "--chip", "tpu-v5e", "--batch-tokens", "1M", "--slice", "4x4"},
+        {"plan", "--model", "llama2-7b", "--chip", "tpu-v5e", "--batch-tokens", "1M", "--slice", "4x4"}}},
+      {"--batch-tokens",
+       {{"train", "--model", "llama2-7b", "--chip", "tpu-v5e", "--slice", "4x4"},
+        {"plan", "--model", "llama2-7b", "--chip", "tpu-v5e", "--slice", "4x4"}}},
+      {"--hbm-bw",
+       {{"matmul", "--chip", "tpu-v5e", "--B", "8", "--D", "8", "--F", "8"},
+        {"collective", "--chip", "tpu-v5e", "--op", "all-gather", "--axes", "0", "--bytes", "8", "--slice", "4x4"}}},
+  };
+  return s;
+}
+
+void consistent(const std::vector<std::string>& fields) {
+  if (fields.size() < 4 || fields[2].empty()) return;
+  const auto& s = shared()[static_cast<unsigned char>(fields[2][0]) % shared().size()];
+  const std::string& value = fields[3];
+  std::string first;
+  int first_refused = -1;
+  for (auto command : s.commands) {
+    std::vector<std::string> args{"scaling"};
+    args.insert(args.end(), command.begin(), command.end());
+    args.push_back(s.option);
+    args.push_back(value);
+    const Result r = run(args);
+    check(r);
+    const bool refused = r.code != 0 && r.err.rfind("scaling: " + s.option, 0) == 0;
+    if (first_refused < 0) {
+      first_refused = refused;
+      first = command[0] + ": " + (refused ? r.err : "accepted");
+    } else {
+      fuzz::require(refused == static_cast<bool>(first_refused),
+                    s.option + " '" + value + "': " + first + " but " + command[0] + ": " + (refused ? r.err : "accepted"));
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 4096) return 0;
+  std::vector<std::string> args{"scaling"};
+  args.emplace_back();
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] == 0) args.emplace_back();
+    else args.back() += static_cast<char>(data[i]);
+  }
+  if (args.size() > 64) return 0;
+  if (args[1] == "consistent") {
+    consistent(args);
+    return 0;
+  }
+  check(run(args));
   return 0;
 }

@@ -35,6 +35,32 @@ inline bool one_line(std::string_view message) {
   return true;
 }
 
+// What may reach a terminal: well-formed UTF-8 without C0 controls (newline aside), DEL or C1 controls
+// (U+0080 to U+009F). Written here from the UTF-8 definition, sharing no code with the escaping it checks.
+inline bool printable_output(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto b = [&](size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
+    const unsigned c = b(i);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\n') || c == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+    if (n == 0 || c > 0xf4 || c == 0xc0 || c == 0xc1) return false;
+    uint32_t cp = c & (0x7f >> n);
+    for (size_t k = 1; k < n; ++k) {
+      if ((b(i + k) & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (b(i + k) & 0x3f);
+    }
+    const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f)) return false;
+    i += n;
+  }
+  return true;
+}
+
 inline void finite(double value, const std::string& what) {
   if (!std::isfinite(value)) broken(what + " is not finite");
 }

@@ -179,7 +179,7 @@ TEST_CASE("collective, simulate and shard reject bad input with one line, exit 1
       {"collective --chip tpu-v5e --slice 4x0 --op all-gather --axes 0 --bytes 100", "4x0"},
       {"collective --chip tpu-v5e --slice 4x4 --op all-gather --axes 0 --bytes -5", "--bytes '-5'"},
       {"collective --chip tpu-v5e --slice 4x4 --op all-gather --axes 0 --bytes 100 --wrap maybe", "maybe"},
-      {"collective --chip h100 --slice 4x4 --op all-gather --axes 0 --bytes 100", "h100"},
+      {"collective --chip h100 --slice 4x4 --op all-gather --axes 0 --bytes 100", "the NVIDIA H100 has no ICI slices"},
       {"simulate --op all-to-all --devices 8 --direction bi --elements 100", "multiple of 64"},
       {"simulate --op all-gather --devices 0 --direction bi --elements 8", "--devices '0'"},
       {"simulate --op all-gather --devices 8 --direction up --elements 8", "up"},

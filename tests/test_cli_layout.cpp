@@ -89,7 +89,7 @@ TEST_CASE("scaling layout rejects bad shapes and indices with one line naming th
       {"layout 'f32[3,5]' --index 1", "rank 2"},
       {"layout 'f32[3,5]' --index a,b", "--index 'a,b': coordinate 'a'"},
       {"layout 'f32[3,5]' --index=-1,0", "coordinate '-1'"},
-      {"layout 'f32[4096,4096]' --grid", "--grid: f32[4096,4096]{1,0} has 16,777,216 elements"},
+      {"layout 'f32[4096,4096]' --grid", "--grid 'f32[4096,4096]{1,0}': 16,777,216 elements and slice headings to print: must be at most 1,048,576"},
   });
   for (const std::string args : {"layout", "layout 'f32[3]' --grid --index 0", "layout 'f32[3]' --tiles 2"}) {
     INFO(args);

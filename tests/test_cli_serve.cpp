@@ -165,10 +165,10 @@ TEST_CASE("scaling serve rejects bad values with one line naming them, exit 1") 
       {"serve --model llama3-70b --chip a100 --chips 8 --batch 1 --context 8 --compute fp8", "fp8"},
       {"serve --model llama3-70b --chip tpu-v5e --hbm-bw 0 --chips 8 --batch 1 --context 8", "--hbm-bw"},
       {"serve --model llama3-8b --chip tpu-v5e --slice 16x16 --batch 1 --context 1 --frontier", "--frontier"},
-      {m + "--batch 1e300 --context 1e300", "--batch 1e300 × --context 1e300"},
+      {m + "--batch 1e300 --context 1e300", "--batch '1e300': must be at most 9,007,199,254,740,991"},
       {"serve --model llama3-70b --chip tpu-v5e --chips 1e300 --batch 1 --context 8", "--chips"},
-      {m + "--batch 1 --context 8 --prefill-len 1e200 --mfu 0.5", "--prefill-len/--mfu"},
-      {m + "--batch 1 --context 8 --prefill-len 8192 --mfu 1e-320", "--prefill-len/--mfu"},
+      {m + "--batch 1 --context 8 --prefill-len 1e200 --mfu 0.5", "--prefill-len '1e200': must be at most"},
+      {m + "--batch 1 --context 8 --prefill-len 8192 --mfu 1e-320", "--mfu '1e-320': must be within [1e-6, 1]"},
   });
 }
 

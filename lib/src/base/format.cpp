@@ -94,27 +94,71 @@ std::string format_quantity(double value, std::string_view unit, int digits) {
   return unit.empty() ? number : number + " " + std::string(unit);
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i] (1 to 4), or 0 when the bytes there are not one
+// (a stray continuation byte, an overlong form, a surrogate, a value beyond U+10FFFF, a cut sequence).
+size_t utf8_length(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
+  const unsigned c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned lo = 0x80, hi = 0xbf;  // the allowed range of the second byte
+  if (c >= 0xc2 && c <= 0xdf) n = 2;
+  else if (c == 0xe0) n = 3, lo = 0xa0;
+  else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) n = 3;
+  else if (c == 0xed) n = 3, hi = 0x9f;
+  else if (c == 0xf0) n = 4, lo = 0x90;
+  else if (c >= 0xf1 && c <= 0xf3) n = 4;
+  else if (c == 0xf4) n = 4, hi = 0x8f;
+  else return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+  return n;
+}
+
+// A C1 control (U+0080 to U+009F) is the two bytes C2 80 to C2 9F in UTF-8.
+bool is_c1(std::string_view text, size_t i) {
+  return static_cast<unsigned char>(text[i]) == 0xc2 && i + 1 < text.size() &&
+         static_cast<unsigned char>(text[i + 1]) <= 0x9f;
+}
+
+}  // namespace
+
 std::string escape_for_message(std::string_view text, size_t max_chars) {
   std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (out.size() >= max_chars) return out + "…";
+  size_t shown = 0;  // characters written, a multi-byte character or an escape counting as one
+  for (size_t i = 0; i < text.size();) {
+    if (shown >= max_chars) return out + "…";
+    ++shown;
     const unsigned char c = static_cast<unsigned char>(text[i]);
-    switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-        else out += static_cast<char>(c);
-    }
+    const size_t n = utf8_length(text, i);
+    if (c == '\n') out += "\\n", i += 1;
+    else if (c == '\r') out += "\\r", i += 1;
+    else if (c == '\t') out += "\\t", i += 1;
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c), i += 1;
+    else if (n == 0) out += fmt::format("\\x{:02x}", c), i += 1;  // not UTF-8: the byte, escaped
+    else if (n == 2 && is_c1(text, i)) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1])), i += 2;
+    else out.append(text.substr(i, n)), i += n;
   }
   return out;
 }
 
+bool is_printable(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const size_t n = utf8_length(text, i);
+    if (c < 0x20 || c == 0x7f || n == 0 || (n == 2 && is_c1(text, i))) return false;
+    i += n;
+  }
+  return true;
+}
+
 void require_printable(std::string_view what, std::string_view text) {
-  for (const char c : text)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      throw std::invalid_argument(std::string(what) + " '" + escape_for_message(text) + "': holds a control character");
+  if (!is_printable(text))
+    throw std::invalid_argument(std::string(what) + " '" + escape_for_message(text) +
+                                "': holds a control character or invalid UTF-8");
 }
 
 }  // namespace scaling

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 #include "scaling/base/text_file.hpp"
 
 namespace scaling {
@@ -87,13 +88,13 @@ double size_of(const json& j, const char* key, std::string_view file) {
   if (!v) throw std::invalid_argument(std::string(file) + ": missing required key '" + key + "'");
   if (!v->is_number())
     throw std::invalid_argument(std::string(file) + ": key '" + key + "': expected a number, got " + v->type_name());
+  // An integer beyond 2^53 has no exact double: refused as given, never silently rounded to a neighbour.
+  const std::string what = std::string(file) + ": key '" + key + "'";
+  if (v->is_number_unsigned() && v->get<uint64_t>() > (uint64_t{1} << 53))
+    check::fail(what + " = " + std::to_string(v->get<uint64_t>()), check::at_most_rule(kMaxSize));
   const double x = v->get<double>();
-  if (!(x > 0) || x != std::floor(x))
-    throw std::invalid_argument(std::string(file) + ": key '" + key + "' = " + format_number(x) +
-                                ": must be a positive whole number");
-  if (x > kMaxSize)
-    throw std::invalid_argument(std::string(file) + ": key '" + key + "' = " + format_number(x) + ": larger than " +
-                                format_number(kMaxSize) + ", the largest size accepted");
+  check::positive_whole(what, x);
+  check::at_most(what, x, kMaxSize);
   return x;
 }
 

@@ -4,14 +4,16 @@
 #include <stdexcept>
 
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 #include "scaling/model/tensors.hpp"
 
 namespace scaling {
 
 namespace {
+// A count of the model (layers, heads, …): the one positive-whole-number rule of base/validate.hpp, named
+// "<model>: <what>".
 void require_positive(double v, const char* what, const std::string& model) {
-  if (!std::isfinite(v) || v <= 0 || v != std::floor(v))
-    throw std::invalid_argument(model + ": " + what + " = " + format_number(v) + ": must be a positive whole number");
+  check::positive_whole(model + ": " + what, v);
 }
 
 }  // namespace

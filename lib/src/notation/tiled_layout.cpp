@@ -13,6 +13,18 @@ int64_t checked_mul(int64_t a, int64_t b, const Shape& s, const char* what) {
     throw std::invalid_argument(std::string(what) + " of " + to_string(s) + " overflows 64 bits");
   return out;
 }
+// The product of dims, refused when the product of its non-zero dims overflows: a zero dimension makes the
+// array empty but does not shrink the strides of the others, which are partial products of them.
+int64_t checked_extent(const std::vector<int64_t>& dims, const Shape& s, const char* what) {
+  int64_t nonzero = 1;
+  bool empty = false;
+  for (int64_t d : dims) {
+    if (d == 0) empty = true;
+    else nonzero = checked_mul(nonzero, d, s, what);
+  }
+  return empty ? 0 : nonzero;
+}
+
 int64_t round_up(int64_t d, int64_t t, const Shape& s) {
   const int64_t tiles = d / t + (d % t != 0);
   return checked_mul(tiles, t, s, "the padded size");
@@ -36,8 +48,7 @@ std::vector<int64_t> apply_tile(std::vector<int64_t> shape, const std::vector<in
     out.push_back(d / tile[j] + (d % tile[j] != 0));
   }
   out.insert(out.end(), tile.begin(), tile.end());
-  int64_t n = 1;
-  for (int64_t d : out) n = checked_mul(n, d, s, "the tiled buffer");
+  checked_extent(out, s, "the tiled buffer");
   return out;
 }
 
@@ -65,14 +76,14 @@ LayoutSizes layout_sizes(const Shape& s) {
       }
     }
     for (size_t j = k; j < m2m.size(); ++j) n = checked_mul(n, s.dims[static_cast<size_t>(m2m[j])], s, "the padded buffer");
+    checked_extent(z.padded_shape, s, "the padded buffer");
     z.buffer_elements = n;
   }
   std::vector<int64_t> shape;
   for (int64_t d : physical_order(s)) shape.push_back(s.dims[static_cast<size_t>(d)]);
   z.tiled_shapes.push_back(shape);
   for (const auto& t : s.layout.tiles) z.tiled_shapes.push_back(shape = apply_tile(shape, t, s));
-  z.span_elements = 1;
-  for (int64_t d : shape) z.span_elements *= d;  // apply_tile checked the product
+  z.span_elements = checked_extent(shape, s, "the tiled buffer");
   if (z.elements == 0) z.span_elements = 0;
   const int64_t bits = s.layout.element_size_bits;
   auto bytes_of = [&](int64_t n) {
@@ -91,8 +102,10 @@ OffsetMap::OffsetMap(const Shape& s) : dims_(s.dims), physical_(physical_order(s
   std::vector<int64_t> shape;
   for (int64_t d : physical_) shape.push_back(s.dims[static_cast<size_t>(d)]);
   for (const auto& t : tiles_) shape = apply_tile(shape, t, s);
+  // Every stride is a partial product of the non-zero dims, which checked_extent bounds.
+  checked_extent(shape, s, "the tiled buffer");
   strides_.assign(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) strides_[i - 1] = strides_[i] * shape[i];
+  for (size_t i = shape.size(); i-- > 1;) strides_[i - 1] = checked_mul(strides_[i], shape[i], s, "a stride");
   span_ = shape.empty() ? 1 : strides_[0] * shape[0];
 }
 

@@ -17,9 +17,13 @@ std::string format_whole(double value);
 // FLOPs and FLOPs/s in scientific notation; any other unit appended as given.
 std::string format_quantity(double value, std::string_view unit, int digits = 3);
 
-// A value quoted in a one-line error message: control characters (newline, tab, escape, …) and
-// non-printable bytes become \n, \t or \xNN, and text longer than `max_chars` is cut with "…".
+// A value quoted in a one-line message or echoed on stdout: C0 controls (newline, tab, escape, …) and DEL
+// become \n, \t or \xNN, C1 controls (U+0080 to U+009F) \uNNNN, bytes that are not UTF-8 \xNN; text longer
+// than `max_chars` characters is cut with "…" between whole characters (never inside one).
 std::string escape_for_message(std::string_view text, size_t max_chars = 80);
+
+// True when the text is valid UTF-8 without C0, DEL or C1 controls: safe to print as it is.
+bool is_printable(std::string_view text);
 
 // Refuses text that holds a control character (a newline, a tab, an escape, …): no name, number or
 // notation has one. Throws std::invalid_argument "<what> '<escaped text>': holds a control character", so

@@ -2,15 +2,19 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <memory>
 
-#include "commands.hpp"
+#include "modules.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/hardware/chip.hpp"
 #include "scaling/hardware/chip_file.hpp"
+#include "scaling/hardware/topology.hpp"
 
 namespace cli {
 
-void run_chips(bool json) {
+namespace {
+
+void run(bool json) {
   using scaling::format_quantity;
   if (json) {
     // The chip-file format (hardware/chip_file.hpp): any entry can be saved and passed to --chip-file.
@@ -31,6 +35,15 @@ void run_chips(bool json) {
                or_dash(c.ici_oneway_bytes_per_s, "B/s"), or_dash(c.pcie_bytes_per_s, "B/s"));
   }
   fmt::print("\nSources: §2.3 tables of the book for TPUs, §1.1 for the H100 (`scaling chips --json` per chip).\n");
+}
+
+}  // namespace
+
+void add_chips(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto* sub = app.add_subcommand("chips", "list the chip presets and their figures");
+  sub->add_flag("--json", *json, "print a JSON array, SI units");
+  run_when_chosen(sub, [json] { run(*json); });
 }
 
 }  // namespace cli

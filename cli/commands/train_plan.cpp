@@ -1,0 +1,109 @@
+// `scaling train` and `scaling plan`: one training step's memory and time for a given layout, and the
+// search over layouts. Both take the same machine, layout and setup options, declared once here, and both
+// time a layout with the one step model (cost/planner.hpp's step_terms); their runners are cli/train.cpp
+// and cli/plan.cpp (README: "Train and plan").
+#include "../commands.hpp"
+#include "../limits.hpp"
+#include "../options.hpp"
+#include "modules.hpp"
+#include "scaling/model/presets.hpp"
+
+namespace cli {
+
+namespace {
+
+CLI::Validator model_check(const std::string& name) {
+  return name_check(name, [](const std::string& t) { scaling::model(t); });
+}
+
+void add_model_options(CLI::App* sub, std::string& model, std::string& config) {
+  sub->add_option("--model", model, "a preset (see `scaling models`)")->check(model_check("--model"));
+  sub->add_option("--config", config, "a HuggingFace config.json")->check(path_check("--config"));
+}
+
+// The machine: TPU --slice [--pods] (or --chips N as one axis), GPU --nodes [--gpus-per-node] (or
+// --chips N), bandwidths from the chip preset unless overridden.
+void add_machine_options(CLI::App* sub, MachineArgs& m) {
+  sub->add_option("--slice", m.slice, "TPU: the slice (pod) shape, e.g. 16x20x28")->check(shape_check("--slice"));
+  sub->add_option("--pods", m.pods, "TPU: that many slices over DCN (default 1)")
+      ->check(size_check("--pods", limits::kMaxPods));
+  sub->add_option("--nodes", m.nodes, "GPU: nodes over InfiniBand (bandwidths from the chip preset)")
+      ->check(size_check("--nodes", limits::kMaxNodes));
+  sub->add_option("--gpus-per-node", m.gpus_per_node, "GPU: GPUs per NVLink node (default: the preset's)")
+      ->check(size_check("--gpus-per-node", limits::kMaxChips));
+  sub->add_option("--chips", m.chips, "a chip count instead: one TPU ICI axis, or GPUs filling whole nodes")
+      ->check(size_check("--chips", limits::kMaxChips));
+  sub->add_option("--nvlink-bw", m.nvlink_bw, "GPU override: NVLink bytes/s per GPU, one direction")
+      ->check(positive_check("--nvlink-bw"));
+  sub->add_option("--ib-bw", m.ib_bw, "GPU override: InfiniBand bytes/s per GPU, one direction")
+      ->check(positive_check("--ib-bw"));
+}
+
+// The layout and the training setup (plan takes lists for --zero and --saved).
+void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
+  sub->add_option("--dp", s.dp, "data-parallel degree (default: the chips left by --tp and --pp)")
+      ->check(size_check("--dp", limits::kMaxChips));
+  sub->add_option("--tp", s.tp, "tensor-parallel degree (default 1)")->check(size_check("--tp", limits::kMaxChips));
+  sub->add_option("--pp", s.pp, "pipeline degree (default 1)")->check(size_check("--pp", limits::kMaxChips));
+  sub->add_option("--fsdp", s.fsdp, "FSDP degree X: --dp X --zero 3")->check(size_check("--fsdp", limits::kMaxChips));
+  sub->add_option("--microbatches", s.microbatches, "gradient-accumulation microbatches (default 1)")
+      ->check(size_check("--microbatches"));
+  auto* zero = sub->add_option("--zero", s.zero, lists ? "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3; 3 given every degree)"
+                                                         : "ZeRO stage 0-3 (default 3)");
+  zero->check(list_check("--zero", lists ? limits::kMaxZeroStages : 1));
+  sub->add_option("--zero-scope", s.zero_scope, "ZeRO shards over: all (every replica, default) or group (one slice/node)")
+      ->check(text_check("--zero-scope"));
+  sub->add_option("--saved", s.saved,
+                  lists ? "activation rules to try: input, matmuls, all or a sum such as D+2F (default the three "
+                          "names; D+2F given every degree)"
+                        : "activations saved per layer: input, matmuls, all, or a sum of D, F, NH, KH such as 4D or "
+                          "D+2F (default D+2F)")
+      ->check(list_check("--saved", lists ? limits::kMaxSavedRules : 1));
+  sub->add_option("--seq", s.seq, "sequence length (the attention a rerun repeats; default 4096)")
+      ->check(size_check("--seq"));
+  sub->add_option("--cost-model", s.cost_model, "exact (default) or book (§5.1.4's FSDP × TP on one slice)")
+      ->check(text_check("--cost-model"));
+  sub->add_option("--weights", s.weights, "dtype of the weights (and of the saved activations)")->capture_default_str();
+  sub->add_option("--grads", s.grads, "dtype of the gradient buffer, or none")->capture_default_str();
+  sub->add_option("--optimizer", s.optimizer, "adam (two fp32 moments) or sgd (no state)")->capture_default_str();
+  sub->add_option("--master", s.master, "an fp32 master copy of the weights: none or fp32")->capture_default_str();
+}
+
+}  // namespace
+
+void add_train(CLI::App& app) {
+  static TrainArgs tr;
+  auto* train = app.add_subcommand("train", "training memory, step time and the §5 bounds for one layout");
+  add_model_options(train, tr.model, tr.config);
+  add_chip_options(train, tr.chip);
+  add_machine_options(train, tr.machine);
+  add_step_options(train, tr.step, false);
+  train->add_option("--batch-tokens", tr.batch_tokens, "global batch in tokens")
+      ->check(size_check("--batch-tokens"))
+      ->required();
+  train->add_option("--tokens", tr.tokens, "training tokens: gives total_flops and time_s")->check(size_check("--tokens"));
+  train->add_option("--mfu", tr.mfu, "model FLOPs utilisation in [1e-6, 1]")
+      ->check(fraction_check("--mfu"))
+      ->capture_default_str();
+  train->add_flag("--json", tr.json, "print one JSON object, SI units");
+  run_when_chosen(train, [] { run_train(tr); });
+}
+
+void add_plan(CLI::App& app) {
+  static PlanArgs pl;
+  auto* planner = app.add_subcommand("plan", "the parallelism planner: the fastest layouts that fit (§5, §6)");
+  add_model_options(planner, pl.model, pl.config);
+  add_chip_options(planner, pl.chip);
+  add_machine_options(planner, pl.machine);
+  add_step_options(planner, pl.step, true);
+  planner->add_option("--batch-tokens", pl.batch_tokens, "global batch per step, tokens")
+      ->check(size_check("--batch-tokens"));
+  planner->add_option("--top", pl.top, "print the K fastest layouts (default 1, at most 1000)")
+      ->check(size_check("--top", 1000));
+  planner->add_option("--max-microbatches", pl.max_microbatches, "largest microbatch count (powers of 2; default 256)")
+      ->check(size_check("--max-microbatches"));
+  planner->add_flag("--json", pl.json, "print one JSON object, SI units");
+  run_when_chosen(planner, [] { run_plan(pl); });
+}
+
+}  // namespace cli

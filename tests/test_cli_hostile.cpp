@@ -1,0 +1,167 @@
+// Issue 19's classes of hostile input, one regression test each (the command lines the outside run found),
+// and the units they rest on: the escaping function and the size syntax of base/validate.hpp.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+#include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
+
+using testing::expect_rejected;
+using testing::run;
+
+namespace {
+std::filesystem::path temp_file(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+}  // namespace
+
+TEST_CASE("escape_for_message: C0, DEL, C1 and bytes that are not UTF-8 escaped, long text cut between characters") {
+  using scaling::escape_for_message;
+  CHECK(escape_for_message("a\nb\tc\x1b[31m\x7f") == "a\\nb\\tc\\x1b[31m\\x7f");
+  CHECK(escape_for_message("next\xc2\x85line") == "next\\u0085line");  // C1 NEL, U+0085
+  CHECK(escape_for_message("\xff\xfe ok") == "\\xff\\xfe ok");
+  CHECK(escape_for_message("\xe2\x82") == "\\xe2\\x82");          // a cut three-byte sequence
+  CHECK(escape_for_message("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate is not UTF-8
+  CHECK(escape_for_message("caf\xc3\xa9") == "caf\xc3\xa9");      // é passes as it is
+  // Ten characters of two bytes each, cut after four: never inside a character.
+  std::string e;
+  for (int i = 0; i < 10; ++i) e += "\xc3\xa9";
+  CHECK(escape_for_message(e, 4) == "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9…");
+  CHECK(scaling::is_printable("plain é text"));
+  CHECK_FALSE(scaling::is_printable("\xc2\x9b"));
+}
+
+TEST_CASE("sizes read the same everywhere (8k = 8000, 4M, 1e6), and 2^53 + 1 refused, not rounded") {
+  namespace v = scaling::check;
+  CHECK(v::size("--x", "8k", 1e18) == 8000);
+  CHECK(v::size("--x", "4M", 1e18) == 4e6);
+  CHECK(v::size("--x", "1e6", 1e18) == 1e6);
+  CHECK(v::size("--x", "0.5k", 1e18) == 500);
+  CHECK_THROWS_WITH_AS(v::size("--x", "9007199254740993", 1e18),
+                       "--x '9007199254740993': has more digits than a double holds (whole numbers are exact up to 2^53)",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(v::size("--x", "1.5", 1e18), "--x '1.5': must be a whole number", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(v::size("--x", "k", 1e18), "--x 'k': not a number", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(v::size("--x", " 5", 1e18), "--x ' 5': not a number", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(v::size("--x", "+5", 1e18), "--x '+5': not a number", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(v::size("--x", "2G", 1e9), "--x '2G': must be at most 1,000,000,000", std::invalid_argument);
+  // The same text gives the same value on the command line: 8k tokens of context are 8,000.
+  const auto r = run("serve --model llama2-7b --chip tpu-v5e --chips 8 --batch 1 --context 8k --json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["context"] == 8000);
+}
+
+TEST_CASE("issue 19, memory: --grid and collective-matmul meshes are bounded before anything is allocated") {
+  std::string dims;
+  for (int i = 0; i < 64; ++i) dims += (i ? "," : "") + std::string(i < 32 ? "2" : "1");
+  expect_rejected({{"layout " + quote("pred[" + dims + "]") + " --grid", "must be at most 1,048,576"},
+                   {"collective-matmul --kind ffn --chip tpu-v5e --mesh X=64,Y=128 --B 64 --D 8 --F 128",
+                    "--mesh 'X=64,Y=128': has 8,192 devices: must be at most 4,096"}});
+  const auto big = temp_file("chip_big_pod.json", R"({"name": "big", "hbm_bytes": 1.6e10, "hbm_bytes_per_s": 8.1e11,
+      "bf16_flops_per_s": 1.97e14, "pod_shape": [1000, 1000], "ici_oneway_bytes_per_s": 4.5e10, "wraparound": "full-axis"})");
+  expect_rejected({{"collective-matmul --kind ffn --chip-file " + big.string() + " --mesh X=1000,Y=1000 --B 1000 --D 8 --F 1000",
+                    "has 1,000,000 devices: must be at most 4,096"}});
+  std::filesystem::remove(big);
+}
+
+TEST_CASE("issue 19, hangs: long lists and meshes are refused by their counts") {
+  std::string zeros;
+  for (int i = 0; i < 60000; ++i) zeros += (i ? ",3" : "3");
+  expect_rejected({{"plan --model llama2-7b --chip tpu-v5e --slice 4x4 --batch-tokens 1M --zero " + zeros,
+                    "has 60,000 entries: at most 4"},
+                   {"plan --model llama2-7b --chip tpu-v5e --slice 4x4 --batch-tokens 1M --zero 3,3", "names '3' twice"},
+                   {"collective-matmul --kind ffn --chip tpu-v5e --mesh X=1,Y=100000 --B 8 --D 8 --F 100000",
+                    "has 100,000 devices: must be at most 4,096"}});
+}
+
+TEST_CASE("issue 19, integer overflow: a zero-sized dimension does not hide the others' overflow") {
+  expect_rejected({{"layout 'f32[0,1000000000,1000000000,1000000000,1000000000,1000000000]'", "overflows 64 bits"}});
+  const auto r = run("layout 'f32[0,1000000000,1000000000]' --json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["elements"] == 0);
+}
+
+TEST_CASE("issue 19, inf and NaN: a result that is not finite is refused naming the inputs") {
+  expect_rejected({{"serve --model llama2-7b --chip tpu-v5e --chips 8 --batch 8 --context 8 --hbm-bw 1e-300 --json",
+                    "--hbm-bw '1e-300'"},
+                   {"matmul --chip tpu-v5e --B 9e15 --D 9e15 --F 9e15 --flops 1e-300 --json", "--flops '1e-300'"},
+                   {"train --model llama2-7b --chip tpu-v5e --slice 4x4 --batch-tokens 1M --mfu 1e-320",
+                    "--mfu '1e-320': must be within [1e-6, 1]"}});
+}
+
+TEST_CASE("issue 19, control characters: paths and chip strings are escaped on stdout, never refused for it") {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto path = dir / "conf\x1b[31m\xff.json";
+  std::filesystem::copy_file(std::string(TEST_DATA_DIR) + "/llama-2-7b.json", path,
+                             std::filesystem::copy_options::overwrite_existing);
+  for (const std::string sub : {"params --config ", "serve --chip tpu-v5e --chips 8 --batch 1 --context 8 --config "}) {
+    for (const char* json : {"", " --json"}) {
+      INFO(sub << json);
+      const auto r = run(sub + quote(path.string()) + json);
+      CHECK(r.exit_code == 0);
+      CHECK(r.out.find('\x1b') == std::string::npos);
+      CHECK(r.out.find('\xff') == std::string::npos);
+    }
+  }
+  std::filesystem::remove(path);
+  const auto chip = temp_file("chip_ctrl.json", R"({"name": "x\u001b[31m", "hbm_bytes": 1.6e10, "hbm_bytes_per_s": 8.1e11,
+      "bf16_flops_per_s": 1.97e14})");
+  expect_rejected({{"matmul --chip-file " + chip.string() + " --B 8 --D 8 --F 8", "x\\x1b[31m"}});
+  std::filesystem::remove(chip);
+}
+
+TEST_CASE("issue 19, messages: every bad value names its option, with one wording per rule") {
+  expect_rejected({{"matmul --chip tpu-v5e --B 8 --D 8 --F 8 --lhs-dtype bogus", "--lhs-dtype: unknown dtype 'bogus'"},
+                   {"serve --model llama2-7b --chip tpu-v5e --chips 8 --batch 1 --context 8 --prefill-len 8 --mfu 2",
+                    "--mfu '2': must be within [1e-6, 1]"},
+                   {"train --model llama2-7b --chip tpu-v5e --slice 4x4 --batch-tokens 1M --mfu 2",
+                    "--mfu '2': must be within [1e-6, 1]"},
+                   {"matmul --chip tpu-v5e --B " + std::string(600, '7') + " --D 8 --F 8", "…"}});
+  const auto odd = temp_file("config_odd.json", R"({"model_type": "llama", "hidden_size": 4096.5, "intermediate_size": 8,
+      "num_hidden_layers": 1, "num_attention_heads": 1, "vocab_size": 8})");
+  const auto exact = temp_file("config_2p53.json", R"({"model_type": "llama", "hidden_size": 9007199254740993,
+      "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1, "vocab_size": 8})");
+  expect_rejected({{"params --config " + odd.string(), "'hidden_size' = 4096.5: must be a whole number"},
+                   {"params --config " + exact.string(), "'hidden_size' = 9007199254740993: must be at most"}});
+  std::filesystem::remove(odd);
+  std::filesystem::remove(exact);
+  // An unknown option is named, even when a required option is missing too.
+  const auto r = run("serve --model llama2-7b --chip tpu-v5e --chips 8 --batch 1 --ctx 8");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("'--ctx'") != std::string::npos);
+  // A long value is cut in the message: the line stays short.
+  const auto longer = run("matmul --chip tpu-v5e --B " + std::string(600, '7') + " --D 8 --F 8");
+  CHECK(longer.err.size() < 200);
+}
+
+TEST_CASE("issue 19, consistency: one slice check and one limit per quantity in every subcommand") {
+  for (const std::string head : {"collective --chip tpu-v5e --op all-gather --axes 0 --bytes 8",
+                                 "serve --model llama2-7b --chip tpu-v5e --batch 1 --context 8",
+                                 "train --model llama2-7b --chip tpu-v5e --batch-tokens 1M",
+                                 "plan --model llama2-7b --chip tpu-v5e --batch-tokens 1M"}) {
+    expect_rejected({{head + " --slice 3x3x3x3", "--slice"}, {head + " --slice 32x32", "--slice"},
+                     {head + " --slice ' 4x4'", "--slice ' 4x4'"}, {head + " --slice +4x4", "--slice '+4x4'"}});
+  }
+  expect_rejected({{"serve --model llama2-7b --chip h100 --slice 4x4 --batch 1 --context 8", "--slice '4x4': the NVIDIA H100"},
+                   {"train --model llama2-7b --chip tpu-v5e --batch-tokens 1M --chips 1e300", "--chips '1e300': must be at most"},
+                   {"serve --model llama2-7b --chip tpu-v5e --chips 1e300 --batch 1 --context 8", "--chips '1e300': must be at most"},
+                   {"train --model llama2-7b --chip tpu-v5e --slice 4x4 --batch-tokens 1M --pods 1000001", "--pods '1000001'"},
+                   {"plan --model llama2-7b --chip tpu-v5e --slice 4x4 --batch-tokens 1M --pods 1000001", "--pods '1000001'"}});
+}
+
+TEST_CASE("issue 19, lenient parsing: spaces, signs and tabs are refused like in every number") {
+  expect_rejected({{"shard 'A[I_X]' --mesh 'X= 2' --shape 8", "--mesh 'X= 2'"},
+                   {"shard 'A[I_X]' --mesh 'X=+2' --shape 8", "--mesh 'X=+2'"},
+                   {"layout 'f32[4,\t8]'", "\\t"},
+                   {"dot 'ij,jk->ik' --shapes 'f32[4,\t8]' 8,2", "\\t"},
+                   {"matmul --chip tpu-v5e --B ' 5' --D 8 --F 8", "--B ' 5': not a number"},
+                   {"matmul --chip tpu-v5e --B 9007199254740993 --D 8 --F 8", "has more digits than a double holds"}});
+}
