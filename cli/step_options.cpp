@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "scaling/base/format.hpp"
+#include "options.hpp"
+#include "output.hpp"
 #include "scaling/hardware/topology.hpp"
 
 namespace cli {
@@ -55,7 +57,8 @@ scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, c
     return for_option("--chips", [&] { return tpu_pods(c, {n}, 1); });
   }
   if (m.slice.empty()) throw UsageError(sub + ": give --slice AxBxC (TPU), --nodes N (GPU) or --chips N");
-  const auto slice = for_option("--slice", [&] { return make_slice(c, parse_shape(m.slice)); });
+  // The one slice-vs-chip check every slice-taking subcommand shares (strict shape, axes of the chip's pod).
+  const auto slice = slice_on_chip(c, "--slice", m.slice);
   const int pods = m.pods.empty() ? 1 : whole("--pods", m.pods, 1e6);
   return for_option("--slice", [&] { return tpu_pods(c, slice.shape, pods); });
 }
@@ -154,6 +157,29 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s) {
           {"t_dcn_s", t.t_dcn_s},
           {"bound", bound_label(t.bound, s)},
           {"mfu", t.mfu}};
+}
+
+std::string step_inputs(const ChipArgs& c, const MachineArgs& m, const std::string& batch_tokens) {
+  auto options = chip_overrides(c);
+  options.insert(options.begin(), {{"--chip", c.chip}, {"--chip-file", c.chip_file}, {"--slice", m.slice},
+                                   {"--pods", m.pods}, {"--chips", m.chips}, {"--nodes", m.nodes},
+                                   {"--gpus-per-node", m.gpus_per_node}, {"--nvlink-bw", m.nvlink_bw},
+                                   {"--ib-bw", m.ib_bw}, {"--batch-tokens", batch_tokens}});
+  return given(options);
+}
+
+void require_finite_json(const nlohmann::json& j, const std::string& inputs, const std::string& key) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) require_finite_json(v, inputs, key.empty() ? k : key + "." + k);
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) require_finite_json(j[i], inputs, key + "[" + std::to_string(i) + "]");
+  } else if (j.is_number_float() && !std::isfinite(j.get<double>())) {
+    throw std::invalid_argument(key + " is not a finite number for " + inputs + ": out of range");
+  }
+}
+
+std::string model_title(const std::string& model, const std::string& config) {
+  return model.empty() ? scaling::escape_for_message(config) : model;
 }
 
 }  // namespace cli

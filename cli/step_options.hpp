@@ -35,4 +35,15 @@ scaling::Layout resolve_layout(const StepArgs& s);
 // bytes_per_chip, memory parts, every time term, bound, mfu, axes.
 nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s);
 
+// The inputs of a train/plan run for a refusal's message: the chip (or chip file), its overrides, the
+// machine options and the batch, as given() writes them ("--chip-file 'x.json', --slice '16x16', …").
+std::string step_inputs(const ChipArgs& c, const MachineArgs& m, const std::string& batch_tokens);
+
+// Every number in `j` (nested objects and arrays too) must be finite before anything is printed: throws
+// std::invalid_argument "<key> is not a finite number for <inputs>: out of range" otherwise.
+void require_finite_json(const nlohmann::json& j, const std::string& inputs, const std::string& key = {});
+
+// The heading's name of the model: the preset, or the config path escaped (a path may hold any byte).
+std::string model_title(const std::string& model, const std::string& config);
+
 }  // namespace cli

@@ -165,3 +165,23 @@ TEST_CASE("issue 19, lenient parsing: spaces, signs and tabs are refused like in
                    {"matmul --chip tpu-v5e --B ' 5' --D 8 --F 8", "--B ' 5': not a number"},
                    {"matmul --chip tpu-v5e --B 9007199254740993 --D 8 --F 8", "has more digits than a double holds"}});
 }
+
+TEST_CASE("issue 19, one slice check: train and plan answer a bad --slice word for word as serve and collective") {
+  // cli::slice_on_chip is the one check; the same bad slice must give the same one line in all four.
+  for (const std::string slice : {"3x3x3x3", "32x32", "' 4x4'", "+4x4", "4x4x4"}) {
+    INFO(slice);
+    const auto serve = run("serve --model llama2-7b --chip tpu-v5e --batch 1 --context 8 --slice " + slice);
+    REQUIRE(serve.exit_code == 1);
+    CHECK(serve.err.find("--slice") != std::string::npos);
+    for (const std::string other : {"collective --chip tpu-v5e --op all-gather --axes 0 --bytes 8",
+                                    "train --model llama2-7b --chip tpu-v5e --batch-tokens 1M",
+                                    "plan --model llama2-7b --chip tpu-v5e --batch-tokens 1M"}) {
+      INFO(other);
+      const auto r = run(other + " --slice " + slice);
+      CHECK(r.exit_code == 1);
+      CHECK(r.err == serve.err);
+    }
+  }
+  CHECK(run("serve --model llama2-7b --chip tpu-v5e --batch 1 --context 8 --slice 3x3x3x3").err ==
+        "scaling: --slice '3x3x3x3': slices of the TPU v5e have 2 axes\n");
+}

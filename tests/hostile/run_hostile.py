@@ -114,6 +114,11 @@ def cases(tmp):
             "--prefill-len 8 --mfu 2", "plan --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --zero " +
             ",".join(["3"] * 60000), "serve --model llama2-13b --chip tpu-v5e --batch 8 --ctx 8 --chips 8",
             "collective-matmul --kind ffn --chip tpu-v5e --mesh X=1,Y=100000 --B 8 --D 8 --F 8"]
+    # One slice check (cli::slice_on_chip) in every slice-taking subcommand, train and plan included.
+    for head in ("serve --model llama2-13b --chip tpu-v5e --batch 8 --context 8",
+                 "train --model llama2-13b --chip tpu-v5e --batch-tokens 1M",
+                 "plan --model llama2-13b --chip tpu-v5e --batch-tokens 1M"):
+        out += [head + " --slice 3x3x3x3", head + " --slice 32x32", head + " --slice ' 4x4'"]
     return out
 
 def shell(v):
