@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/cost/planner.hpp"
 #include "scaling/model/presets.hpp"
@@ -86,26 +87,27 @@ void run_plan(const PlanArgs& a) {
       throw std::invalid_argument(fmt::format("no layout of the {} evaluated fits in {} of HBM per chip",
                                               out.configs_evaluated, format_quantity(r.system.chip.hbm_bytes, "B")));
   }
+  nlohmann::json top = nlohmann::json::array();
+  for (const auto& l : out.top) top.push_back(step_json(l, r.system));
+  const nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
+                         {"configs_fit", out.configs_fit},
+                         {"hardware", r.system.name},
+                         {"chips", count_json(chips(r.system))},
+                         {"fast_network", r.system.fast_name},
+                         {"slow_network", r.system.slow.name},
+                         {"cost_model", to_string(r.cost_model)},
+                         {"mode", mode},
+                         {"tie_break", kTieRule},
+                         {"fits", out.configs_fit > 0},
+                         {"best", step_json(out.top.front(), r.system)},
+                         {"top", top}};
+  // Every result finite before anything is printed (the table shows the same numbers as the JSON).
+  require_finite_json(j, step_inputs(a.chip, a.machine, a.batch_tokens));
   if (a.json) {
-    nlohmann::json top = nlohmann::json::array();
-    for (const auto& l : out.top) top.push_back(step_json(l, r.system));
-    std::cout << nlohmann::json{{"configs_evaluated", out.configs_evaluated},
-                                {"configs_fit", out.configs_fit},
-                                {"hardware", r.system.name},
-                                {"chips", chips(r.system)},
-                                {"fast_network", r.system.fast_name},
-                                {"slow_network", r.system.slow.name},
-                                {"cost_model", to_string(r.cost_model)},
-                                {"mode", mode},
-                                {"tie_break", kTieRule},
-                                {"fits", out.configs_fit > 0},
-                                {"best", step_json(out.top.front(), r.system)},
-                                {"top", top}}
-                     .dump(2)
-              << "\n";
+    std::cout << j.dump(2) << "\n";
     return;
   }
-  fmt::print("{} on {}, batch {} tokens ({} cost model, {})\n", a.model.empty() ? a.config : a.model, r.system.name,
+  fmt::print("{} on {}, batch {} tokens ({} cost model, {})\n", model_title(a.model, a.config), escape_for_message(r.system.name),
              format_number(r.batch_tokens), to_string(r.cost_model), mode);
   fmt::print("layouts evaluated: {}, fit in HBM: {}; ranked by: {}\n\n", out.configs_evaluated, out.configs_fit,
              kTieRule);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/cost/planner.hpp"
 #include "scaling/cost/training.hpp"
@@ -39,15 +40,15 @@ void run_train(const TrainArgs& a) {
                                       cost_model, s);
   const double per_chip = step.terms.memory.total;
 
-  nlohmann::json j{{"total_params", p.total},
-                   {"active_params", p.active},
+  nlohmann::json j{{"total_params", count_json(p.total)},
+                   {"active_params", count_json(p.active)},
                    {"param_bytes", m.params},
                    {"grad_bytes", m.grads},
                    {"optimizer_bytes", m.optimizer},
                    {"master_bytes", m.master},
                    {"activation_bytes", m.activations},
                    {"total_bytes", m.total},
-                   {"chips", n},
+                   {"chips", count_json(n)},
                    {"hardware", system.name},
                    {"fast_network", system.fast_name},
                    {"slow_network", system.slow.name},
@@ -76,7 +77,7 @@ void run_train(const TrainArgs& a) {
     const double alpha = ici_alpha(chip);
     const double m_x_default = std::max(1.0, n_axes - 1);  // §5.1.4: M_X·M_Y = 2 on a 3-D mesh
     j["alpha"] = alpha;
-    j["n_axes"] = n_axes;
+    j["n_axes"] = count_json(n_axes);
     j["fsdp_min_batch_per_chip"] = dp_min_batch_per_chip(alpha, n_axes);
     j["tp_max_degree"] = tp_max_degree(alpha, cfg.d_ff, n_axes);
     j["x_opt"] = x_opt(B / pods, n / pods, cfg.d_ff, m_x_default, 1);  // within one pod
@@ -89,11 +90,15 @@ void run_train(const TrainArgs& a) {
     }
   }
 
+  // Nothing non-finite reaches the output (a chip file's 1e-300 figures, a huge batch): the JSON holds every
+  // number the table prints, so checking it covers both.
+  require_finite_json(j, step_inputs(a.chip, a.machine, a.batch_tokens) +
+                             given({{"--tokens", a.tokens}, {"--mfu", a.mfu}}).insert(0, ", "));
   if (a.json) {
     std::cout << j.dump(2) << "\n";
     return;
   }
-  fmt::print("{} on {} ({} cost model)\n", a.model.empty() ? a.config : a.model, system.name, to_string(cost_model));
+  fmt::print("{} on {} ({} cost model)\n", model_title(a.model, a.config), escape_for_message(system.name), to_string(cost_model));
   auto row = [&](const std::string& what, const std::string& value) { fmt::print("  {:<44} {:>18}\n", what, value); };
   auto bytes = [&](const char* key) { return format_quantity(j[key].get<double>(), "B"); };
   row("parameters (total / active)", format_number(p.total) + " / " + format_number(p.active));

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
@@ -184,4 +185,46 @@ TEST_CASE("issue 19, one slice check: train and plan answer a bad --slice word f
   }
   CHECK(run("serve --model llama2-7b --chip tpu-v5e --batch 1 --context 8 --slice 3x3x3x3").err ==
         "scaling: --slice '3x3x3x3': slices of the TPU v5e have 2 axes\n");
+}
+
+TEST_CASE("issue 19, control characters: train and plan print a config path escaped") {
+  const auto path = temp_file("train_config\x1b[31m.json", [] {
+    std::ifstream in(std::string(TEST_DATA_DIR) + "/llama-2-7b.json");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }());
+  for (const std::string sub : {"train", "plan"}) {
+    INFO(sub);
+    const auto r = run(sub + " --config " + quote(path.string()) + " --chip tpu-v5e --slice 4x4 --batch-tokens 1M");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find('\x1b') == std::string::npos);
+    CHECK(r.out.find("train_config\\x1b[31m.json") != std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("issue 16: train's JSON carries counts as integers, like every other subcommand") {
+  const auto r = run("train --model llama2-7b --chip tpu-v5e --slice 16x16 --batch-tokens 1M --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"chips", "total_params", "active_params", "n_axes", "dp", "tp", "pp"}) {
+    INFO(key);
+    CHECK(j[key].is_number_integer());
+  }
+  CHECK(j["chips"] == 256);  // 16 × 16
+  CHECK(r.out.find("\"chips\": 256,") != std::string::npos);
+  const auto p = run("plan --model llama2-7b --chip tpu-v5e --slice 16x16 --batch-tokens 1M --json");
+  REQUIRE(p.exit_code == 0);
+  CHECK(nlohmann::json::parse(p.out)["chips"].is_number_integer());
+}
+
+TEST_CASE("issue 19, finite answers: a chip file of 1e-300 figures is refused by train and plan, naming the input") {
+  const auto tiny = temp_file("chip_tiny_figures.json", R"({"name": "tiny", "display": "tiny", "hbm_bytes": 1.6e10,
+      "hbm_bytes_per_s": 1e-300, "bf16_flops_per_s": 1e-300, "pod_shape": [16, 16], "ici_oneway_bytes_per_s": 1e-300,
+      "ici_bidi_bytes_per_s": 2e-300, "wraparound": "full-axis"})");
+  const std::string named = "is not a finite number for --chip-file '" + tiny.string() + "'";
+  expect_rejected({{"plan --model llama2-13b --chip-file " + tiny.string() + " --slice 16x16 --batch-tokens 1M", named},
+                   {"plan --model llama2-13b --chip-file " + tiny.string() + " --slice 16x16 --batch-tokens 1M --json", named},
+                   {"train --model llama2-13b --chip-file " + tiny.string() + " --slice 16x16 --batch-tokens 1M", named},
+                   {"train --model llama2-13b --chip-file " + tiny.string() + " --slice 16x16 --batch-tokens 1M --json", named}});
+  std::filesystem::remove(tiny);
 }

@@ -104,7 +104,9 @@ def cases(tmp):
         p = shell(f[cfg])
         out += [f"params --config {p}", f"params --config {p} --json",
                 f"serve --config {p} --chip tpu-v5e --chips 8 --batch 8 --context 1024 --json",
-                f"serve --config {p} --chip tpu-v5e --chips 8 --batch 8 --context 1024"]
+                f"serve --config {p} --chip tpu-v5e --chips 8 --batch 8 --context 1024",
+                f"train --config {p} --chip tpu-v5e --slice 4x4 --batch-tokens 1M",
+                f"plan --config {p} --chip tpu-v5e --slice 4x4 --batch-tokens 1M"]
     out += ["serve --model llama2-13b --chip h100 --slice 4x4 --batch 8 --context 8",
             "serve --model llama2-13b --chip tpu-v5e --slice 32x32 --batch 8 --context 8",
             "train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --chips 1e300",
