@@ -12,6 +12,9 @@ inline constexpr double kMaxDims = 64;
 inline constexpr double kMaxChips = 1e7;
 // Pods of a slice over DCN (train, plan): a million, the planner's own bound, so train and plan agree.
 inline constexpr double kMaxPods = 1e6;
+// Chips of the whole machine of train and plan (a slice times its pods, nodes times GPUs per node): 2^30,
+// the planner's bound, so every degree and microbatch count fits an int.
+inline constexpr double kMaxMachineChips = 1 << 30;
 // Nodes of a GPU cluster (plan): ten million GPUs at one per node.
 inline constexpr double kMaxNodes = 1e7;
 // Entries of a stage or rule list (--zero, --saved): ZeRO has 4 stages, --saved 3 rules; a list may

@@ -6,7 +6,9 @@
 #include <stdexcept>
 
 #include "scaling/base/format.hpp"
+#include "limits.hpp"
 #include "options.hpp"
+#include "scaling/base/validate.hpp"
 #include "output.hpp"
 #include "scaling/hardware/topology.hpp"
 
@@ -60,6 +62,14 @@ scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, c
   // The one slice-vs-chip check every slice-taking subcommand shares (strict shape, axes of the chip's pod).
   const auto slice = slice_on_chip(c, "--slice", m.slice);
   const int pods = m.pods.empty() ? 1 : whole("--pods", m.pods, 1e6);
+  // The whole machine's chips are checked before any degree is derived from them (a dp of 2^32 chips
+  // would wrap to a negative int).
+  const double machine = chips(slice) * pods;
+  if (machine > limits::kMaxMachineChips)
+    scaling::check::fail("--slice '" + scaling::escape_for_message(m.slice) + "' × --pods '" +
+                             scaling::escape_for_message(m.pods) + "'",
+                         "has " + scaling::format_number(machine) + " chips: " +
+                             scaling::check::at_most_rule(limits::kMaxMachineChips));
   return for_option("--slice", [&] { return tpu_pods(c, slice.shape, pods); });
 }
 

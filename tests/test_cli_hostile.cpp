@@ -228,3 +228,16 @@ TEST_CASE("issue 19, finite answers: a chip file of 1e-300 figures is refused by
                    {"train --model llama2-13b --chip-file " + tiny.string() + " --slice 16x16 --batch-tokens 1M --json", named}});
   std::filesystem::remove(tiny);
 }
+
+TEST_CASE("issue 19, integer overflow: a machine of more than 2^30 chips is refused before any degree is an int") {
+  // 16 × 16 × 16 × 10^6 = 4.096e9 chips: the data degree once wrapped to -2147483648.
+  expect_rejected({{"plan --model llama2-7b --chip tpu-v5p --slice 16x16x16 --pods 1000000 --batch-tokens 1e15",
+                    "--slice '16x16x16' × --pods '1000000': has 4,096,000,000 chips: must be at most 1,073,741,824"},
+                   {"train --model llama2-7b --chip tpu-v5p --slice 16x16x16 --pods 1000000 --batch-tokens 1e15",
+                    "--slice '16x16x16' × --pods '1000000': has 4,096,000,000 chips: must be at most 1,073,741,824"}});
+  // Below the bound the answer is a whole, positive data degree: 4 × 4 × 4 × 10^6 chips, tp = pp = 1.
+  const auto r = run("plan --model llama2-7b --chip tpu-v5p --slice 4x4x4 --pods 1000000 --batch-tokens 1e15 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto best = nlohmann::json::parse(r.out)["best"];
+  CHECK(best["dp"].get<double>() * best["tp"].get<double>() * best["pp"].get<double>() == 64e6);
+}

@@ -168,3 +168,16 @@ TEST_CASE("planner: bad requests are rejected with the value named") {
   CHECK_THROWS_WITH_AS(best_placement(r.model, r.system, 3, 1, 1, Layout{}, {8192}), doctest::Contains("must equal the 8 chips"),
                        std::invalid_argument);
 }
+
+TEST_CASE("planner: a machine whose chips overflow an int, or with 7 fast axes, is refused naming the options") {
+  // 2^20 × 2^20 chips on two axes: every degree derived from them would wrap as an int.
+  const Machine huge{{1 << 20, 1 << 20}, {1.8e11, 1.8e11}, 1, 0, 4.59e14, 1.5e9, 2.8e12};
+  CHECK_THROWS_WITH_AS(plan(request(huge, 65536, 2048, 32)),
+                       "--slice/--nodes/--pods: the machine has 1,099,511,627,776 chips; the planner takes at most "
+                       "1,073,741,824",
+                       std::invalid_argument);
+  const Machine seven{{2, 2, 2, 2, 2, 2, 2}, {1e11, 1e11, 1e11, 1e11, 1e11, 1e11, 1e11}, 1, 0, 4.59e14, 1.5e9, 2.8e12};
+  CHECK_THROWS_WITH_AS(plan(request(seven, 65536, 2048, 32)),
+                       "--slice/--nodes: the machine needs 1 to 6 fast axes, each with a bandwidth, not 7",
+                       std::invalid_argument);
+}

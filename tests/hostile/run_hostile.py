@@ -116,6 +116,9 @@ def cases(tmp):
             "--prefill-len 8 --mfu 2", "plan --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --zero " +
             ",".join(["3"] * 60000), "serve --model llama2-13b --chip tpu-v5e --batch 8 --ctx 8 --chips 8",
             "collective-matmul --kind ffn --chip tpu-v5e --mesh X=1,Y=100000 --B 8 --D 8 --F 8"]
+    out += ["plan --model llama2-7b --chip tpu-v5p --slice 16x16x16 --pods 1000000 --batch-tokens 1e15 --json",
+            "train --model llama2-7b --chip tpu-v5p --slice 16x16x16 --pods 1000000 --batch-tokens 1e15 --json",
+            "plan --model llama2-7b --chip tpu-v5p --slice 4x4x4 --pods 1000000 --batch-tokens 1e15"]
     # One slice check (cli::slice_on_chip) in every slice-taking subcommand, train and plan included.
     for head in ("serve --model llama2-13b --chip tpu-v5e --batch 8 --context 8",
                  "train --model llama2-13b --chip tpu-v5e --batch-tokens 1M",

@@ -22,6 +22,7 @@ namespace {
 
 constexpr int kMaxAxes = 6;
 constexpr int kMaxRules = 8;
+constexpr double kMaxPlanChips = 1 << 30;  // every degree and chip count fits an int (2^31 - 1)
 constexpr int kMaxMicro = 32;  // powers of two: up to 2^31
 
 // What one request fixes: the model's sizes and the per-rule constants.
@@ -59,7 +60,8 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
   if (r.max_pipeline < 0) throw std::invalid_argument("max pipeline degree must not be negative");
   const auto& h = r.system;
   if (h.fast.empty() || h.fast.size() > kMaxAxes)
-    throw std::invalid_argument("the machine needs 1 to 6 fast axes, each with a bandwidth");
+    throw std::invalid_argument("--slice/--nodes: the machine needs 1 to 6 fast axes, each with a bandwidth, not " +
+                                std::to_string(h.fast.size()));
   for (const auto& axis : h.fast) {
     if (axis.size < 1 || axis.size > 1 << 20)
       throw std::invalid_argument("axis size " + std::to_string(axis.size) + ": must be 1 to 2^20");
@@ -68,6 +70,13 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
   }
   if (h.slow.groups < 1 || h.slow.groups > 1 << 20)
     throw std::invalid_argument("the slow network joins 1 to 2^20 groups, not " + std::to_string(h.slow.groups));
+  // Every degree, microbatch count and chip count below is an int: the whole machine must fit one, so no
+  // double is ever converted to an int out of its range (a layout's dp of 2^31 would wrap negative).
+  double machine_chips = h.slow.groups;
+  for (const auto& axis : h.fast) machine_chips *= axis.size;
+  if (machine_chips > kMaxPlanChips)
+    throw std::invalid_argument("--slice/--nodes/--pods: the machine has " + format_number(machine_chips) +
+                                " chips; the planner takes at most " + format_number(kMaxPlanChips));
   if (!(h.chip.bf16_flops_per_s > 0) || !(h.chip.hbm_bytes > 0) || !(h.chip.hbm_bytes_per_s > 0))
     throw std::invalid_argument("the chip needs positive FLOPs/s, HBM bytes and HBM bandwidth");
   if (h.slow.groups > 1 && !(h.slow.bytes_per_s > 0))
