@@ -11,6 +11,8 @@
 #include "cli_run.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/base/validate.hpp"
+#include "scaling/hardware/topology.hpp"
+#include "scaling/notation/sharding.hpp"
 
 using testing::expect_rejected;
 using testing::run;
@@ -240,4 +242,26 @@ TEST_CASE("issue 19, integer overflow: a machine of more than 2^30 chips is refu
   REQUIRE(r.exit_code == 0);
   const auto best = nlohmann::json::parse(r.out)["best"];
   CHECK(best["dp"].get<double>() * best["tp"].get<double>() * best["pp"].get<double>() == 64e6);
+}
+
+TEST_CASE("issue 19, lenient parsing: the library's parse_shape and parse_mesh are as strict as the CLI's") {
+  using scaling::parse_mesh;
+  using scaling::parse_shape;
+  CHECK(parse_shape("4x4x4") == std::vector<int>{4, 4, 4});
+  for (const char* bad : {" 4x4", "+4x4", "4x4 ", "-4x4", "4x 4", "0x4", "4x", "00000004x4"})
+    CHECK_THROWS_WITH_AS(parse_shape(bad), doctest::Contains("expected positive whole numbers joined by 'x'"),
+                         std::invalid_argument);
+  const auto mesh = parse_mesh("X=2,Y=8");
+  REQUIRE(mesh.axes.size() == 2);
+  CHECK(mesh.axes[1].name == "Y");
+  CHECK(mesh.axes[1].size == 8);
+  for (const char* bad : {"X= 2", "X=+2", " X=2", "X=2, Y=8", "X =2", "X=\t2", "X=2 "})
+    CHECK_THROWS_AS(parse_mesh(bad), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_mesh("X= 2"), "mesh 'X= 2': expected NAME=SIZE pairs like X=2,Y=8, with no spaces",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_mesh("X=+2"), "mesh axis X = '+2': must be a positive whole number, in plain digits",
+                       std::invalid_argument);
+  // A tab is a control character: refused, and escaped in the message, before the pairs are read.
+  CHECK_THROWS_WITH_AS(parse_shape("4x\t4"), doctest::Contains("'4x\\t4'"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_mesh("X=\t2"), doctest::Contains("'X=\\t2'"), std::invalid_argument);
 }

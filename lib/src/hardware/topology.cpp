@@ -16,9 +16,10 @@ std::vector<int> parse_shape(std::string_view text) {
   while (start <= text.size()) {
     const size_t end = std::min(text.find('x', start), text.size());
     const std::string part(text.substr(start, end - start));
-    char* stop = nullptr;
-    const long v = part.empty() ? 0 : std::strtol(part.c_str(), &stop, 10);
-    if (part.empty() || *stop != '\0' || v <= 0 || v > 1'000'000)
+    // Plain digits only, as the CLI's strict_shape: strtol alone would take ' 4', '+4' and a tab.
+    const bool digits = !part.empty() && part.size() <= 7 && part.find_first_not_of("0123456789") == std::string::npos;
+    const long v = digits ? std::strtol(part.c_str(), nullptr, 10) : 0;
+    if (!digits || v <= 0 || v > 1'000'000)
       throw std::invalid_argument("slice shape '" + escape_for_message(text) +
                                   "': expected positive whole numbers joined by 'x', like 4x4x4");
     shape.push_back(static_cast<int>(v));

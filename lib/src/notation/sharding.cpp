@@ -77,17 +77,24 @@ double Mesh::devices() const {
 
 Mesh parse_mesh(std::string_view text) {
   require_printable("mesh", text);
+  // Strict, as the CLI's strict_mesh: no space anywhere (split would trim ' X=2' and 'X=2, Y=8').
+  if (text.find_first_of(" \f\n\r\t\v") != std::string_view::npos)
+    throw std::invalid_argument("mesh '" + escape_for_message(text) + "': expected NAME=SIZE pairs like X=2,Y=8, "
+                                "with no spaces");
   Mesh mesh;
   for (const auto& part : split(text, ',')) {
     const auto eq = part.find('=');
-    const std::string name = trim(part.substr(0, eq));
+    // Plain digits only: 'X=+2' is refused like the CLI's numbers.
+    const std::string name(part.substr(0, eq == std::string::npos ? part.size() : eq));
     if (eq == std::string::npos || !is_identifier(name))
-      throw std::invalid_argument("mesh '" + std::string(text) + "': expected NAME=SIZE pairs like X=2,Y=8");
-    const std::string size_text = trim(part.substr(eq + 1));
-    char* stop = nullptr;
-    const long size = std::strtol(size_text.c_str(), &stop, 10);
-    if (size_text.empty() || *stop != '\0' || size < 1 || size > 1'000'000)
-      throw std::invalid_argument("mesh axis " + name + " = '" + size_text + "': must be a positive whole number");
+      throw std::invalid_argument("mesh '" + escape_for_message(text) + "': expected NAME=SIZE pairs like X=2,Y=8");
+    const std::string size_text(part.substr(eq + 1));
+    const bool digits = !size_text.empty() && size_text.size() <= 7 &&
+                        size_text.find_first_not_of("0123456789") == std::string::npos;
+    const long size = digits ? std::strtol(size_text.c_str(), nullptr, 10) : 0;
+    if (!digits || size < 1 || size > 1'000'000)
+      throw std::invalid_argument("mesh axis " + name + " = '" + escape_for_message(size_text) +
+                                  "': must be a positive whole number, in plain digits");
     for (const auto& a : mesh.axes)
       if (a.name == name) throw std::invalid_argument("mesh axis " + name + " named twice");
     mesh.axes.push_back({name, static_cast<int>(size)});
