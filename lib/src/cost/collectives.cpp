@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 
 namespace scaling {
 
@@ -42,8 +43,7 @@ Link ici_link(const Chip& c) {
 
 CollectiveCost collective_cost(Collective op, const std::vector<Axis>& axes, double bytes, const Link& link) {
   if (axes.empty()) throw std::invalid_argument("a collective needs at least one mesh axis");
-  if (!std::isfinite(bytes) || bytes <= 0)
-    throw std::invalid_argument("bytes = " + format_number(bytes) + ": must be a positive, finite number");
+  check::positive("bytes", bytes);
   double n = 1, sum_w = 0;
   int hops = 0;
   for (const auto& a : axes) {

@@ -1,4 +1,5 @@
 #include "scaling/cost/inference.hpp"
+#include "scaling/base/validate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,26 +12,18 @@
 namespace scaling {
 namespace {
 
-void require_positive(double v, const char* what) {
-  if (!std::isfinite(v) || v <= 0)
-    throw std::invalid_argument(std::string(what) + " = " + format_number(v) + ": must be a positive number");
-}
-void require_non_negative(double v, const char* what) {
-  if (!std::isfinite(v) || v < 0)
-    throw std::invalid_argument(std::string(what) + " = " + format_number(v) + ": must be a non-negative number");
-}
 
 }  // namespace
 
 void validate(const DecodeInputs& in) {
-  require_positive(in.param_bytes, "param_bytes");
-  require_positive(in.matmul_flops_per_token, "matmul_flops_per_token");
-  require_positive(in.kv_bytes_per_token, "kv_bytes_per_token");
-  require_non_negative(in.attention_flops_per_key, "attention_flops_per_key");
-  require_positive(in.chips, "chips");
-  require_positive(in.hbm_bytes_per_chip, "hbm_bytes_per_chip");
-  require_positive(in.hbm_bytes_per_s, "hbm_bytes_per_s");
-  require_positive(in.flops_per_s, "flops_per_s");
+  check::positive("param_bytes", in.param_bytes);
+  check::positive("matmul_flops_per_token", in.matmul_flops_per_token);
+  check::positive("kv_bytes_per_token", in.kv_bytes_per_token);
+  check::non_negative("attention_flops_per_key", in.attention_flops_per_key);
+  check::positive("chips", in.chips);
+  check::positive("hbm_bytes_per_chip", in.hbm_bytes_per_chip);
+  check::positive("hbm_bytes_per_s", in.hbm_bytes_per_s);
+  check::positive("flops_per_s", in.flops_per_s);
   // The slice's totals must be numbers too (1e300 chips of 16 GB is not).
   if (!std::isfinite(in.chips * in.hbm_bytes_per_chip) || !std::isfinite(in.chips * in.hbm_bytes_per_s) ||
       !std::isfinite(in.chips * in.flops_per_s))
@@ -49,7 +42,7 @@ double checked_kv_bytes(const DecodeInputs& in, double batch, double context) {
 }  // namespace
 
 DecodeInputs decode_inputs(const TransformerConfig& c, const Chip& chip, double chips, const InferenceDtypes& d) {
-  require_positive(chips, "chips");
+  check::positive("chips", chips);
   DecodeInputs in;
   in.param_bytes = param_bytes(c, d.weights);
   in.matmul_flops_per_token = forward_flops_per_token(c, 0).total;  // §4.1: 2 per active matmul weight
@@ -66,8 +59,8 @@ DecodeInputs decode_inputs(const TransformerConfig& c, const Chip& chip, double 
 // §7.1.5, equation (4).
 DecodeStep decode_step(const DecodeInputs& in, double batch, double context) {
   validate(in);
-  require_positive(batch, "batch");
-  require_positive(context, "context");
+  check::positive("batch", batch);
+  check::positive("context", context);
   DecodeStep s{};
   s.batch = batch;
   s.context = context;
@@ -94,8 +87,8 @@ const char* bound(const DecodeStep& s) {
 // §7.1.5: memory-bandwidth bound in both attention and MLP.
 double min_step_s(const DecodeInputs& in, double batch, double context) {
   validate(in);
-  require_positive(batch, "batch");
-  require_positive(context, "context");
+  check::positive("batch", batch);
+  check::positive("context", context);
   return (batch * context * in.kv_bytes_per_token + in.param_bytes) / (in.chips * in.hbm_bytes_per_s);
 }
 
@@ -106,8 +99,8 @@ double critical_batch(const DecodeInputs& in) {
 }
 
 double kv_bytes(const DecodeInputs& in, double batch, double context) {
-  require_non_negative(batch, "batch");
-  require_positive(context, "context");
+  check::non_negative("batch", batch);
+  check::positive("context", context);
   return checked_kv_bytes(in, batch, context);
 }
 
@@ -120,7 +113,7 @@ bool fits(const DecodeInputs& in, double batch, double context) {
 
 double max_batch(const DecodeInputs& in, double context) {
   validate(in);
-  require_positive(context, "context");
+  check::positive("context", context);
   const double spare = hbm_bytes(in) - in.param_bytes;
   if (spare <= 0) return 0;
   return std::floor(spare / (context * in.kv_bytes_per_token));
@@ -162,21 +155,21 @@ std::vector<std::vector<int>> allowed_slices(const Chip& chip) {
 }
 
 std::optional<std::vector<int>> smallest_slice(const Chip& chip, double chips) {
-  require_non_negative(chips, "chips");
+  check::non_negative("chips", chips);
   for (const auto& s : allowed_slices(chip))
     if (chips_in(s) >= chips) return s;
   return std::nullopt;
 }
 
 double qps_per_chip(const DecodeStep& s, double decode_len) {
-  require_positive(decode_len, "decode_len");
+  check::positive("decode_len", decode_len);
   return s.tokens_per_s_per_chip / decode_len;
 }
 
 Prefill prefill(const DecodeInputs& in, double prompt_len, double mfu) {
   validate(in);
-  require_positive(prompt_len, "prompt_len");
-  require_positive(mfu, "mfu");
+  check::positive("prompt_len", prompt_len);
+  check::positive("mfu", mfu);
   if (mfu > 1) throw std::invalid_argument("mfu = " + format_number(mfu) + ": must be at most 1");
   Prefill p{};
   p.matmul_flops = prompt_len * in.matmul_flops_per_token;
@@ -193,27 +186,27 @@ Prefill prefill(const DecodeInputs& in, double prompt_len, double mfu) {
 
 // §8.3: P/prefill_s = B·G_servers/(step_s·decode_len).
 double prefill_to_decode_servers(double prefill_s, double step_s, double batch, double decode_len) {
-  require_positive(prefill_s, "prefill_s");
-  require_positive(step_s, "step_s");
-  require_positive(batch, "batch");
-  require_positive(decode_len, "decode_len");
+  check::positive("prefill_s", prefill_s);
+  check::positive("step_s", step_s);
+  check::positive("batch", batch);
+  check::positive("decode_len", decode_len);
   return prefill_s * batch / (step_s * decode_len);
 }
 
 double sequences_finished_per_step(double batch, double decode_len) {
-  require_positive(batch, "batch");
-  require_positive(decode_len, "decode_len");
+  check::positive("batch", batch);
+  check::positive("decode_len", decode_len);
   return batch / decode_len;
 }
 
 double kv_tokens_evicted_per_step(double batch, double prompt_len, double decode_len) {
-  require_non_negative(prompt_len, "prompt_len");
+  check::non_negative("prompt_len", prompt_len);
   return sequences_finished_per_step(batch, decode_len) * (prompt_len + decode_len);
 }
 
 double prefix_cache_matmul_fraction(double prompt_len, double cached) {
-  require_positive(prompt_len, "prompt_len");
-  require_non_negative(cached, "cached");
+  check::positive("prompt_len", prompt_len);
+  check::non_negative("cached", cached);
   if (cached > prompt_len)
     throw std::invalid_argument("cached = " + format_number(cached) + ": more than the prompt's " +
                                 format_number(prompt_len) + " tokens");
@@ -229,8 +222,8 @@ double prefix_cache_flops_fraction(const DecodeInputs& in, double prompt_len, do
 }
 
 double flops_per_dollar(double flops_per_s, double usd_per_chip_hour) {
-  require_positive(flops_per_s, "flops_per_s");
-  require_positive(usd_per_chip_hour, "usd_per_chip_hour");
+  check::positive("flops_per_s", flops_per_s);
+  check::positive("usd_per_chip_hour", usd_per_chip_hour);
   return flops_per_s * 3600 / usd_per_chip_hour;
 }
 

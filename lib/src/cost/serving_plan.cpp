@@ -1,4 +1,5 @@
 #include "scaling/cost/serving_plan.hpp"
+#include "scaling/base/validate.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -10,10 +11,6 @@ namespace scaling {
 
 namespace {
 constexpr double kTie = 1e-9;
-void require_positive(double v, const char* what) {
-  if (!(v > 0) || !std::isfinite(v))
-    throw std::invalid_argument(std::string(what) + " must be positive and finite, got " + format_number(v));
-}
 double fastest_batch_at_best_throughput(const DecodeInputs& in, double context, double b_cap) {
   const double target = decode_step(in, b_cap, context).tokens_per_s_per_chip * (1 - kTie);
   double lo = 1, hi = b_cap;
@@ -28,8 +25,8 @@ double fastest_batch_at_best_throughput(const DecodeInputs& in, double context, 
 }  // namespace
 
 double largest_batch_within(const DecodeInputs& in, double context, double step_cap_s) {
-  require_positive(context, "context");
-  require_positive(step_cap_s, "step cap");
+  check::positive("context", context);
+  check::positive("step cap", step_cap_s);
   double lo = 0, hi = max_batch(in, context);  // invariant: lo meets the cap (or is 0), hi + 1 does not fit
   if (hi < 1 || decode_step(in, 1, context).step_s > step_cap_s) return 0;
   lo = 1;
@@ -64,7 +61,7 @@ std::optional<ServingChoice> best_throughput_within(const TransformerConfig& mod
 
 std::optional<ServingChoice> shortest_step(const TransformerConfig& model, const Chip& chip,
                                            const InferenceDtypes& dtypes, double context) {
-  require_positive(context, "context");
+  check::positive("context", context);
   std::optional<ServingChoice> best;
   for (const auto& shape : allowed_slices(chip)) {
     const double n = chips_in(shape);

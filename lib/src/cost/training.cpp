@@ -1,4 +1,5 @@
 #include "scaling/cost/training.hpp"
+#include "scaling/base/validate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,15 +12,6 @@
 namespace scaling {
 
 namespace {
-void require_positive(double v, const char* what) {
-  if (!std::isfinite(v) || v <= 0)
-    throw std::invalid_argument(std::string(what) + " = " + format_number(v) + ": must be a positive number");
-}
-void require_whole(double v, const char* what) {
-  require_positive(v, what);
-  if (v != std::floor(v))
-    throw std::invalid_argument(std::string(what) + " = " + format_number(v) + ": must be a positive whole number");
-}
 // The ring factor the book drops: an AllGather or ReduceScatter over n devices moves (n − 1)/n of the array.
 double ring(double n) { return (n - 1) / n; }
 }  // namespace
@@ -40,7 +32,7 @@ double saved_elements_per_layer_token(const SavedRule& r, const TransformerConfi
 }
 
 TrainingMemory training_memory(const TransformerConfig& c, double batch_tokens, const TrainingSetup& s) {
-  require_positive(batch_tokens, "batch tokens");
+  check::positive("batch tokens", batch_tokens);
   const double n = param_counts(c).total;  // every stored parameter, all experts included
   TrainingMemory m;
   m.params = n * bytes_per_element(s.weights);
@@ -90,7 +82,7 @@ double remat_extra_flops_per_token(const TransformerConfig& c, double context, R
 }
 
 TrainingMemory zero_memory_per_device(const TrainingMemory& whole, double devices, int zero_stage) {
-  require_whole(devices, "data-parallel devices");
+  check::positive_whole("data-parallel devices", devices);
   if (zero_stage < 0 || zero_stage > 3)
     throw std::invalid_argument("ZeRO stage " + std::to_string(zero_stage) + ": must be 0, 1, 2 or 3");
   TrainingMemory m = whole;
@@ -117,14 +109,14 @@ const char* to_string(Strategy s) {
 }
 
 LayerCost layer_cost(const MlpLayer& l, Strategy s, double X, double Y) {
-  require_positive(l.B, "B");
-  require_positive(l.D, "D");
-  require_positive(l.F, "F");
-  require_positive(l.bytes_per_element, "bytes per element");
+  check::positive("B", l.B);
+  check::positive("D", l.D);
+  check::positive("F", l.F);
+  check::positive("bytes per element", l.bytes_per_element);
   if (s == Strategy::tp) X = 1;
   if (s == Strategy::dp || s == Strategy::fsdp) Y = 1;
-  require_whole(X, "X");
-  require_whole(Y, "Y");
+  check::positive_whole("X", X);
+  check::positive_whole("Y", Y);
   const double b = l.bytes_per_element, B = l.B, D = l.D, F = l.F, N = X * Y;
   LayerCost c;
   // §5.1.1: two matmuls of 2·(B/N)·D·F FLOPs forward, twice that backward (dIn and dW of each).
@@ -160,10 +152,10 @@ LayerCost layer_cost(const MlpLayer& l, Strategy s, double X, double Y) {
 
 LayerTime layer_time(const LayerCost& c, Pass pass, double C, double W, double M_X, double M_Y, CommsModel model,
                      bool exact) {
-  require_positive(C, "C (FLOPs/s per chip)");
-  require_positive(W, "W (link bandwidth)");
-  require_positive(M_X, "M_X");
-  require_positive(M_Y, "M_Y");
+  check::positive("C (FLOPs/s per chip)", C);
+  check::positive("W (link bandwidth)", W);
+  check::positive("M_X", M_X);
+  check::positive("M_Y", M_Y);
   const bool fwd = pass != Pass::backward, bwd = pass != Pass::forward;
   const double flops = (fwd ? c.flops_fwd : 0) + (bwd ? c.flops_bwd : 0);
   const double x = (fwd ? (exact ? c.comm_x_fwd_exact : c.comm_x_fwd) : 0) +
@@ -181,7 +173,7 @@ LayerTime layer_time(const LayerCost& c, Pass pass, double C, double W, double M
 }
 
 AxisSplit split_axes(const std::vector<int>& shape, double Y) {
-  require_whole(Y, "Y");
+  check::positive_whole("Y", Y);
   AxisSplit a;
   double left = Y;
   for (int n : shape) {
@@ -212,23 +204,23 @@ double ici_alpha(const Chip& c) {
 }
 
 double dp_min_batch_per_chip(double alpha, double axes) {
-  require_positive(alpha, "alpha");
-  require_positive(axes, "axes");
+  check::positive("alpha", alpha);
+  check::positive("axes", axes);
   return alpha / axes;
 }
 
 double tp_max_degree(double alpha, double F, double axes) {
-  require_positive(alpha, "alpha");
-  require_positive(F, "F");
-  require_positive(axes, "axes");
+  check::positive("alpha", alpha);
+  check::positive("F", F);
+  check::positive("axes", axes);
   return axes * F / alpha;
 }
 
 double mixed_min_batch_per_chip(double alpha, double F, double M_X, double M_Y, CommsModel model) {
-  require_positive(alpha, "alpha");
-  require_positive(F, "F");
-  require_positive(M_X, "M_X");
-  require_positive(M_Y, "M_Y");
+  check::positive("alpha", alpha);
+  check::positive("F", F);
+  check::positive("M_X", M_X);
+  check::positive("M_Y", M_Y);
   // At X_opt the two axes' times are equal, each sqrt(B·F / (M_X·M_Y·N)) in units of 4D/W; their sum is
   // twice that, their max once. Compute-bound needs it below B·F/(N·α): squaring gives the bound.
   const double factor = model == CommsModel::summed ? 4 : 1;
@@ -236,26 +228,26 @@ double mixed_min_batch_per_chip(double alpha, double F, double M_X, double M_Y, 
 }
 
 double x_opt(double B, double N, double F, double M_X, double M_Y) {
-  require_positive(B, "B");
-  require_positive(N, "N");
-  require_positive(F, "F");
-  require_positive(M_X, "M_X");
-  require_positive(M_Y, "M_Y");
+  check::positive("B", B);
+  check::positive("N", N);
+  check::positive("F", F);
+  check::positive("M_X", M_X);
+  check::positive("M_Y", M_Y);
   return std::sqrt(B * M_X * N / (F * M_Y));
 }
 
 double dcn_min_batch_per_pod(double pod_flops_per_s, double pod_dcn_bytes_per_s) {
-  require_positive(pod_flops_per_s, "pod FLOPs/s");
-  require_positive(pod_dcn_bytes_per_s, "pod DCN bandwidth");
+  check::positive("pod FLOPs/s", pod_flops_per_s);
+  check::positive("pod DCN bandwidth", pod_dcn_bytes_per_s);
   return pod_flops_per_s / pod_dcn_bytes_per_s;
 }
 
 // ----- pipelining -----
 
 PipelineCost pipeline_cost(const MlpLayer& l, double layers, double stages, double microbatches) {
-  require_whole(layers, "layers");
-  require_whole(stages, "pipeline stages");
-  require_whole(microbatches, "microbatches");
+  check::positive_whole("layers", layers);
+  check::positive_whole("pipeline stages", stages);
+  check::positive_whole("microbatches", microbatches);
   if (stages > layers)
     throw std::invalid_argument(format_number(stages) + " pipeline stages exceed the " + format_number(layers) +
                                 " layers");
@@ -276,9 +268,9 @@ PipelineCost pipeline_cost(const MlpLayer& l, double layers, double stages, doub
 double six_active_flops_per_token(const TransformerConfig& c) { return 6 * param_counts(c).active; }
 
 double training_time_s(double total_flops, double chips, double peak_flops_per_s, double mfu) {
-  require_positive(total_flops, "total FLOPs");
-  require_positive(chips, "chips");
-  require_positive(peak_flops_per_s, "peak FLOPs/s");
+  check::positive("total FLOPs", total_flops);
+  check::positive("chips", chips);
+  check::positive("peak FLOPs/s", peak_flops_per_s);
   if (!std::isfinite(mfu) || mfu <= 0 || mfu > 1)
     throw std::invalid_argument("MFU = " + format_number(mfu) + ": must be in (0, 1]");
   return total_flops / (chips * peak_flops_per_s * mfu);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 
 namespace scaling {
 namespace {
@@ -101,9 +102,7 @@ Chip with_overrides(Chip c, const ChipOverrides& o) {
   std::string changed;
   auto apply = [&](const std::optional<double>& v, double& field, const char* what) {
     if (!v) return;
-    if (!std::isfinite(*v) || *v <= 0)
-      throw std::invalid_argument(std::string(what) + " = " + format_number(*v) + ": must be a positive number");
-    field = *v;
+    field = check::positive(what, *v);
     changed += (changed.empty() ? "" : ", ") + std::string(what) + " = " + format_number(*v);
   };
   apply(o.hbm_bytes, c.hbm_bytes, "hbm_bytes");
