@@ -27,7 +27,11 @@ int captured_stdout = -1;  // fmt::print writes to the C stdout; it goes to this
 const std::set<std::string>& nullable() {
   static const std::set<std::string> keys{"critical_batch", "correct", "int8_flops_per_s", "ici_oneway_bytes_per_s",
                                           "ici_bidi_bytes_per_s", "ici_hop_latency_s", "pcie_bytes_per_s",
-                                          "dcn_bytes_per_s_per_host"};
+                                          "dcn_bytes_per_s_per_host",
+                                          // `chips --json`: a GPU figure a TPU does not have (and fp4 on
+                                          // GPUs without it) is null, as int8 is on chips without int8.
+                                          "fp4_flops_per_s", "fp8_flops_per_s", "gpus_per_node",
+                                          "nvlink_bytes_per_s", "ib_bytes_per_s"};
   return keys;
 }
 
