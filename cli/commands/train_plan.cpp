@@ -2,6 +2,8 @@
 // search over layouts. Both take the same machine, layout and setup options, declared once here, and both
 // time a layout with the one step model (cost/planner.hpp's step_terms); their runners are cli/train.cpp
 // and cli/plan.cpp (README: "Train and plan").
+#include <memory>
+
 #include "../commands.hpp"
 #include "../limits.hpp"
 #include "../options.hpp"
@@ -72,7 +74,10 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
 }  // namespace
 
 void add_train(CLI::App& app) {
-  static TrainArgs tr;
+  // Fresh arguments for every app built (as every other subcommand does): a static struct kept the last
+  // call's options, so a second in-process call (the fuzzer, a test) could run with a stale --chips.
+  auto owned = std::make_shared<TrainArgs>();
+  TrainArgs& tr = *owned;
   auto* train = app.add_subcommand("train", "training memory, step time and the §5 bounds for one layout");
   add_model_options(train, tr.model, tr.config);
   add_chip_options(train, tr.chip);
@@ -86,11 +91,12 @@ void add_train(CLI::App& app) {
       ->check(fraction_check("--mfu"))
       ->capture_default_str();
   train->add_flag("--json", tr.json, "print one JSON object, SI units");
-  run_when_chosen(train, [] { run_train(tr); });
+  run_when_chosen(train, [owned] { run_train(*owned); });
 }
 
 void add_plan(CLI::App& app) {
-  static PlanArgs pl;
+  auto owned = std::make_shared<PlanArgs>();
+  PlanArgs& pl = *owned;
   auto* planner = app.add_subcommand("plan", "the parallelism planner: the fastest layouts that fit (§5, §6)");
   add_model_options(planner, pl.model, pl.config);
   add_chip_options(planner, pl.chip);
@@ -103,7 +109,7 @@ void add_plan(CLI::App& app) {
   planner->add_option("--max-microbatches", pl.max_microbatches, "largest microbatch count (powers of 2; default 256)")
       ->check(size_check("--max-microbatches"));
   planner->add_flag("--json", pl.json, "print one JSON object, SI units");
-  run_when_chosen(planner, [] { run_plan(pl); });
+  run_when_chosen(planner, [owned] { run_plan(*owned); });
 }
 
 }  // namespace cli
