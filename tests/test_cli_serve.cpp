@@ -166,6 +166,8 @@ TEST_CASE("scaling serve on GPUs: one NVLink node, and two over InfiniBand") {
   const auto two = serve_json("--model llama3-70b --chip h100 --chips 16 --batch 64 --context 4096");
   CHECK(two["system"] == "2 × 8 NVIDIA H100");
   CHECK(two["t_comms_s"].get<double>() == Approx(4 * 80 * (7.0 / 8 * act / 4.5e11 + 0.5 * act / 5e10)));
+  CHECK(run("serve --model llama3-70b --chip h100 --chips 16 --batch 64 --context 4096").out.find(
+            "t_comms (NVLink + InfiniBand collectives)") != std::string::npos);
   const auto text = run("serve --model llama3-70b --chip h100 --chips 8 --batch 64 --context 4096");
   CHECK(text.out.find("t_comms (NVLink collectives)") != std::string::npos);
 }
@@ -195,6 +197,25 @@ TEST_CASE("scaling serve --chips auto: the smallest allowed slice or node that h
   CHECK(none["fits"] == false);
   CHECK(none["chips"].get<double>() == 256);
   CHECK_FALSE(none.contains("tokens_per_s"));
+}
+
+TEST_CASE("scaling serve: a chip with neither ICI nor NVLink has no collectives and no --chips auto") {
+  // The H100's figures without its node: no GPUs per node, no NVLink or InfiniBand, no pod.
+  auto c = nlohmann::json::parse(run("chips --json").out);
+  nlohmann::json chip;
+  for (auto& x : c)
+    if (x["name"] == "h100") chip = x;
+  chip["name"] = "bare";
+  for (const char* k : {"gpus_per_node", "nvlink_bytes_per_s", "ib_bytes_per_s"}) chip.erase(k);
+  const auto path = std::filesystem::temp_directory_path() / ("serve_bare_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << chip.dump();
+  const std::string m = "serve --model llama3-8b --chip-file '" + path.string() + "' --batch 1 --context 8 ";
+  const auto j = serve_json(m.substr(6) + "--chips 2");
+  CHECK_FALSE(j.contains("t_comms_s"));
+  CHECK(j["step_s"].get<double>() == Approx(j["t_kv_s"].get<double>() +
+                                            std::max(j["t_params_s"].get<double>(), j["t_flops_s"].get<double>())));
+  expect_rejected({{m + "--chips auto", "--chips 'auto': auto needs a TPU or GPU preset"}});
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("scaling serve --frontier: every batch that fits, the Pareto set by brute force") {

@@ -148,7 +148,7 @@ void run(const Args& a) {
                {"bound", "bound", std::string(bound(s))}};
   if (sys) {
     r.outputs.insert(r.outputs.end() - 2,
-                     {"t_comms_s", fmt::format("t_comms ({} collectives)", sys->fast_name), s.t_comms_s, "s",
+                     {"t_comms_s", fmt::format("t_comms ({}{} collectives)", sys->fast_name, sys->slow.groups > 1 ? " + " + sys->slow.name : ""), s.t_comms_s, "s",
                       fmt::format("({} × {} per step, {} hops each{})", format_number(s.comms_collectives),
                                   format_quantity(s.comms_bytes, "B"), format_number(s.comms_hops),
                                   s.comms_latency_bound ? ", latency-bound" : "")});
