@@ -238,9 +238,14 @@ def _fingerprint(*parts):
     h = hashlib.sha256()
     for part in parts:
         h.update(json.dumps(part, sort_keys=True).encode() if not isinstance(part, bytes) else part)
-    with open(os.path.abspath(__file__), "rb") as f:  # a change to the generator redraws everything
-        h.update(f.read())
     return h.hexdigest()
+
+
+def _drawing_code():
+    """The source of the code that draws a figure: a change to it redraws every plot; a change elsewhere in the
+    generator (prose, cards, the dashboard) redraws none, so a warm re-render stays fast."""
+    import inspect
+    return "".join(inspect.getsource(f) for f in (_draw_plot, _plot_value)).encode()
 
 
 def draw_plot(index, name, options, plot_dir):
@@ -251,7 +256,7 @@ def draw_plot(index, name, options, plot_dir):
     refs = [r for o in options if o.startswith(("vlines=", "hline=")) for r in o.partition("=")[2].split(",")]
     marked = {r: index.answers.get(r, {}).get("value") for r in refs}
     path = os.path.join(plot_dir, name.replace(".", "-") + ".svg")
-    key = _fingerprint(figure, options, marked)
+    key = _fingerprint(figure, options, marked, _drawing_code())
     stamp = path + ".key"
     if os.path.exists(path) and os.path.exists(stamp) and open(stamp).read() == key:
         return path
@@ -741,7 +746,7 @@ def answer_card(ex, checks, chapter_number, findings=None):
                 status += (f'<br><small>{esc(b.get("tol_rule", ""))}; exact: '
                            f'{esc(text_of(a))}</small>')
         else:
-            status = badge("checked", "checked", "no book value: recomputed independently in tests/")
+            status = badge("checked", "no book value", "the book prints no value: ours is recomputed independently in tests/")
         notes = []
         for n in a["notes"]:
             mark = "agrees" if n["status"] == "agrees" else "differs"
@@ -1303,8 +1308,9 @@ def render(args):
            "--resource-path", out_dir, "-o", html_path]
     # Pandoc is the slow step: skip it when its inputs are those of the page already there.
     plots = sorted(os.path.join(plot_dir, n) for n in os.listdir(plot_dir) if n.endswith(".svg"))
-    key = _fingerprint(cmd, *[open(p, "rb").read() for p in [markdown_path, before, after, cmd[cmd.index("--css") + 1]]
-                                + plots])
+    # (the generator itself too: it post-processes Pandoc's page)
+    key = _fingerprint(cmd, *[open(p, "rb").read() for p in [markdown_path, before, after, cmd[cmd.index("--css") + 1],
+                                                             os.path.abspath(__file__)] + plots])
     stamp = html_path + ".key"
     if not (os.path.exists(html_path) and os.path.exists(stamp) and open(stamp).read() == key):
         proc = subprocess.run(cmd, capture_output=True, text=True)
