@@ -590,29 +590,35 @@ def findings_by_severity(exercises):
 
 
 def count_chapter(ch):
-    c = {"answers": 0, "agrees": 0, "approximation": 0, "checked": 0, "notes_agree": 0, "notes_differ": 0,
-         "formulas": 0, "formulas_ok": 0, "formulas_erratum": 0, "claims": 0, "claims_ok": 0, "claims_erratum": 0}
+    """A chapter's counts, each value in exactly one column of its kind: answers = agree + approximation +
+    erratum + no book value; formulas = agree + approximation + erratum; claims = hold + erratum."""
+    c = {"answers": 0, "agrees": 0, "approximation": 0, "erratum": 0, "checked": 0, "notes_agree": 0,
+         "notes_differ": 0, "formulas": 0, "formulas_ok": 0, "formulas_approx": 0, "formulas_erratum": 0,
+         "claims": 0, "claims_ok": 0, "claims_erratum": 0}
     for ex in ch["exercises"]:
         for a in ex["answers"]:
             c["answers"] += 1
             s = answer_status(a)
-            if s in ("agrees", "checked"):
-                c[s] += 1
-            elif s != "erratum" and s != "approximation":
-                c["checked"] += 1
+            c[{"agrees": "agrees", "approximation": "approximation", "erratum": "erratum"}.get(s, "checked")] += 1
             for n in a["notes"]:
                 c["notes_agree" if n["status"] == "agrees" else "notes_differ"] += 1
         for f in ex.get("formulas", []):
             c["formulas"] += 1
-            c["formulas_erratum" if f["status"] == "erratum" else "formulas_ok"] += 1
+            c[{"erratum": "formulas_erratum", "approximation": "formulas_approx"}.get(f["status"], "formulas_ok")] += 1
         for cl in ex.get("claims", []):
             c["claims"] += 1
             c["claims_erratum" if cl["status"] == "erratum" else "claims_ok"] += 1
-    c["approximation"] = sum(1 for _ in approximation_items(ch["exercises"]))
+    if c["answers"] != c["agrees"] + c["approximation"] + c["erratum"] + c["checked"]:
+        raise ReportError(f"chapter {ch['chapter']}: the answer columns do not add up to {c['answers']} answers")
     c["erratum_values"] = sum(1 for _ in erratum_items(ch["exercises"]))
     c["findings"] = {sev: {f"ch{ch['chapter']}:{k}": v for k, v in fs.items()}
                      for sev, fs in findings_by_severity(ch["exercises"]).items()}
     return c
+
+
+def plural(n, one, many=None):
+    """"1 value", "3 values"."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 def badge(kind, text, title):
@@ -640,16 +646,16 @@ def badges_for(exercises):
         values = sum(sum(fs.values()) for fs in found.values())
         parts = ", ".join(f"{len(found[s])} {SEVERITY_TEXT.get(s, s)}" for s in sorted(found, key=SEVERITY_ORDER.get))
         out.append(badge(f"erratum sev-{worst}", f"✗ {causes}",
-                         f"{causes} finding(s) in the book ({parts}), touching {values} value(s)"))
+                         f"{plural(causes, 'finding')} in the book ({parts}), touching {plural(values, 'value')}"))
     if agree:
-        out.append(badge("agrees", f"✓ {agree}", f"{agree} answer(s) agree with the book"))
+        out.append(badge("agrees", f"✓ {agree}", f"{plural(agree, 'answer agrees', 'answers agree')} with the book"))
     if approx:
-        out.append(badge("approx", f"≈ {approx}", f"{approx} value(s) follow from the book's own stated inputs or "
-                         "hedged wording: approximations, not errata"))
+        out.append(badge("approx", f"≈ {approx}", f"{plural(approx, 'value follows', 'values follow')} (answers and formulas) from the book's own "
+                         "stated inputs or hedged wording: approximations, not errata"))
     if checked:
-        out.append(badge("checked", f"◆ {checked}", f"{checked} answer(s) with no book value, checked independently"))
+        out.append(badge("checked", f"◆ {checked}", f"{plural(checked, 'answer')} with no book value, checked independently"))
     if differ:
-        out.append(badge("notes-differ", f"≠ {differ}", f"the reader notes differ on {differ} value(s)"))
+        out.append(badge("notes-differ", f"≠ {differ}", f"the reader notes differ on {plural(differ, 'value')}"))
     return " ".join(out)
 
 
@@ -1008,14 +1014,15 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
 # Generated sections
 
 def dashboard(chapters):
-    head = ("<div class=\"scroll\"><table class=\"dashboard\"><thead><tr><th>chapter</th><th>answers</th><th>agree</th>"
-            "<th>findings, by severity</th><th>approxi&shy;mations</th><th>checked (no book value)</th>"
-            "<th>notes agree / differ</th><th>formulas agree / errata</th><th>claims hold / errata</th>"
-            "</tr></thead><tbody>")
+    head = ("<div class=\"scroll\"><table class=\"dashboard\"><thead><tr><th rowspan=\"2\">chapter</th>"
+            "<th rowspan=\"2\">findings (causes), by severity</th><th colspan=\"5\">answers</th>"
+            "<th rowspan=\"2\">formulas agree / ≈ / ✗</th><th rowspan=\"2\">claims hold / ✗</th>"
+            "<th rowspan=\"2\">reader notes agree / differ</th></tr><tr><th>all</th><th>agree</th><th>≈ approx&shy;"
+            "imation</th><th>✗ erratum</th><th>no book value</th></tr></thead><tbody>")
     body = []
-    sums = {k: 0 for k in ("answers", "agrees", "approximation", "checked", "notes_agree", "notes_differ",
-                           "formulas", "formulas_ok", "formulas_erratum", "claims", "claims_ok", "claims_erratum",
-                           "erratum_values")}
+    sums = {k: 0 for k in ("answers", "agrees", "approximation", "erratum", "checked", "notes_agree", "notes_differ",
+                           "formulas", "formulas_ok", "formulas_approx", "formulas_erratum", "claims", "claims_ok",
+                           "claims_erratum", "erratum_values")}
     found_all = {}
     for ch in chapters:
         c = count_chapter(ch)
@@ -1030,10 +1037,14 @@ def dashboard(chapters):
               "it touches; each is counted once, by what it does: "
               + badge("erratum sev-conclusion", "conclusion", "") + " it changes a conclusion, "
               + badge("erratum sev-slip", "slip", "") + " a slip that changes none, "
-              + badge("erratum sev-unit", "unit", "") + " a unit label. An <em>approximation</em> follows from the book's own "
-              "stated inputs or hedged wording and is no erratum; it is shown with the exact value. Badges on the "
-              "headings and in the contents: " + badge("erratum sev-conclusion", "✗ n", "") + " findings (coloured by "
-              "the worst), " + badge("agrees", "✓ n", "") + " answers that agree with the book, "
+              + badge("erratum sev-unit", "unit", "") + " a unit label; the values it touches (answers, formulas "
+              "and claims) are in brackets. Every answer is in exactly one of the four answer columns: it "
+              "<em>agrees</em>, it is an <em>approximation</em> (it follows from the book's own stated inputs or "
+              "hedged wording and is no erratum; shown with the exact value), it is an <em>erratum</em>, or the "
+              "book prints <em>no value</em> for it (recomputed independently). Formulas and claims are counted "
+              "the same way, apart. Badges on the headings and in the contents: "
+              + badge("erratum sev-conclusion", "✗ n", "") + " findings (coloured by the worst), "
+              + badge("agrees", "✓ n", "") + " answers that agree with the book, "
               + badge("approx", "≈ n", "") + " approximations, " + badge("checked", "◆ n", "") + " answers the book "
               "does not print, recomputed independently, " + badge("notes-differ", "≠ n", "") + " values where the "
               "reader notes differ (with the reason).</p>")
@@ -1043,17 +1054,22 @@ def dashboard(chapters):
 def dash_row(label, c, total=False):
     found = c["findings"]
     errata = " ".join(badge(f"erratum sev-{s}", f"{len(found[s])} {SEVERITY_SHORT.get(s, s)}",
-                            f"{len(found[s])} finding(s) of severity '{SEVERITY_TEXT.get(s, s)}', touching "
-                            f"{sum(found[s].values())} value(s)")
+                            f"{plural(len(found[s]), 'finding')} of severity '{SEVERITY_TEXT.get(s, s)}', touching "
+                            f"{plural(sum(found[s].values()), 'value')}")
                       for s in sorted(found, key=lambda s: SEVERITY_ORDER.get(s, 9))) or "none"
     if found:
-        errata += f' <small class="values">({c["erratum_values"]} values)</small>'
+        errata += f' <small class="values">({plural(c["erratum_values"], "value")})</small>'
     cls = ' class="total"' if total else ""
-    return (f"<tr{cls}><td>{label}</td><td class=\"num\">{c['answers']}</td><td class=\"num\">{c['agrees']}</td>"
-            f"<td>{errata}</td><td class=\"num\">{c['approximation']}</td><td class=\"num\">{c['checked']}</td>"
-            f"<td class=\"num\">{c['notes_agree']} / {c['notes_differ']}</td>"
-            f"<td class=\"num\">{c['formulas_ok']} / {c['formulas_erratum']}</td>"
-            f"<td class=\"num\">{c['claims_ok']} / {c['claims_erratum']}</td></tr>")
+    # Labels for the phone layout, where each row becomes a card (the header has two rows, so the page's script
+    # could not pair cells with headings by position).
+    cells = [("chapter", label), ("findings", errata), ("answers", c["answers"]), ("agree", c["agrees"]),
+             ("≈ approximation", c["approximation"]), ("✗ erratum", c["erratum"]), ("no book value", c["checked"]),
+             ("formulas agree / ≈ / ✗", f"{c['formulas_ok']} / {c['formulas_approx']} / {c['formulas_erratum']}"),
+             ("claims hold / ✗", f"{c['claims_ok']} / {c['claims_erratum']}"),
+             ("reader notes agree / differ", f"{c['notes_agree']} / {c['notes_differ']}")]
+    num = ' class="num"'
+    return f"<tr{cls}>" + "".join(f'<td{"" if i < 2 else num} data-label="{esc(head)}">{value}</td>'
+                                  for i, (head, value) in enumerate(cells)) + "</tr>"
 
 
 def errata_section(chapters, index):
