@@ -28,7 +28,8 @@ Placeholders in solutions/*.md:
   {{ID.KEY:yesno}}      a 1/0 answer as "yes"/"no"
   {{table:ID.KEY}}      a table the exercise recorded
   {{plot:ID.KEY|opt…}}  a series, bars, grid or timeline as a numbered figure; options: logx, logy,
-                        vlines=ID.KEY,… (answers or numbers), hline=ID.KEY or a number,
+                        vlines=ID.KEY,… (answers or numbers), vline_label=text (names the one marked
+                        value on the axis's terms), hline=ID.KEY or a number,
                         hline_label=text, caption=text
   {{fig:ID.KEY}}        "Figure N", linked to that plot
   {{code:ID}}           the exercise's C++ source, from chapters/*.cpp (and its answer card)
@@ -278,7 +279,7 @@ def _draw_plot(index, name, options, path):
     opts = {}
     for opt in options:
         key, _, value = opt.partition("=")
-        if key not in ("logx", "logy", "vlines", "hline", "hline_label", "caption"):
+        if key not in ("logx", "logy", "vlines", "vline_label", "hline", "hline_label", "caption"):
             raise ReportError(f"plot {name}: unknown option '{opt}'")
         opts[key] = value
     if kind == "series":
@@ -331,8 +332,14 @@ def _draw_plot(index, name, options, path):
     if opts.get("vlines"):
         for i, ref in enumerate(opts["vlines"].split(",")):
             value, text = _plot_value(index, ref)
-            ax.axvline(value, color=f"C{i + 4}", linestyle=(0, (4, 3)), linewidth=1.1,
-                       label=f"{ref.split('.')[-1].replace('_', ' ')} = {text}")
+            # vline_label names the one marked value in the axis's own terms (243.3 tokens per step are 243.3
+            # sequences on a batch axis), its number alone.
+            if opts.get("vline_label"):
+                text = f"{opts['vline_label']} = " + (index.answer(ref)["number_text"] if ref in index.answers
+                                                      else text)
+            else:
+                text = f"{ref.split('.')[-1].replace('_', ' ')} = {text}"
+            ax.axvline(value, color=f"C{i + 4}", linestyle=(0, (4, 3)), linewidth=1.1, label=text)
     if opts.get("hline"):
         value, text = _plot_value(index, opts["hline"])
         label = opts.get("hline_label") or f"{opts['hline'].split('.')[-1].replace('_', ' ')} = {text}"
@@ -340,8 +347,11 @@ def _draw_plot(index, name, options, path):
     ax.grid(True, which="both", alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2 if len(handles) > 2 else
-                  len(handles), frameon=False)
+        # Under the axis label, wherever that ended up (rotated bar labels push it down): measured, not guessed.
+        fig.canvas.draw()
+        below = ax.xaxis.get_tightbbox(fig.canvas.get_renderer()).transformed(ax.transAxes.inverted()).y0
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, below - 0.02),
+                  ncol=2 if len(handles) > 2 else len(handles), frameon=False)
     fig.savefig(path, format="svg", bbox_inches="tight")  # one layout pass, legend included
     plt.close(fig)
 
