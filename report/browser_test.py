@@ -8,7 +8,7 @@ Checks, each failure named: an exercise or answer of the chapter JSON without it
 an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; TeX left raw in the text
 outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); a
 heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
-390 px (a phone); a link to "§N.M" of the book without its section anchor; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
+390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read); a link to "§N.M" of the book without its section anchor; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
@@ -95,7 +95,7 @@ CHECK_OVERFLOW = r"""(() => {
   if (document.documentElement.scrollWidth > width + 1) {
     for (const el of document.body.querySelectorAll('*')) {
       const r = el.getBoundingClientRect();
-      if (r.right > width + 1 && !el.closest('.scroll, pre, table, math[display="block"], nav#TOC')) {
+      if (r.right > width + 1 && !el.closest('.scroll, pre, table, math[display="block"], nav#TOC, figure')) {
         over.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className ? '.' + el.className : '') +
                   ' reaches ' + Math.round(r.right) + ' px');
         if (over.length >= 8) break;
@@ -118,6 +118,23 @@ CHECK_FIT = r"""(() => {
       out.push((t.closest('.card') ? 'answer card ' : 'table ') + (where ? '#' + where.id : '') + ' is ' + wide +
                ' px wide in a ' + box.clientWidth + ' px column');
     }
+  }
+  return out;
+})()"""
+
+# A figure's text stays legible: no image drawn below 0.7 of its natural size (generate.py's LEGIBLE_SCALE), where
+# 13 pt tick labels are still ~12 px; a figure wider than the column scrolls sideways inside its <figure>.
+CHECK_FIGURES = r"""(() => {
+  const out = [];
+  for (const img of document.querySelectorAll('figure img')) {
+    if (!img.naturalWidth) continue;
+    const scale = img.getBoundingClientRect().width / img.naturalWidth;
+    if (scale < 0.7 - 0.01)
+      out.push('figure #' + img.id + ' drawn at ' + scale.toFixed(2) + ' of its size (' + img.naturalWidth +
+               ' px into ' + Math.round(img.getBoundingClientRect().width) + ' px): its labels are too small to read');
+    const fig = img.closest('figure');
+    if (fig.scrollWidth > fig.clientWidth + 1 && getComputedStyle(fig).overflowX === 'visible')
+      out.push('figure #' + img.id + ' is wider than its column and does not scroll');
   }
   return out;
 })()"""
@@ -192,6 +209,7 @@ def main():
         # A phone: 390 px wide, the mobile viewport honoured.
         browser.open(url, width=390, height=844, mobile=True)
         failures += [f"at 390 px: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
+        failures += [f"at 390 px: {o}" for o in browser.evaluate(CHECK_FIGURES)]
         browser.screenshot(os.path.join(shots, "phone.png"))
         browser.evaluate(OPEN_ALL)
         failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]

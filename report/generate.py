@@ -267,6 +267,20 @@ def draw_plot(index, name, options, plot_dir):
     return path
 
 
+# The smallest scale at which a figure's text stays legible (13 pt ticks at 0.7 are ~12 CSS px, the 11 pt legend
+# ~10 px); the browser test holds every figure to it at 390 px.
+LEGIBLE_SCALE = 0.7
+
+
+def svg_width_px(path):
+    """The drawn width of a matplotlib SVG in CSS pixels (its width attribute is in pt; 1 pt = 4/3 px)."""
+    with open(path) as f:
+        m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', f.read(2000))
+    if not m:
+        raise ReportError(f"{path}: no width in pt on its <svg>")
+    return float(m.group(1)) * 4 / 3
+
+
 def _draw_plot(index, name, options, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -350,8 +364,9 @@ def _draw_plot(index, name, options, path):
         # Under the axis label, wherever that ended up (rotated bar labels push it down): measured, not guessed.
         fig.canvas.draw()
         below = ax.xaxis.get_tightbbox(fig.canvas.get_renderer()).transformed(ax.transAxes.inverted()).y0
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, below - 0.02),
-                  ncol=2 if len(handles) > 2 else len(handles), frameon=False)
+        # Long labels in one column: two columns of them would make the figure far wider than its axes.
+        ncol = 1 if max(map(len, labels)) > 40 else (2 if len(handles) > 2 else len(handles))
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, below - 0.02), ncol=ncol, frameon=False)
     fig.savefig(path, format="svg", bbox_inches="tight")  # one layout pass, legend included
     plt.close(fig)
 
@@ -513,7 +528,9 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             figures.captions.add(caption)
             number = figures.number[name]
             caption = re.sub(r"([\[\]])", r"\\\1", caption)  # brackets in a caption (f32[3,5]) stay text
-            return f"![Figure {number}: {caption}.]({path}){{#{figures.anchor(name)}}}"
+            # Never shrunk below LEGIBLE_SCALE of its drawn size: on a phone the figure scrolls sideways instead.
+            return (f"![Figure {number}: {caption}.]({path}){{#{figures.anchor(name)} "
+                    f"style=\"min-width: {round(LEGIBLE_SCALE * svg_width_px(path))}px\"}}")
         if sep and kind == "fig":
             if rest not in figures.number:
                 raise ReportError(f"{where}: {{{{fig:{rest}}}}} names no plot of the report")
