@@ -205,7 +205,7 @@ def load_book_sections(path):
             fields = line.rstrip("\n").split("\t")
             if len(fields) != 4 or not re.fullmatch(r"\d+(\.\d+)*", fields[0]):
                 raise ReportError(f"{path}: expected section, page, anchor, heading: {line.strip()!r}")
-            sections[fields[0]] = (fields[1], fields[2])
+            sections[fields[0]] = (fields[1], fields[2], fields[3])
     return sections
 
 
@@ -729,7 +729,28 @@ def claim_bound(c):
     return c.get("describe", "?")
 
 
-def answer_card(ex, checks, chapter_number, findings=None):
+def problems_section(chapter_number):
+    """The section of a chapter that holds its numbered exercises ("A Few Problems to Work", "Worked Problems")."""
+    for number, (_, _, heading) in sorted(BOOK_SECTIONS.items()):
+        if number.split(".")[0] == str(chapter_number) and number.count(".") == 1 and "problems" in heading.lower():
+            return "§" + number
+    return None
+
+
+def card_section(ex, chapter_number, heading=""):
+    """Where the book states an item: its recorded section; else the first §N.M of the heading it sits under; else,
+    for a numbered exercise, the chapter's problems section. None when nothing says."""
+    if ex.get("section"):
+        return ex["section"]
+    m = re.search(r"§\s*\d+\.\d+(?:\.\d+)*", heading or "")
+    if m:
+        return m.group(0)
+    if re.fullmatch(r"ex\d+\.\d+", ex["id"]):
+        return problems_section(chapter_number)
+    return None
+
+
+def answer_card(ex, checks, chapter_number, findings=None, heading=""):
     """The exercise's answers as a table: ours, the book's with its tolerance, the status, the reader notes and
     links to the C++ and to the independent check. Each row is the anchor #ID.KEY. A finding's explanation is
     written once, under the table, however many rows it touches."""
@@ -848,10 +869,11 @@ def answer_card(ex, checks, chapter_number, findings=None):
                     f'<td data-label="status">{status}</td></tr>')
     if not rows:
         return ""
-    section = ex.get("section", "")
-    link = book_link(section) if section else book_link(f"§{chapter_number}")
-    where = (f' · book <a href="{esc(link)}">{esc(section or "chapter " + str(chapter_number))}</a>'
-             if link else "")
+    # A link to the section that states the item; an item the book does not state (a reader's appendix, a footnote
+    # of a translation) gets none rather than a link to the chapter's top.
+    section = card_section(ex, chapter_number, heading)
+    link = book_link(section) if section else None
+    where = f' · book <a href="{esc(link)}">{esc(section)}</a>' if link else ""
     notes = []
     for fid in cited:
         f = findings.get(fid)
@@ -1023,7 +1045,9 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
             ex = index.exercises[m.group(1)]
             anchor = "" if ex["id"] in used_ids else f'\n<div id="{ex["id"]}"></div>\n'
             used_ids.add(ex["id"])
-            return anchor + "\n" + answer_card(ex, checks, ch["chapter"], ch.get("findings")) + "\n" + code_blocks(source_dir, ex, checks)
+            return (anchor + "\n" + answer_card(ex, checks, ch["chapter"], ch.get("findings"), heading_text) + "\n" +
+                    code_blocks(source_dir, ex, checks))
+        heading_text = sec["heading"].group(2) if sec["heading"] is not None else ""
         body = re.sub(r"@@CODE (\S+)@@", splice, body)
 
         # A stated question ("**Question.** …" paragraph or a ::: question block): fold what follows.
