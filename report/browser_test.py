@@ -8,7 +8,8 @@ Checks, each failure named: an exercise or answer of the chapter JSON without it
 an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; TeX left raw in the text
 outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); a
 heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
-390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read); a link to "§N.M" of the book without its section anchor; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
+390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read); a link into the book without its section anchor (a bare "§N" aside); a text written twice in the Errata or a
+value row there that restates its finding's explanation; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
@@ -82,6 +83,33 @@ CHECK_PAGE = r"""(() => {
     const m = h.id.match(/^ex(\d+)\.(\d+)$/);
     if (m && !text.includes('Exercise ' + m[1] + '.' + m[2]))
       problems.push('heading #' + h.id + ' does not say "Exercise ' + m[1] + '.' + m[2] + '"');
+  }
+  // The Errata list each explanation once: no paragraph or row text written twice, and no value's row that
+  // restates its finding's explanation (most of its six-word runs found in it).
+  const errata = document.getElementById('errata');
+  if (errata) {
+    const runs = t => { const w = t.toLowerCase().match(/[\p{L}\p{N}]+/gu) || [], out = new Set();
+                        for (let i = 0; i + 6 <= w.length; ++i) out.add(w.slice(i, i + 6).join(' ')); return out; };
+    const seen = new Map();
+    for (const finding of document.querySelectorAll('div.finding')) {
+      const reason = finding.querySelector(':scope > p:not(.finding-title)');
+      const said = runs(reason ? reason.textContent : '');
+      for (const el of finding.querySelectorAll(':scope > p, td small, td')) {
+        const text = el.textContent.replace(/\s+/g, ' ').trim();
+        if (el.tagName === 'TD' && el.querySelector('small')) continue;
+        if (text.length >= 80) {
+          if (seen.has(text) && seen.get(text) !== el)
+            problems.push('Errata repeat a text (' + text.length + ' chars) in #' + finding.id + ': "' + text.slice(0, 60) + '…"');
+          seen.set(text, el);
+        }
+        if (el.closest('td')) {
+          const own = runs(text);
+          let shared = 0; own.forEach(r => { if (said.has(r)) ++shared; });
+          if (own.size >= 10 && shared / own.size > 0.5)
+            problems.push('an Errata row of #' + finding.id + ' restates its explanation: "' + text.slice(0, 60) + '…"');
+        }
+      }
+    }
   }
   const counts = {
     exercises: document.querySelectorAll('h2[id^="ex"], h3[id^="ex"]').length,

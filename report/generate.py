@@ -839,9 +839,7 @@ def answer_card(ex, checks, chapter_number, findings=None, heading=""):
             f'<td class="num" data-label="book">{book}</td><td data-label="status">{status}</td></tr>')
     for f in ex.get("formulas", []):
         name = f"{ex['id']}.{f['key']}"
-        pts = "; ".join(
-            ", ".join(f"{k} = {v}" for k, v in text_of(p, "inputs_text").items()) +
-            f": book {text_of(p, 'book_text')}, exact {text_of(p, 'exact_text')}" for p in f["points"])
+        pts = formula_points(f)
         kind = {"erratum": "erratum", "agrees": "agrees", "approximation": "approximation"}.get(f["status"], "checked")
         status = item_status(f, name, kind, chapter_number, cite)
         text = row_text(f.get("reason", ""), f.get("finding")) if kind == "erratum" else ""
@@ -887,6 +885,14 @@ def answer_card(ex, checks, chapter_number, findings=None, heading=""):
             f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
             f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th>'
             f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{"".join(notes)}</div>')
+
+
+def formula_points(f):
+    """Where a printed formula was evaluated and what it gave there: "at B = 8, D = 4,096: book 4, exact 3; at …"."""
+    def point(p):
+        inputs = ", ".join(f"{k} = {v}" for k, v in text_of(p, "inputs_text").items())
+        return (f"at {inputs}: " if inputs else "") + f"book {text_of(p, 'book_text')}, exact {text_of(p, 'exact_text')}"
+    return "; ".join(point(p) for p in f["points"])
 
 
 def item_status(item, name, kind, chapter_number, cite):
@@ -1170,8 +1176,7 @@ def errata_section(chapters, index):
                             f', the wording asks {esc(claim_bound(c))}</td></tr>')
             elif name in index.formulas:
                 f_ = index.formulas[name]
-                pts = "; ".join(f"book {text_of(p, 'book_text')}, exact {text_of(p, 'exact_text')}"
-                                for p in f_["points"])
+                pts = formula_points(f_)
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
                             f'<td colspan="3">formula <code>{esc(f_["book_text"])}</code>: {esc(pts)}</td></tr>')
             else:
