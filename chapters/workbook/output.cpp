@@ -230,6 +230,10 @@ std::string to_json(const ChapterResult& chapter) {
     json claims = json::array();
     for (const auto& c : ex.claims()) {
       const std::string name = ex.id() + "." + c.key();
+      const auto claim_texts = scaling::format_alike(
+          c.relation() == Relation::between ? std::vector<double>{c.value(), c.bound(), c.bound_high()}
+                                            : std::vector<double>{c.value(), c.bound()},
+          c.unit());
       json entry = {{"key", c.key()},
                     {"text", c.text()},
                     {"value", c.value()},
@@ -237,14 +241,15 @@ std::string to_json(const ChapterResult& chapter) {
                     {"relation", c.relation() ? to_string(*c.relation()) : "none"},
                     {"bound", c.bound()},
                     {"describe", c.describe()},
-                    {"value_text", format_quantity(c.value(), c.unit())},
-                    {"bound_text", format_quantity(c.bound(), c.unit())},
+                    // The value and the bound its wording asks, in one style (format_alike).
+                    {"value_text", claim_texts[0]},
+                    {"bound_text", claim_texts[1]},
                     {"status", to_string(c.status())},
                     {"reason", c.reason()},
                     {"explanation", c.explanation()}};
       if (c.relation() == Relation::between) {
         entry["bound_high"] = c.bound_high();
-        entry["bound_high_text"] = format_quantity(c.bound_high(), c.unit());
+        entry["bound_high_text"] = claim_texts[2];
       }
       if (c.relation() == Relation::about) {
         entry["tol"] = c.tolerance().relative_to(c.bound());
