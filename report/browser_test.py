@@ -157,7 +157,8 @@ CHECK_FIT = r"""(() => {
 })()"""
 
 # A figure's text stays legible: no image drawn below 0.7 of its natural size (generate.py's LEGIBLE_SCALE), where
-# 13 pt tick labels are still ~12 px; a figure wider than the column scrolls sideways inside its <figure>.
+# 13 pt tick labels are still ~12 px; a figure wider than the column scrolls sideways inside its <figure>; a
+# formula wider than its column scrolls with a visible cue.
 CHECK_FIGURES = r"""(() => {
   const out = [];
   for (const img of document.querySelectorAll('figure img')) {
@@ -169,6 +170,14 @@ CHECK_FIGURES = r"""(() => {
     const fig = img.closest('figure');
     if (fig.scrollWidth > fig.clientWidth + 1 && getComputedStyle(fig).overflowX === 'visible')
       out.push('figure #' + img.id + ' is wider than its column and does not scroll');
+  }
+  // A formula wider than its column scrolls, with the edge shadows that say so (style.css).
+  for (const m of document.querySelectorAll('math[display="block"]')) {
+    if (m.scrollWidth <= m.clientWidth + 1) continue;
+    const cs = getComputedStyle(m), where = m.closest('[id]');
+    if (!/auto|scroll/.test(cs.overflowX) || !cs.backgroundImage.includes('gradient'))
+      out.push('a formula ' + (where ? 'near #' + where.id + ' ' : '') + 'is ' + (m.scrollWidth - m.clientWidth) +
+               ' px wider than its column with no scroll cue');
   }
   return out;
 })()"""
@@ -231,6 +240,7 @@ def main():
         browser.screenshot(os.path.join(shots, "first-page.png"))
         browser.evaluate(OPEN_ALL)
         failures += [f"at 1280 px, folds open: {o}" for o in browser.evaluate(CHECK_FIT)]
+        failures += [f"at 1280 px, folds open: {o}" for o in browser.evaluate(CHECK_FIGURES)]
         browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = false); window.scrollTo(0, 0); true")
         exercise = browser.evaluate("(document.getElementById('ex1.1') || document.querySelector('h2[id^=ex], "
                                     "h3[id^=ex]') || {}).id || ''")
@@ -248,6 +258,7 @@ def main():
         browser.evaluate(OPEN_ALL)
         failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
         failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_FIT)]
+        failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_FIGURES)]
         clip = element_clip(browser, ".card")
         if clip:
             browser.screenshot(os.path.join(shots, "phone-card.png"), clip=dict(clip, height=844))
