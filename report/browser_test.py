@@ -6,7 +6,8 @@
 Checks, each failure named: an exercise or answer of the chapter JSON without its anchor (#ID,
 #ID.KEY); a console error or failed resource; a link to an anchor that does not exist;
 an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; TeX left raw in the text
-outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); a
+outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); typed
+notation in prose (2^34, T_math: a superscript or subscript written as ^ or _ outside code and math); a
 heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
 390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read); a link into the book without its section anchor (a bare "§N" aside); a text written twice in the Errata or a
 value row there that restates its finding's explanation; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
@@ -56,6 +57,22 @@ CHECK_PAGE = r"""(() => {
     }
   }
   if (rawTex > 20) problems.push((rawTex - 20) + ' more text nodes with raw TeX');
+  // Typed notation in prose outside code and math: 2^34 for 2³⁴, T_math or M_X for a subscript. Prose math goes in
+  // $…$; the chapters' texts are set by generate.py's notation_html (superscripts, subscripts, code names).
+  const typed = /[A-Za-z0-9)\]]\^[\w{(-]|[A-Za-z0-9]_[A-Za-z0-9{]/;
+  const typedWalker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let typedCount = 0;
+  for (let n = typedWalker.nextNode(); n; n = typedWalker.nextNode()) {
+    if (n.parentElement.closest('pre, code, script, style, math, a.key, svg')) continue;
+    const m = n.textContent.match(typed);
+    if (m && ++typedCount <= 20) {
+      const at = n.textContent.indexOf(m[0]);
+      const where = n.parentElement.closest('[id]');
+      problems.push('typed notation "' + n.textContent.slice(Math.max(0, at - 30), at + 30).replace(/\s+/g, ' ') +
+                    '" in prose (put math in $…$, code in backticks)' + (where ? ' near #' + where.id : ''));
+    }
+  }
+  if (typedCount > 20) problems.push((typedCount - 20) + ' more text nodes with typed notation');
   // A link to "§5.1.4" of the book lands on that section (report/book_sections.tsv), not the chapter's top.
   // Every link into the book's pages carries a section anchor, except a bare chapter reference ("§5") and the
   // book's home page.

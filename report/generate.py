@@ -126,8 +126,8 @@ class Index:
 # Placeholders
 
 def markdown_table(columns, rows):
-    def cell(text):
-        return str(text).replace("|", "\\|")
+    def cell(text):  # raw HTML inside the Markdown cell: the notation set as in the cards
+        return notation_html(esc(text)).replace("|", "\\|")
     lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
              "|" + "|".join("---" for _ in columns) + "|"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
@@ -493,8 +493,32 @@ def tex_number(text):
 BOOLEAN_KEY = re.compile(r"\.(?:(?:has|is|fits)_\w+|fits|(?:[a-z0-9]+_)?(?:compute|comms|latency|memory)_bound(?:_\d+[mk])?)$")
 
 
+TYPED_NOTATION = re.compile(r"[A-Za-z0-9)\]]\^[\w{(-]|[A-Za-z0-9]_[A-Za-z0-9{]")
+
+
+def check_typed_notation(text, where, spans):
+    """Fails on notation typed into prose (2^34, T_math) outside math, code, placeholders, links and HTML: Pandoc
+    prints it as typed. The fix is $2^{34}$, $T_\\text{math}$, or backticks for a code name."""
+    masked = list(text)
+    def blank(a, b):
+        masked[a:b] = " " * (b - a)
+    for a, b in spans:
+        blank(a, b)
+    for pattern in (r"```.*?```", r"`+[^`]*`+", r"\{\{[^{}]*\}\}", r"\]\([^)]*\)", r"<[^>]+>", r"\{#[^}]*\}",
+                    r"https?://\S+"):
+        for m in re.finditer(pattern, text, re.S):
+            blank(m.start(), m.end())
+    m = TYPED_NOTATION.search("".join(masked))
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        raise ReportError(f"{where}:{line}: '{text[max(0, m.start() - 20):m.end() + 20].strip()}' types notation in "
+                          f"prose (Pandoc prints it as typed): put math in $…$ ($2^{{34}}$, $T_\\text{{math}}$) and "
+                          f"code names in backticks")
+
+
 def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
     spans = math_spans(text, where)
+    check_typed_notation(text, where, spans)
 
     def in_math(position):
         return any(a < position < b for a, b in spans)
@@ -580,6 +604,32 @@ def answer_status(a):
 
 def esc(text):
     return html.escape(str(text), quote=True)
+
+
+# Notation in the chapters' texts (C++ strings: reasons, explanations, claims, table cells), set as a reader
+# expects it instead of as typed: 2^34 -> 2<sup>34</sup>, T_math -> T<sub>math</sub>, A[I_X, J_Y] -> I<sub>X</sub>…,
+# AllGather_Y -> AllGather<sub>Y</sub>, and a code name (get_max_batch_size, tpu_inference/utils.py) as code.
+# The browser test fails on any '^' or '_' notation left in prose.
+_SUPERSCRIPT = re.compile(r"(?<=[\w)\]])\^(\{[^{}]*\}|-?\d+(?:\.\d+)?|[A-Za-z]\w*)")
+_UNDERSCORED = re.compile(r"(?<![\w.-])([A-Za-z][\w./-]*?_[\w./-]*[A-Za-z0-9])")
+_SUBSCRIPT = re.compile(r"([A-Za-z]{1,2}|AllGather|ReduceScatter|AllReduce|AllToAll)_([A-Za-z0-9]+)")
+
+
+def notation_html(escaped):
+    """Superscripts, subscripts and code names in text already HTML-escaped (see above)."""
+    def underscored(m):
+        token = m.group(1)
+        sub = _SUBSCRIPT.fullmatch(token)
+        if sub:
+            return f"{sub.group(1)}<sub>{sub.group(2)}</sub>"
+        return f"<code>{token}</code>"
+    text = _SUPERSCRIPT.sub(lambda m: f"<sup>{m.group(1).strip('{}')}</sup>", escaped)
+    return _UNDERSCORED.sub(underscored, text)
+
+
+def prose(text):
+    """A text of the chapters' JSON as HTML: escaped, its notation set (notation_html)."""
+    return notation_html(esc(text))
 
 
 def erratum_items(exercises):
@@ -794,10 +844,10 @@ def answer_card(ex, checks, chapter_number, findings=None, heading=""):
             si = a.get("stated_input")
             status = badge("approx", "approximation", "follows from the book's own stated inputs or wording: no erratum")
             if si:
-                status += (f'<br><small>from the book\'s stated input {esc(si["input"])}: '
+                status += (f'<br><small>from the book\'s stated input {prose(si["input"])}: '
                            f'{esc(text_of(si))}; exact: {esc(text_of(a))}</small>')
             else:
-                status += (f'<br><small>{esc(b.get("tol_rule", ""))}; exact: '
+                status += (f'<br><small>{prose(b.get("tol_rule", ""))}; exact: '
                            f'{esc(text_of(a))}</small>')
         else:
             status = badge("checked", "no book value", "the book prints no value: ours is recomputed independently in tests/")
@@ -809,25 +859,25 @@ def answer_card(ex, checks, chapter_number, findings=None, heading=""):
         extra = []
         if a.get("derived"):
             extra.append(f'derived: {esc(text_of(a["derived"]))} '
-                         f'({esc(a["derived"]["formula"])})')
+                         f'({prose(a["derived"]["formula"])})')
         if a.get("measured"):
             m = a["measured"]
-            extra.append(f'measured: {esc(text_of(m))} ({esc(m["source"])})')
+            extra.append(f'measured: {esc(text_of(m))} ({prose(m["source"])})')
         links = [f'<a href="#{esc(ex["id"])}.code">C++</a>']
         if name in checks:
             links.append(f'<a href="#check-{esc(name)}">check</a>')
         if a.get("reproduction"):
             r = a["reproduction"]
             book += (f'<br><small>the book\'s number, reproduced: {esc(text_of(r))} '
-                     f'({esc(r["how"])})</small>')
+                     f'({prose(r["how"])})</small>')
         if a.get("book_inputs_give"):
             g = a["book_inputs_give"]
             book += (f'<br><small>the book\'s own inputs give {esc(text_of(g))} '
-                     f'({esc(g["how"])})</small>')
+                     f'({prose(g["how"])})</small>')
         explanation = a.get("explanation", "")
         if s == "erratum":
             explanation = row_text(explanation, a.get("erratum", {}).get("finding", name))
-        explanation = esc(explanation)
+        explanation = prose(explanation)
         if notes:
             status += '<br><small>reader notes: ' + "<br>".join(notes) + "</small>"
         rows.append(
@@ -847,9 +897,9 @@ def answer_card(ex, checks, chapter_number, findings=None, heading=""):
         rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
                     f'{key_html(f["key"])}</a> <small class="see"><a href="#{esc(ex["id"])}.code">C++</a></small>'
                     f'<br><small>formula</small></td>'
-                    f'<td colspan="2" data-label="book"><code>{esc(f["book_text"])}</code><br><small>{esc(pts)}</small>'
-                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}'
-                    f'{"<br><small>" + esc(note) + "</small>" if note else ""}</td>'
+                    f'<td colspan="2" data-label="book"><code>{esc(f["book_text"])}</code><br><small>{prose(pts)}</small>'
+                    f'{"<br><small>" + prose(text) + "</small>" if text else ""}'
+                    f'{"<br><small>" + prose(note) + "</small>" if note else ""}</td>'
                     f'<td data-label="status">{status}</td></tr>')
     for c in ex.get("claims", []):
         name = f"{ex['id']}.{c['key']}"
@@ -860,10 +910,10 @@ def answer_card(ex, checks, chapter_number, findings=None, heading=""):
         rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
                     f'{key_html(c["key"])}</a> <small class="see"><a href="#{esc(ex["id"])}.code">C++</a></small>'
                     f'<br><small>claim</small></td>'
-                    f'<td colspan="2" data-label="claim">{esc(c["text"])}<br><small>ours: '
+                    f'<td colspan="2" data-label="claim">{prose(c["text"])}<br><small>ours: '
                     f'{esc(text_of(c))}; the wording asks {esc(claim_bound(c))}</small>'
-                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}'
-                    f'{"<br><small>" + esc(note) + "</small>" if note else ""}</td>'
+                    f'{"<br><small>" + prose(text) + "</small>" if text else ""}'
+                    f'{"<br><small>" + prose(note) + "</small>" if note else ""}</td>'
                     f'<td data-label="status">{status}</td></tr>')
     if not rows:
         return ""
@@ -879,8 +929,8 @@ def answer_card(ex, checks, chapter_number, findings=None, heading=""):
             continue
         sev = f.get("severity", "unclassified")
         notes.append(f'<p class="card-finding">{badge("erratum sev-" + sev, SEVERITY_TEXT.get(sev, sev), "severity")} '
-                     f'<a href="#{esc(finding_anchor(chapter_number, fid))}"><strong>{esc(f.get("title") or fid)}</strong>'
-                     f'</a>: {esc(f["reason"])}</p>')
+                     f'<a href="#{esc(finding_anchor(chapter_number, fid))}"><strong>{prose(f.get("title") or fid)}</strong>'
+                     f'</a>: {prose(f["reason"])}</p>')
     return (f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
             f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
             f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th>'
@@ -904,7 +954,7 @@ def item_status(item, name, kind, chapter_number, cite):
         return (badge(f"erratum sev-{sev}", f"erratum · {SEVERITY_TEXT.get(sev, sev)}", "") +
                 f' <a href="#{esc(finding_anchor(chapter_number, fid))}">finding</a>')
     if kind == "approximation":
-        return badge("approx", "approximation", "") + (f'<br><small>{esc(item["tol_rule"])}</small>'
+        return badge("approx", "approximation", "") + (f'<br><small>{prose(item["tol_rule"])}</small>'
                                                        if item.get("tol_rule") else "")
     return badge(kind, item["status"], item.get("reason", ""))
 
@@ -925,7 +975,7 @@ def code_blocks(source_dir, ex, checks):
         for name, (path, method, src) in mine:
             anchor = "" if name in seen else f'<div id="check-{name}"></div>\n\n'
             seen.add(name)
-            parts.append(f"{anchor}`{name}` — {method} (`{path}`)\n\n```cpp\n{src}\n```\n")
+            parts.append(f"{anchor}`{name}` — {notation_html(esc(method))} (`{path}`)\n\n```cpp\n{src}\n```\n")
         out.append(f'\n<details class="checks" id="{ex["id"]}.checks"><summary>Independent checks of '
                    f'<code>{ex["id"]}</code> ({len(mine)})</summary>\n\n' + "\n".join(parts) + "\n</details>\n")
     return "".join(out)
@@ -1157,14 +1207,14 @@ def errata_section(chapters, index):
                 notes = []
                 if own and own not in said:  # a value's own reason, when its finding's does not already say it
                     said.add(own)
-                    notes.append(esc(own))
+                    notes.append(prose(own))
                 if a.get("reproduction"):
                     r = a["reproduction"]
                     notes.append(f'the book\'s number, reproduced: {esc(text_of(r))} '
-                                 f'({esc(r["how"])})')
+                                 f'({prose(r["how"])})')
                 if a.get("book_inputs_give"):
                     g = a["book_inputs_give"]
-                    notes.append(f'the book\'s own inputs give {esc(text_of(g))} ({esc(g["how"])})')
+                    notes.append(f'the book\'s own inputs give {esc(text_of(g))} ({prose(g["how"])})')
                 extra = f'<br><small>{"<br>".join(notes)}</small>' if notes else ""
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a>{extra}</td>'
                             f'<td class="num">{esc(text_of(a["book"]))}</td>'
@@ -1172,21 +1222,21 @@ def errata_section(chapters, index):
             elif name in index.claims:
                 c = index.claims[name]
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
-                            f'<td colspan="3">claim: {esc(c["text"])} — ours {esc(text_of(c))}'
+                            f'<td colspan="3">claim: {prose(c["text"])} — ours {esc(text_of(c))}'
                             f', the wording asks {esc(claim_bound(c))}</td></tr>')
             elif name in index.formulas:
                 f_ = index.formulas[name]
                 pts = formula_points(f_)
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
-                            f'<td colspan="3">formula <code>{esc(f_["book_text"])}</code>: {esc(pts)}</td></tr>')
+                            f'<td colspan="3">formula <code>{esc(f_["book_text"])}</code>: {prose(pts)}</td></tr>')
             else:
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
                             '<td colspan="3">see its row</td></tr>')
         out.append(
             f'<div class="finding sev-{esc(f["severity"])}" id="{esc(anchor)}"><p class="finding-title">'
             f'{badge("erratum sev-" + f["severity"], SEVERITY_TEXT.get(f["severity"], f["severity"]), "severity")} '
-            f'<strong>{esc(title)}</strong> <span class="where">chapter {number} · '
-            f'<code>{esc(f["id"])}</code></span></p><p>{esc(f["reason"])}</p><div class="scroll"><table>'
+            f'<strong>{prose(title)}</strong> <span class="where">chapter {number} · '
+            f'<code>{esc(f["id"])}</code></span></p><p>{prose(f["reason"])}</p><div class="scroll"><table>'
             f'<thead><tr><th>value</th><th>book</th><th>exact</th><th>book off by</th></tr></thead><tbody>'
             f'{"".join(rows)}</tbody></table></div></div>')
         out.append("")
@@ -1203,11 +1253,11 @@ def notes_section(chapters):
                     differ += n["status"] == "differs"
                     name = f"{ex['id']}.{a['key']}"
                     rows.append(f'<tr class="notes-{esc(n["status"])}"><td><a href="#{esc(name)}"><code>{esc(name)}'
-                                f'</code></a></td><td>{esc(n["source"])}</td>'
+                                f'</code></a></td><td>{prose(n["source"])}</td>'
                                 f'<td class="num">{compared(n)}</td>'
                                 f'<td class="num">{esc(text_of(a))}</td>'
                                 f'<td>{badge("notes-agree" if n["status"] == "agrees" else "notes-differ", n["status"], "")}'
-                                f'</td><td>{esc(n.get("reason", ""))}</td></tr>')
+                                f'</td><td>{prose(n.get("reason", ""))}</td></tr>')
     out = ["# Reader notes cross-check {#reader-notes}", "",
            f"Every number the reader notes give (see [Sources](#sources): notes 000 are a reader's typed answers to "
            f"chapters 1–4, notes 003 handwritten notes on chapter 1) against ours: {agree} agree, {differ} differ, "
