@@ -128,6 +128,14 @@ CHECK_PAGE = r"""(() => {
       }
     }
   }
+  // Heading levels step down one at a time (no chapter H1 straight to H3): the contents and a screen reader rely on it.
+  let level = 1;
+  for (const h of document.querySelectorAll('h1, h2, h3, h4')) {
+    if (h.closest('header, nav')) continue;
+    const l = Number(h.tagName[1]);
+    if (l > level + 1) problems.push('heading "' + h.textContent.trim().slice(0, 60) + '" jumps from H' + level + ' to H' + l);
+    level = l;
+  }
   const counts = {
     exercises: document.querySelectorAll('h2[id^="ex"], h3[id^="ex"]').length,
     code: document.querySelectorAll('details.code pre').length,

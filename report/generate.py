@@ -26,6 +26,7 @@ Placeholders in solutions/*.md:
   {{ID.KEY:num}}        the number alone (for use inside math)
   {{ID.KEY:book}}       the book's printed value with the unit
   {{ID.KEY:yesno}}      a 1/0 answer as "yes"/"no"
+  {{ID.KEY:percent}}    a unitless fraction as a percentage ("9.73 %" for 0.09733)
   {{table:ID.KEY}}      a table the exercise recorded
   {{plot:ID.KEY|opt…}}  a series, bars, grid or timeline as a numbered figure; options: logx, logy,
                         vlines=ID.KEY,… (answers or numbers), vline_label=text (names the one marked
@@ -574,6 +575,10 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             return text_of(a)
         if form == "num":
             return text_of(a, "number_text")
+        if form == "percent":  # a unitless fraction as a percentage, formatted by the C++ side
+            if a["unit"] != "":
+                raise ReportError(f"{where}: {name} has the unit '{a['unit']}': only a fraction reads as a percentage")
+            return text_of(a, "percent_text")
         if form == "yesno":  # a recorded condition (1 or 0) read as a word, never as a number in prose
             if a["value"] not in (0, 1):
                 raise ReportError(f"{where}: {name} is {a['value']}, not a yes/no (1/0) answer")
@@ -1074,6 +1079,11 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
                 used_ids.add(anchor)
             if hashes != "#":
                 title = name_heading(title, anchor, exercises, index)
+                # Every item's heading says where the book has it, as chapters 1–6 write it: "… (§7.4)".
+                if exercises and "§" not in title:
+                    where = card_section(exercises[0], ch["chapter"])
+                    if where:
+                        title += f" ({where})"
             # A chapter's own heading sums up the whole chapter.
             badges = badges_for(ch["exercises"] if hashes == "#" and sec is first_heading else exercises)
             attr = "{" + " ".join(x for x in ((f"#{anchor}" if anchor else ""), classes) if x) + "}"

@@ -154,6 +154,8 @@ std::string to_json(const ChapterResult& chapter) {
       const auto text = [&](double v) { return format_quantity(v, a.unit()); };
       json entry = {{"key", a.key()}, {"value", a.value()}, {"unit", a.unit()},
                     {"value_text", text(a.value())}, {"number_text", scaling::format_number(a.value())}};
+      // A fraction as a reader says it ({{ID.KEY:percent}}: "9.73 %" for 0.09733).
+      if (a.unit().empty()) entry["percent_text"] = scaling::format_number(100 * a.value(), 3) + " %";
       if (a.book_value()) {
         const double tol = a.book_tolerance().relative_to(*a.book_value());
         const std::string rule = tolerance_rule(*a.book_value(), a.book_tolerance());
