@@ -611,6 +611,12 @@ def esc(text):
     return html.escape(str(text), quote=True)
 
 
+def raw_html(block):
+    """Generated HTML as a raw block Pandoc passes through without parsing it as Markdown: the cards, the Errata and
+    the tables are most of the page, and parsing them was most of Pandoc's time."""
+    return "\n```{=html}\n" + block + "\n```\n"
+
+
 # Notation in the chapters' texts (C++ strings: reasons, explanations, claims, table cells), set as a reader
 # expects it instead of as typed: 2^34 -> 2<sup>34</sup>, T_math -> T<sub>math</sub>, A[I_X, J_Y] -> I<sub>X</sub>…,
 # AllGather_Y -> AllGather<sub>Y</sub>, and a code name (get_max_batch_size, tpu_inference/utils.py) as code.
@@ -621,7 +627,11 @@ _SUBSCRIPT = re.compile(r"([A-Za-z]{1,2}|AllGather|ReduceScatter|AllReduce|AllTo
 
 
 def notation_html(escaped):
-    """Superscripts, subscripts and code names in text already HTML-escaped (see above)."""
+    """Superscripts, subscripts and code names in text already HTML-escaped (see above); `code` spans as code."""
+    parts = re.split(r"(`[^`]+`)", escaped)
+    if len(parts) > 1:
+        return "".join(f"<code>{p[1:-1]}</code>" if i % 2 else notation_html(p) for i, p in enumerate(parts))
+
     def underscored(m):
         token = m.group(1)
         sub = _SUBSCRIPT.fullmatch(token)
@@ -936,10 +946,11 @@ def answer_card(ex, checks, chapter_number, findings=None, heading=""):
         notes.append(f'<p class="card-finding">{badge("erratum sev-" + sev, SEVERITY_TEXT.get(sev, sev), "severity")} '
                      f'<a href="#{esc(finding_anchor(chapter_number, fid))}"><strong>{prose(f.get("title") or fid)}</strong>'
                      f'</a>: {prose(f["reason"])}</p>')
-    return (f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
-            f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
-            f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th>'
-            f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{"".join(notes)}</div>')
+    return raw_html(
+        f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
+        f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
+        f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th>'
+        f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{"".join(notes)}</div>')
 
 
 def formula_points(f):
@@ -1165,7 +1176,7 @@ def dashboard(chapters):
               + badge("approx", "≈ n", "") + " approximations, " + badge("checked", "◆ n", "") + " answers the book "
               "does not print, recomputed independently, " + badge("notes-differ", "≠ n", "") + " values where the "
               "reader notes differ (with the reason).</p>")
-    return ('# Status at a glance {#status}\n\n' + head + "".join(body) + "</tbody></table></div>\n\n" + legend + "\n")
+    return ('# Status at a glance {#status}\n\n' + raw_html(head + "".join(body) + "</tbody></table></div>\n" + legend))
 
 
 def dash_row(label, c, total=False):
@@ -1242,14 +1253,13 @@ def errata_section(chapters, index):
             else:
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
                             '<td colspan="3">see its row</td></tr>')
-        out.append(
+        out.append(raw_html(
             f'<div class="finding sev-{esc(f["severity"])}" id="{esc(anchor)}"><p class="finding-title">'
             f'{badge("erratum sev-" + f["severity"], SEVERITY_TEXT.get(f["severity"], f["severity"]), "severity")} '
             f'<strong>{prose(title)}</strong> <span class="where">chapter {number} · '
             f'<code>{esc(f["id"])}</code></span></p><p>{prose(f["reason"])}</p><div class="scroll"><table>'
             f'<thead><tr><th>value</th><th>book</th><th>exact</th><th>book off by</th></tr></thead><tbody>'
-            f'{"".join(rows)}</tbody></table></div></div>')
-        out.append("")
+            f'{"".join(rows)}</tbody></table></div></div>'))
     return "\n".join(out)
 
 
@@ -1272,8 +1282,8 @@ def notes_section(chapters):
            f"Every number the reader notes give (see [Sources](#sources): notes 000 are a reader's typed answers to "
            f"chapters 1–4, notes 003 handwritten notes on chapter 1) against ours: {agree} agree, {differ} differ, "
            f"each difference with its reason.", "",
-           '<div class="scroll"><table><thead><tr><th>answer</th><th>notes</th><th>their value</th><th>ours</th>'
-           '<th>status</th><th>reason</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></div>"]
+           raw_html('<div class="scroll"><table><thead><tr><th>answer</th><th>notes</th><th>their value</th><th>ours</th>'
+                    '<th>status</th><th>reason</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></div>")]
     return "\n".join(out)
 
 
