@@ -1372,6 +1372,37 @@ window.addEventListener('beforeprint', function () {
 """
 
 
+CPP_FENCE = re.compile(r"^```cpp\n(.*?)\n```$", re.M | re.S)
+
+
+def pre_highlight(document, pandoc, cache_path):
+    """The C++ listings highlighted once and kept (Pandoc's highlighting was most of its time on every render):
+    every ```cpp block but the first (which keeps Pandoc's highlighting styles in the page) becomes a raw HTML
+    block from OUT/highlight.json, filled by one Pandoc call for the listings not seen before."""
+    cache = json.load(open(cache_path)) if os.path.exists(cache_path) else {}
+    blocks = list(CPP_FENCE.finditer(document))[1:]
+    key = lambda src: hashlib.sha256(src.encode()).hexdigest()[:20]
+    missing = {key(m.group(1)): m.group(1) for m in blocks if key(m.group(1)) not in cache}
+    if missing:
+        batch = "".join(f"<!--HL {h}-->\n\n```cpp\n{src}\n```\n\n" for h, src in missing.items()) + "<!--HL end-->\n"
+        proc = subprocess.run([pandoc, "--from", "markdown", "--to", "html5"], input=batch, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ReportError(f"pandoc failed on the C++ listings: {proc.stderr.strip()}")
+        parts = re.split(r"<!--HL ([0-9a-f]+|end)-->", proc.stdout)
+        for h, html_ in zip(parts[1::2], parts[2::2]):
+            if h != "end":  # line anchors renamed per use below, so two listings never share an id
+                cache[h] = re.sub(r"\bcb\d+(?=[-\"])", "cb@@", html_.strip())
+        with open(cache_path, "w") as f:
+            json.dump(cache, f)
+    counter = iter(range(100000, 10 ** 9))
+
+    def splice(m):
+        html_ = cache[key(m.group(1))]
+        return "```{=html}\n" + html_.replace("cb@@", f"cb{next(counter)}") + "\n```"
+    first = blocks[0].start() if blocks else len(document)
+    return document[:first] + CPP_FENCE.sub(splice, document[first:])
+
+
 def pandoc_self_contained_flag(pandoc):
     help_text = subprocess.run([pandoc, "--help"], capture_output=True, text=True).stdout
     return "--embed-resources" if "--embed-resources" in help_text else "--self-contained"
@@ -1431,6 +1462,7 @@ def render(args):
     document = re.sub(r"@@CODE (\S+)@@", lambda m: code_blocks(args.source, index.exercises[m.group(1)], checks),
                       document)
 
+    document = pre_highlight(document, args.pandoc, os.path.join(out_dir, "highlight.json"))
     markdown_path = os.path.join(out_dir, "report.md")
     with open(markdown_path, "w") as f:
         f.write(document)
