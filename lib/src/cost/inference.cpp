@@ -83,8 +83,8 @@ DecodeStep decode_step(const DecodeInputs& in, double batch, double context) {
 // §7.2–7.3.2: the header's rule. Activations are bf16 whatever the weights' dtype (the book's 2BD).
 DecodeStep decode_step(const DecodeInputs& in, double batch, double context, const System& system) {
   DecodeStep s = decode_step(in, batch, context);
-  require_positive(in.layers, "layers");
-  require_positive(in.d_model, "d_model");
+  check::positive("layers", in.layers);
+  check::positive("d_model", in.d_model);
   const double n = chips(system);
   if (n != in.chips)
     throw std::invalid_argument("the system has " + format_number(n) + " chips, the decode inputs " +
@@ -94,7 +94,7 @@ DecodeStep decode_step(const DecodeInputs& in, double batch, double context, con
   double t_bw = 0, t_lat = 0, sum_w = 0, n_fast = 1, hops = 0;
   for (const auto& a : system.fast) {
     if (a.size <= 1) continue;
-    require_positive(a.bytes_per_s, "fast-axis bandwidth");
+    check::positive("fast-axis bandwidth", a.bytes_per_s);
     n_fast *= a.size;
     sum_w += a.bytes_per_s;
     const double h = a.wraps ? std::floor(a.size / 2.0) : a.size - 1;
@@ -104,7 +104,7 @@ DecodeStep decode_step(const DecodeInputs& in, double batch, double context, con
   if (n_fast > 1) t_bw += (n_fast - 1) / n_fast * s.comms_bytes / sum_w;
   const double g = system.slow.groups;
   if (g > 1) {
-    require_positive(system.slow.bytes_per_s, "slow-tier bandwidth");
+    check::positive("slow-tier bandwidth", system.slow.bytes_per_s);
     t_bw += (g - 1) / g * s.comms_bytes / system.slow.bytes_per_s;
     hops += std::floor(g / 2);
     t_lat += std::floor(g / 2) * system.slow.latency_s;
