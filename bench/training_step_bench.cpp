@@ -30,7 +30,7 @@ BENCHMARK(BM_ReferenceStep)->Unit(benchmark::kMillisecond);
 
 static void BM_ShardedStep(benchmark::State& state) {
   const auto strategy = static_cast<sim::Strategy>(state.range(0));
-  state.SetLabel(std::string(sim::name(strategy)));
+  state.SetLabel(std::string(scaling::to_string(strategy)));
   const auto p = sim::example_problem(kShape, sim::InitKind::gaussian, 1);
   const auto layout = sim::layout_for(strategy, kMesh);
   for (auto _ : state) benchmark::DoNotOptimize(sim::sharded_step(kMesh, layout, p, sim::Optimizer{}).loss);

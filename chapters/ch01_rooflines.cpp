@@ -362,7 +362,7 @@ EXERCISE("ex1.2", "int8 weights, bf16 activations and FLOPs") {
       .explain("as B -> ∞ the intensity of bf16[B,128]·int8[128,128] tends to 2DF/(2D + 2F) = 64 < 243: "
                "never compute-bound");
   ex.answer("has_critical_batch_d128", critical_batch(128, 128, bf16, int8, bf16, notes_i) ? 1.0 : 0.0, "")
-      .explain("1 if some batch makes D = F = 128 compute-bound, else 0");
+      .explain("whether some batch makes D = F = 128 compute-bound");
   ex.answer("critical_batch_d8000", *critical_batch(8000, 8000, bf16, int8, bf16, notes_i), "tokens")
       .notes("003", 129.35, sig(5))
       .differs("003 rounds the chip's intensity to 243 before solving")

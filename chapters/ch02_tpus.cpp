@@ -364,7 +364,7 @@ EXERCISE("ex2.3", "A matmul streamed over PCIe from host memory") {
         .above(8192);
   }
   ex.answer("has_critical_batch_d8192", critical_batch(8192, 4 * 8192, bf16, bf16, bf16, chip_i) ? 1.0 : 0.0, "")
-      .explain("1 if some batch makes D = 8192 FLOPs-bound over PCIe, else 0");
+      .explain("whether some batch makes D = 8192 FLOPs-bound over PCIe");
 }
 
 EXERCISE("ex2.4", "An int8 matmul on one v5e, from HBM and from VMEM") {

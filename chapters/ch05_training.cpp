@@ -850,11 +850,11 @@ double step_s(double B) { return six_active_flops_per_token(llama2_13b()) * B / 
 void record_layout(workbook::Exercise& ex, const std::string& suffix, double B) {
   const auto best = best_layout(B, CommsModel::concurrent);
   ex.answer("fsdp_compute_bound" + suffix, fsdp_compute_bound(B) ? 1 : 0, "")
-      .explain("1 when FSDP over all three axes keeps both passes compute-bound");
+      .explain("whether FSDP over all three axes keeps both passes compute-bound");
   ex.answer("mixed_x" + suffix, best.X, "").explain("the fastest power-of-two split (concurrent axes; on a tie the fewest TP ways)");
   ex.answer("mixed_y" + suffix, best.Y, "");
   ex.answer("mixed_compute_bound" + suffix, best.compute_bound ? 1 : 0, "")
-      .explain("1 when that split is compute-bound in both passes");
+      .explain("whether that split is compute-bound in both passes");
   ex.answer("bytes_per_chip" + suffix, bytes_per_chip(B), "B").explain("everything sharded over the 4,096 chips");
   ex.answer("step_s" + suffix, step_s(B), "s").explain("6 · params · B at the slice's peak, attention ignored");
 }

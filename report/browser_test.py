@@ -6,9 +6,11 @@
 Checks, each failure named: an exercise or answer of the chapter JSON without its anchor (#ID,
 #ID.KEY); a console error or failed resource; a link to an anchor that does not exist;
 an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; TeX left raw in the text
-outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); a
+outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); typed
+notation in prose (2^34, T_math: a superscript or subscript written as ^ or _ outside code and math); a
 heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
-390 px (a phone); a link to "§N.M" of the book without its section anchor; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
+390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read); a link into the book without its section anchor (a bare "§N" aside); a text written twice in the Errata or a
+value row there that restates its finding's explanation; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
@@ -55,11 +57,33 @@ CHECK_PAGE = r"""(() => {
     }
   }
   if (rawTex > 20) problems.push((rawTex - 20) + ' more text nodes with raw TeX');
-  // A link to "§5.1.4" of the book lands on that section (report/book_sections.tsv), not the chapter's top.
-  for (const a of document.querySelectorAll('a[href^="https://jax-ml.github.io/scaling-book/"]')) {
-    if (/§\s*\d+\.\d+/.test(a.textContent) && !a.getAttribute('href').includes('#'))
-      problems.push('book link "' + a.textContent + '" goes to the chapter, not the section: ' + a.getAttribute('href'));
+  // Typed notation in prose outside code and math: 2^34 for 2³⁴, T_math or M_X for a subscript. Prose math goes in
+  // $…$; the chapters' texts are set by generate.py's notation_html (superscripts, subscripts, code names).
+  const typed = /[A-Za-z0-9)\]]\^[\w{(-]|[A-Za-z0-9]_[A-Za-z0-9{]/;
+  const typedWalker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let typedCount = 0;
+  for (let n = typedWalker.nextNode(); n; n = typedWalker.nextNode()) {
+    if (n.parentElement.closest('pre, code, script, style, math, a.key, svg')) continue;
+    const m = n.textContent.match(typed);
+    if (m && ++typedCount <= 20) {
+      const at = n.textContent.indexOf(m[0]);
+      const where = n.parentElement.closest('[id]');
+      problems.push('typed notation "' + n.textContent.slice(Math.max(0, at - 30), at + 30).replace(/\s+/g, ' ') +
+                    '" in prose (put math in $…$, code in backticks)' + (where ? ' near #' + where.id : ''));
+    }
   }
+  if (typedCount > 20) problems.push((typedCount - 20) + ' more text nodes with typed notation');
+  // A link to "§5.1.4" of the book lands on that section (report/book_sections.tsv), not the chapter's top.
+  // Every link into the book's pages carries a section anchor, except a bare chapter reference ("§5") and the
+  // book's home page.
+  let anchorless = 0;
+  for (const a of document.querySelectorAll('a[href^="https://jax-ml.github.io/scaling-book/"]')) {
+    const href = a.getAttribute('href'), text = a.textContent.trim();
+    if (href.includes('#') || href === 'https://jax-ml.github.io/scaling-book/' || /^§\s*\d+$/.test(text)) continue;
+    if (++anchorless <= 10)
+      problems.push('book link "' + text + '" goes to the chapter, not the section: ' + href);
+  }
+  if (anchorless > 10) problems.push((anchorless - 10) + ' more book links without a section anchor');
   // Every figure says what it shows, each in its own words.
   const captions = new Map();
   for (const c of document.querySelectorAll('figcaption')) {
@@ -76,6 +100,41 @@ CHECK_PAGE = r"""(() => {
     const m = h.id.match(/^ex(\d+)\.(\d+)$/);
     if (m && !text.includes('Exercise ' + m[1] + '.' + m[2]))
       problems.push('heading #' + h.id + ' does not say "Exercise ' + m[1] + '.' + m[2] + '"');
+  }
+  // The Errata list each explanation once: no paragraph or row text written twice, and no value's row that
+  // restates its finding's explanation (most of its six-word runs found in it).
+  const errata = document.getElementById('errata');
+  if (errata) {
+    const runs = t => { const w = t.toLowerCase().match(/[\p{L}\p{N}]+/gu) || [], out = new Set();
+                        for (let i = 0; i + 6 <= w.length; ++i) out.add(w.slice(i, i + 6).join(' ')); return out; };
+    const seen = new Map();
+    for (const finding of document.querySelectorAll('div.finding')) {
+      const reason = finding.querySelector(':scope > p:not(.finding-title)');
+      const said = runs(reason ? reason.textContent : '');
+      for (const el of finding.querySelectorAll(':scope > p, td small, td')) {
+        const text = el.textContent.replace(/\s+/g, ' ').trim();
+        if (el.tagName === 'TD' && el.querySelector('small')) continue;
+        if (text.length >= 80) {
+          if (seen.has(text) && seen.get(text) !== el)
+            problems.push('Errata repeat a text (' + text.length + ' chars) in #' + finding.id + ': "' + text.slice(0, 60) + '…"');
+          seen.set(text, el);
+        }
+        if (el.closest('td')) {
+          const own = runs(text);
+          let shared = 0; own.forEach(r => { if (said.has(r)) ++shared; });
+          if (own.size >= 10 && shared / own.size > 0.5)
+            problems.push('an Errata row of #' + finding.id + ' restates its explanation: "' + text.slice(0, 60) + '…"');
+        }
+      }
+    }
+  }
+  // Heading levels step down one at a time (no chapter H1 straight to H3): the contents and a screen reader rely on it.
+  let level = 1;
+  for (const h of document.querySelectorAll('h1, h2, h3, h4')) {
+    if (h.closest('header, nav')) continue;
+    const l = Number(h.tagName[1]);
+    if (l > level + 1) problems.push('heading "' + h.textContent.trim().slice(0, 60) + '" jumps from H' + level + ' to H' + l);
+    level = l;
   }
   const counts = {
     exercises: document.querySelectorAll('h2[id^="ex"], h3[id^="ex"]').length,
@@ -95,7 +154,7 @@ CHECK_OVERFLOW = r"""(() => {
   if (document.documentElement.scrollWidth > width + 1) {
     for (const el of document.body.querySelectorAll('*')) {
       const r = el.getBoundingClientRect();
-      if (r.right > width + 1 && !el.closest('.scroll, pre, table, math[display="block"], nav#TOC')) {
+      if (r.right > width + 1 && !el.closest('.scroll, pre, table, math[display="block"], nav#TOC, figure')) {
         over.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className ? '.' + el.className : '') +
                   ' reaches ' + Math.round(r.right) + ' px');
         if (over.length >= 8) break;
@@ -118,6 +177,32 @@ CHECK_FIT = r"""(() => {
       out.push((t.closest('.card') ? 'answer card ' : 'table ') + (where ? '#' + where.id : '') + ' is ' + wide +
                ' px wide in a ' + box.clientWidth + ' px column');
     }
+  }
+  return out;
+})()"""
+
+# A figure's text stays legible: no image drawn below 0.7 of its natural size (generate.py's LEGIBLE_SCALE), where
+# 13 pt tick labels are still ~12 px; a figure wider than the column scrolls sideways inside its <figure>; a
+# formula wider than its column scrolls with a visible cue.
+CHECK_FIGURES = r"""(() => {
+  const out = [];
+  for (const img of document.querySelectorAll('figure img')) {
+    if (!img.naturalWidth) continue;
+    const scale = img.getBoundingClientRect().width / img.naturalWidth;
+    if (scale < 0.7 - 0.01)
+      out.push('figure #' + img.id + ' drawn at ' + scale.toFixed(2) + ' of its size (' + img.naturalWidth +
+               ' px into ' + Math.round(img.getBoundingClientRect().width) + ' px): its labels are too small to read');
+    const fig = img.closest('figure');
+    if (fig.scrollWidth > fig.clientWidth + 1 && getComputedStyle(fig).overflowX === 'visible')
+      out.push('figure #' + img.id + ' is wider than its column and does not scroll');
+  }
+  // A formula wider than its column scrolls, with the edge shadows that say so (style.css).
+  for (const m of document.querySelectorAll('math[display="block"]')) {
+    if (m.scrollWidth <= m.clientWidth + 1) continue;
+    const cs = getComputedStyle(m), where = m.closest('[id]');
+    if (!/auto|scroll/.test(cs.overflowX) || !cs.backgroundImage.includes('gradient'))
+      out.push('a formula ' + (where ? 'near #' + where.id + ' ' : '') + 'is ' + (m.scrollWidth - m.clientWidth) +
+               ' px wider than its column with no scroll cue');
   }
   return out;
 })()"""
@@ -180,6 +265,7 @@ def main():
         browser.screenshot(os.path.join(shots, "first-page.png"))
         browser.evaluate(OPEN_ALL)
         failures += [f"at 1280 px, folds open: {o}" for o in browser.evaluate(CHECK_FIT)]
+        failures += [f"at 1280 px, folds open: {o}" for o in browser.evaluate(CHECK_FIGURES)]
         browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = false); window.scrollTo(0, 0); true")
         exercise = browser.evaluate("(document.getElementById('ex1.1') || document.querySelector('h2[id^=ex], "
                                     "h3[id^=ex]') || {}).id || ''")
@@ -192,10 +278,12 @@ def main():
         # A phone: 390 px wide, the mobile viewport honoured.
         browser.open(url, width=390, height=844, mobile=True)
         failures += [f"at 390 px: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
+        failures += [f"at 390 px: {o}" for o in browser.evaluate(CHECK_FIGURES)]
         browser.screenshot(os.path.join(shots, "phone.png"))
         browser.evaluate(OPEN_ALL)
         failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
         failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_FIT)]
+        failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_FIGURES)]
         clip = element_clip(browser, ".card")
         if clip:
             browser.screenshot(os.path.join(shots, "phone-card.png"), clip=dict(clip, height=844))

@@ -26,9 +26,11 @@ Placeholders in solutions/*.md:
   {{ID.KEY:num}}        the number alone (for use inside math)
   {{ID.KEY:book}}       the book's printed value with the unit
   {{ID.KEY:yesno}}      a 1/0 answer as "yes"/"no"
+  {{ID.KEY:percent}}    a unitless fraction as a percentage ("9.73 %" for 0.09733)
   {{table:ID.KEY}}      a table the exercise recorded
   {{plot:ID.KEY|opt…}}  a series, bars, grid or timeline as a numbered figure; options: logx, logy,
-                        vlines=ID.KEY,… (answers or numbers), hline=ID.KEY or a number,
+                        vlines=ID.KEY,… (answers or numbers), vline_label=text (names the one marked
+                        value on the axis's terms), hline=ID.KEY or a number,
                         hline_label=text, caption=text
   {{fig:ID.KEY}}        "Figure N", linked to that plot
   {{code:ID}}           the exercise's C++ source, from chapters/*.cpp (and its answer card)
@@ -125,8 +127,8 @@ class Index:
 # Placeholders
 
 def markdown_table(columns, rows):
-    def cell(text):
-        return str(text).replace("|", "\\|")
+    def cell(text):  # raw HTML inside the Markdown cell: the notation set as in the cards
+        return notation_html(esc(text)).replace("|", "\\|")
     lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
              "|" + "|".join("---" for _ in columns) + "|"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
@@ -204,7 +206,7 @@ def load_book_sections(path):
             fields = line.rstrip("\n").split("\t")
             if len(fields) != 4 or not re.fullmatch(r"\d+(\.\d+)*", fields[0]):
                 raise ReportError(f"{path}: expected section, page, anchor, heading: {line.strip()!r}")
-            sections[fields[0]] = (fields[1], fields[2])
+            sections[fields[0]] = (fields[1], fields[2], fields[3])
     return sections
 
 
@@ -238,9 +240,14 @@ def _fingerprint(*parts):
     h = hashlib.sha256()
     for part in parts:
         h.update(json.dumps(part, sort_keys=True).encode() if not isinstance(part, bytes) else part)
-    with open(os.path.abspath(__file__), "rb") as f:  # a change to the generator redraws everything
-        h.update(f.read())
     return h.hexdigest()
+
+
+def _drawing_code():
+    """The source of the code that draws a figure: a change to it redraws every plot; a change elsewhere in the
+    generator (prose, cards, the dashboard) redraws none, so a warm re-render stays fast."""
+    import inspect
+    return "".join(inspect.getsource(f) for f in (_draw_plot, _plot_value)).encode()
 
 
 def draw_plot(index, name, options, plot_dir):
@@ -251,7 +258,7 @@ def draw_plot(index, name, options, plot_dir):
     refs = [r for o in options if o.startswith(("vlines=", "hline=")) for r in o.partition("=")[2].split(",")]
     marked = {r: index.answers.get(r, {}).get("value") for r in refs}
     path = os.path.join(plot_dir, name.replace(".", "-") + ".svg")
-    key = _fingerprint(figure, options, marked)
+    key = _fingerprint(figure, options, marked, _drawing_code())
     stamp = path + ".key"
     if os.path.exists(path) and os.path.exists(stamp) and open(stamp).read() == key:
         return path
@@ -259,6 +266,20 @@ def draw_plot(index, name, options, plot_dir):
     with open(stamp, "w") as f:
         f.write(key)
     return path
+
+
+# The smallest scale at which a figure's text stays legible (13 pt ticks at 0.7 are ~12 CSS px, the 11 pt legend
+# ~10 px); the browser test holds every figure to it at 390 px.
+LEGIBLE_SCALE = 0.7
+
+
+def svg_width_px(path):
+    """The drawn width of a matplotlib SVG in CSS pixels (its width attribute is in pt; 1 pt = 4/3 px)."""
+    with open(path) as f:
+        m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', f.read(2000))
+    if not m:
+        raise ReportError(f"{path}: no width in pt on its <svg>")
+    return float(m.group(1)) * 4 / 3
 
 
 def _draw_plot(index, name, options, path):
@@ -273,7 +294,7 @@ def _draw_plot(index, name, options, path):
     opts = {}
     for opt in options:
         key, _, value = opt.partition("=")
-        if key not in ("logx", "logy", "vlines", "hline", "hline_label", "caption"):
+        if key not in ("logx", "logy", "vlines", "vline_label", "hline", "hline_label", "caption"):
             raise ReportError(f"plot {name}: unknown option '{opt}'")
         opts[key] = value
     if kind == "series":
@@ -326,8 +347,14 @@ def _draw_plot(index, name, options, path):
     if opts.get("vlines"):
         for i, ref in enumerate(opts["vlines"].split(",")):
             value, text = _plot_value(index, ref)
-            ax.axvline(value, color=f"C{i + 4}", linestyle=(0, (4, 3)), linewidth=1.1,
-                       label=f"{ref.split('.')[-1].replace('_', ' ')} = {text}")
+            # vline_label names the one marked value in the axis's own terms (243.3 tokens per step are 243.3
+            # sequences on a batch axis), its number alone.
+            if opts.get("vline_label"):
+                text = f"{opts['vline_label']} = " + (index.answer(ref)["number_text"] if ref in index.answers
+                                                      else text)
+            else:
+                text = f"{ref.split('.')[-1].replace('_', ' ')} = {text}"
+            ax.axvline(value, color=f"C{i + 4}", linestyle=(0, (4, 3)), linewidth=1.1, label=text)
     if opts.get("hline"):
         value, text = _plot_value(index, opts["hline"])
         label = opts.get("hline_label") or f"{opts['hline'].split('.')[-1].replace('_', ' ')} = {text}"
@@ -335,8 +362,12 @@ def _draw_plot(index, name, options, path):
     ax.grid(True, which="both", alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2 if len(handles) > 2 else
-                  len(handles), frameon=False)
+        # Under the axis label, wherever that ended up (rotated bar labels push it down): measured, not guessed.
+        fig.canvas.draw()
+        below = ax.xaxis.get_tightbbox(fig.canvas.get_renderer()).transformed(ax.transAxes.inverted()).y0
+        # Long labels in one column: two columns of them would make the figure far wider than its axes.
+        ncol = 1 if max(map(len, labels)) > 40 else (2 if len(handles) > 2 else len(handles))
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, below - 0.02), ncol=ncol, frameon=False)
     fig.savefig(path, format="svg", bbox_inches="tight")  # one layout pass, legend included
     plt.close(fig)
 
@@ -463,8 +494,32 @@ def tex_number(text):
 BOOLEAN_KEY = re.compile(r"\.(?:(?:has|is|fits)_\w+|fits|(?:[a-z0-9]+_)?(?:compute|comms|latency|memory)_bound(?:_\d+[mk])?)$")
 
 
+TYPED_NOTATION = re.compile(r"[A-Za-z0-9)\]]\^[\w{(-]|[A-Za-z0-9]_[A-Za-z0-9{]")
+
+
+def check_typed_notation(text, where, spans):
+    """Fails on notation typed into prose (2^34, T_math) outside math, code, placeholders, links and HTML: Pandoc
+    prints it as typed. The fix is $2^{34}$, $T_\\text{math}$, or backticks for a code name."""
+    masked = list(text)
+    def blank(a, b):
+        masked[a:b] = " " * (b - a)
+    for a, b in spans:
+        blank(a, b)
+    for pattern in (r"```.*?```", r"`+[^`]*`+", r"\{\{[^{}]*\}\}", r"\]\([^)]*\)", r"<[^>]+>", r"\{#[^}]*\}",
+                    r"https?://\S+"):
+        for m in re.finditer(pattern, text, re.S):
+            blank(m.start(), m.end())
+    m = TYPED_NOTATION.search("".join(masked))
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        raise ReportError(f"{where}:{line}: '{text[max(0, m.start() - 20):m.end() + 20].strip()}' types notation in "
+                          f"prose (Pandoc prints it as typed): put math in $…$ ($2^{{34}}$, $T_\\text{{math}}$) and "
+                          f"code names in backticks")
+
+
 def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
     spans = math_spans(text, where)
+    check_typed_notation(text, where, spans)
 
     def in_math(position):
         return any(a < position < b for a, b in spans)
@@ -498,7 +553,9 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             figures.captions.add(caption)
             number = figures.number[name]
             caption = re.sub(r"([\[\]])", r"\\\1", caption)  # brackets in a caption (f32[3,5]) stay text
-            return f"![Figure {number}: {caption}.]({path}){{#{figures.anchor(name)}}}"
+            # Never shrunk below LEGIBLE_SCALE of its drawn size: on a phone the figure scrolls sideways instead.
+            return (f"![Figure {number}: {caption}.]({path}){{#{figures.anchor(name)} "
+                    f"style=\"min-width: {round(LEGIBLE_SCALE * svg_width_px(path))}px\"}}")
         if sep and kind == "fig":
             if rest not in figures.number:
                 raise ReportError(f"{where}: {{{{fig:{rest}}}}} names no plot of the report")
@@ -518,6 +575,10 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             return text_of(a)
         if form == "num":
             return text_of(a, "number_text")
+        if form == "percent":  # a unitless fraction as a percentage, formatted by the C++ side
+            if a["unit"] != "":
+                raise ReportError(f"{where}: {name} has the unit '{a['unit']}': only a fraction reads as a percentage")
+            return text_of(a, "percent_text")
         if form == "yesno":  # a recorded condition (1 or 0) read as a word, never as a number in prose
             if a["value"] not in (0, 1):
                 raise ReportError(f"{where}: {name} is {a['value']}, not a yes/no (1/0) answer")
@@ -548,6 +609,42 @@ def answer_status(a):
 
 def esc(text):
     return html.escape(str(text), quote=True)
+
+
+def raw_html(block):
+    """Generated HTML as a raw block Pandoc passes through without parsing it as Markdown: the cards, the Errata and
+    the tables are most of the page, and parsing them was most of Pandoc's time."""
+    return "\n```{=html}\n" + block + "\n```\n"
+
+
+# Notation in the chapters' texts (C++ strings: reasons, explanations, claims, table cells), set as a reader
+# expects it instead of as typed: 2^34 -> 2<sup>34</sup>, T_math -> T<sub>math</sub>, A[I_X, J_Y] -> I<sub>X</sub>…,
+# AllGather_Y -> AllGather<sub>Y</sub>, and a code name (get_max_batch_size, tpu_inference/utils.py) as code.
+# The browser test fails on any '^' or '_' notation left in prose.
+_SUPERSCRIPT = re.compile(r"(?<=[\w)\]])\^(\{[^{}]*\}|-?\d+(?:\.\d+)?|[A-Za-z]\w*)")
+_UNDERSCORED = re.compile(r"(?<![\w.-])([A-Za-z][\w./-]*?_[\w./-]*[A-Za-z0-9])")
+_SUBSCRIPT = re.compile(r"([A-Za-z]{1,2}|AllGather|ReduceScatter|AllReduce|AllToAll)_([A-Za-z0-9]+)")
+
+
+def notation_html(escaped):
+    """Superscripts, subscripts and code names in text already HTML-escaped (see above); `code` spans as code."""
+    parts = re.split(r"(`[^`]+`)", escaped)
+    if len(parts) > 1:
+        return "".join(f"<code>{p[1:-1]}</code>" if i % 2 else notation_html(p) for i, p in enumerate(parts))
+
+    def underscored(m):
+        token = m.group(1)
+        sub = _SUBSCRIPT.fullmatch(token)
+        if sub:
+            return f"{sub.group(1)}<sub>{sub.group(2)}</sub>"
+        return f"<code>{token}</code>"
+    text = _SUPERSCRIPT.sub(lambda m: f"<sup>{m.group(1).strip('{}')}</sup>", escaped)
+    return _UNDERSCORED.sub(underscored, text)
+
+
+def prose(text):
+    """A text of the chapters' JSON as HTML: escaped, its notation set (notation_html)."""
+    return notation_html(esc(text))
 
 
 def erratum_items(exercises):
@@ -585,29 +682,35 @@ def findings_by_severity(exercises):
 
 
 def count_chapter(ch):
-    c = {"answers": 0, "agrees": 0, "approximation": 0, "checked": 0, "notes_agree": 0, "notes_differ": 0,
-         "formulas": 0, "formulas_ok": 0, "formulas_erratum": 0, "claims": 0, "claims_ok": 0, "claims_erratum": 0}
+    """A chapter's counts, each value in exactly one column of its kind: answers = agree + approximation +
+    erratum + no book value; formulas = agree + approximation + erratum; claims = hold + erratum."""
+    c = {"answers": 0, "agrees": 0, "approximation": 0, "erratum": 0, "checked": 0, "notes_agree": 0,
+         "notes_differ": 0, "formulas": 0, "formulas_ok": 0, "formulas_approx": 0, "formulas_erratum": 0,
+         "claims": 0, "claims_ok": 0, "claims_erratum": 0}
     for ex in ch["exercises"]:
         for a in ex["answers"]:
             c["answers"] += 1
             s = answer_status(a)
-            if s in ("agrees", "checked"):
-                c[s] += 1
-            elif s != "erratum" and s != "approximation":
-                c["checked"] += 1
+            c[{"agrees": "agrees", "approximation": "approximation", "erratum": "erratum"}.get(s, "checked")] += 1
             for n in a["notes"]:
                 c["notes_agree" if n["status"] == "agrees" else "notes_differ"] += 1
         for f in ex.get("formulas", []):
             c["formulas"] += 1
-            c["formulas_erratum" if f["status"] == "erratum" else "formulas_ok"] += 1
+            c[{"erratum": "formulas_erratum", "approximation": "formulas_approx"}.get(f["status"], "formulas_ok")] += 1
         for cl in ex.get("claims", []):
             c["claims"] += 1
             c["claims_erratum" if cl["status"] == "erratum" else "claims_ok"] += 1
-    c["approximation"] = sum(1 for _ in approximation_items(ch["exercises"]))
+    if c["answers"] != c["agrees"] + c["approximation"] + c["erratum"] + c["checked"]:
+        raise ReportError(f"chapter {ch['chapter']}: the answer columns do not add up to {c['answers']} answers")
     c["erratum_values"] = sum(1 for _ in erratum_items(ch["exercises"]))
     c["findings"] = {sev: {f"ch{ch['chapter']}:{k}": v for k, v in fs.items()}
                      for sev, fs in findings_by_severity(ch["exercises"]).items()}
     return c
+
+
+def plural(n, one, many=None):
+    """"1 value", "3 values"."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 def badge(kind, text, title):
@@ -635,16 +738,16 @@ def badges_for(exercises):
         values = sum(sum(fs.values()) for fs in found.values())
         parts = ", ".join(f"{len(found[s])} {SEVERITY_TEXT.get(s, s)}" for s in sorted(found, key=SEVERITY_ORDER.get))
         out.append(badge(f"erratum sev-{worst}", f"✗ {causes}",
-                         f"{causes} finding(s) in the book ({parts}), touching {values} value(s)"))
+                         f"{plural(causes, 'finding')} in the book ({parts}), touching {plural(values, 'value')}"))
     if agree:
-        out.append(badge("agrees", f"✓ {agree}", f"{agree} answer(s) agree with the book"))
+        out.append(badge("agrees", f"✓ {agree}", f"{plural(agree, 'answer agrees', 'answers agree')} with the book"))
     if approx:
-        out.append(badge("approx", f"≈ {approx}", f"{approx} value(s) follow from the book's own stated inputs or "
-                         "hedged wording: approximations, not errata"))
+        out.append(badge("approx", f"≈ {approx}", f"{plural(approx, 'value follows', 'values follow')} (answers and formulas) from the book's own "
+                         "stated inputs or hedged wording: approximations, not errata"))
     if checked:
-        out.append(badge("checked", f"◆ {checked}", f"{checked} answer(s) with no book value, checked independently"))
+        out.append(badge("checked", f"◆ {checked}", f"{plural(checked, 'answer')} with no book value, checked independently"))
     if differ:
-        out.append(badge("notes-differ", f"≠ {differ}", f"the reader notes differ on {differ} value(s)"))
+        out.append(badge("notes-differ", f"≠ {differ}", f"the reader notes differ on {plural(differ, 'value')}"))
     return " ".join(out)
 
 
@@ -691,7 +794,28 @@ def claim_bound(c):
     return c.get("describe", "?")
 
 
-def answer_card(ex, checks, chapter_number, findings=None):
+def problems_section(chapter_number):
+    """The section of a chapter that holds its numbered exercises ("A Few Problems to Work", "Worked Problems")."""
+    for number, (_, _, heading) in sorted(BOOK_SECTIONS.items()):
+        if number.split(".")[0] == str(chapter_number) and number.count(".") == 1 and "problems" in heading.lower():
+            return "§" + number
+    return None
+
+
+def card_section(ex, chapter_number, heading=""):
+    """Where the book states an item: its recorded section; else the first §N.M of the heading it sits under; else,
+    for a numbered exercise, the chapter's problems section. None when nothing says."""
+    if ex.get("section"):
+        return ex["section"]
+    m = re.search(r"§\s*\d+\.\d+(?:\.\d+)*", heading or "")
+    if m:
+        return m.group(0)
+    if re.fullmatch(r"ex\d+\.\d+", ex["id"]):
+        return problems_section(chapter_number)
+    return None
+
+
+def answer_card(ex, checks, chapter_number, findings=None, heading=""):
     """The exercise's answers as a table: ours, the book's with its tolerance, the status, the reader notes and
     links to the C++ and to the independent check. Each row is the anchor #ID.KEY. A finding's explanation is
     written once, under the table, however many rows it touches."""
@@ -735,13 +859,13 @@ def answer_card(ex, checks, chapter_number, findings=None):
             si = a.get("stated_input")
             status = badge("approx", "approximation", "follows from the book's own stated inputs or wording: no erratum")
             if si:
-                status += (f'<br><small>from the book\'s stated input {esc(si["input"])}: '
+                status += (f'<br><small>from the book\'s stated input {prose(si["input"])}: '
                            f'{esc(text_of(si))}; exact: {esc(text_of(a))}</small>')
             else:
-                status += (f'<br><small>{esc(b.get("tol_rule", ""))}; exact: '
+                status += (f'<br><small>{prose(b.get("tol_rule", ""))}; exact: '
                            f'{esc(text_of(a))}</small>')
         else:
-            status = badge("checked", "checked", "no book value: recomputed independently in tests/")
+            status = badge("checked", "no book value", "the book prints no value: ours is recomputed independently in tests/")
         notes = []
         for n in a["notes"]:
             mark = "agrees" if n["status"] == "agrees" else "differs"
@@ -750,25 +874,25 @@ def answer_card(ex, checks, chapter_number, findings=None):
         extra = []
         if a.get("derived"):
             extra.append(f'derived: {esc(text_of(a["derived"]))} '
-                         f'({esc(a["derived"]["formula"])})')
+                         f'({prose(a["derived"]["formula"])})')
         if a.get("measured"):
             m = a["measured"]
-            extra.append(f'measured: {esc(text_of(m))} ({esc(m["source"])})')
+            extra.append(f'measured: {esc(text_of(m))} ({prose(m["source"])})')
         links = [f'<a href="#{esc(ex["id"])}.code">C++</a>']
         if name in checks:
             links.append(f'<a href="#check-{esc(name)}">check</a>')
         if a.get("reproduction"):
             r = a["reproduction"]
             book += (f'<br><small>the book\'s number, reproduced: {esc(text_of(r))} '
-                     f'({esc(r["how"])})</small>')
+                     f'({prose(r["how"])})</small>')
         if a.get("book_inputs_give"):
             g = a["book_inputs_give"]
             book += (f'<br><small>the book\'s own inputs give {esc(text_of(g))} '
-                     f'({esc(g["how"])})</small>')
+                     f'({prose(g["how"])})</small>')
         explanation = a.get("explanation", "")
         if s == "erratum":
             explanation = row_text(explanation, a.get("erratum", {}).get("finding", name))
-        explanation = esc(explanation)
+        explanation = prose(explanation)
         if notes:
             status += '<br><small>reader notes: ' + "<br>".join(notes) + "</small>"
         rows.append(
@@ -780,9 +904,7 @@ def answer_card(ex, checks, chapter_number, findings=None):
             f'<td class="num" data-label="book">{book}</td><td data-label="status">{status}</td></tr>')
     for f in ex.get("formulas", []):
         name = f"{ex['id']}.{f['key']}"
-        pts = "; ".join(
-            ", ".join(f"{k} = {v}" for k, v in text_of(p, "inputs_text").items()) +
-            f": book {text_of(p, 'book_text')}, exact {text_of(p, 'exact_text')}" for p in f["points"])
+        pts = formula_points(f)
         kind = {"erratum": "erratum", "agrees": "agrees", "approximation": "approximation"}.get(f["status"], "checked")
         status = item_status(f, name, kind, chapter_number, cite)
         text = row_text(f.get("reason", ""), f.get("finding")) if kind == "erratum" else ""
@@ -790,9 +912,9 @@ def answer_card(ex, checks, chapter_number, findings=None):
         rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
                     f'{key_html(f["key"])}</a> <small class="see"><a href="#{esc(ex["id"])}.code">C++</a></small>'
                     f'<br><small>formula</small></td>'
-                    f'<td colspan="2" data-label="book"><code>{esc(f["book_text"])}</code><br><small>{esc(pts)}</small>'
-                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}'
-                    f'{"<br><small>" + esc(note) + "</small>" if note else ""}</td>'
+                    f'<td colspan="2" data-label="book"><code>{esc(f["book_text"])}</code><br><small>{prose(pts)}</small>'
+                    f'{"<br><small>" + prose(text) + "</small>" if text else ""}'
+                    f'{"<br><small>" + prose(note) + "</small>" if note else ""}</td>'
                     f'<td data-label="status">{status}</td></tr>')
     for c in ex.get("claims", []):
         name = f"{ex['id']}.{c['key']}"
@@ -803,17 +925,18 @@ def answer_card(ex, checks, chapter_number, findings=None):
         rows.append(f'<tr id="{esc(name)}" class="row-{kind}"><td><a class="key" href="#{esc(name)}">'
                     f'{key_html(c["key"])}</a> <small class="see"><a href="#{esc(ex["id"])}.code">C++</a></small>'
                     f'<br><small>claim</small></td>'
-                    f'<td colspan="2" data-label="claim">{esc(c["text"])}<br><small>ours: '
+                    f'<td colspan="2" data-label="claim">{prose(c["text"])}<br><small>ours: '
                     f'{esc(text_of(c))}; the wording asks {esc(claim_bound(c))}</small>'
-                    f'{"<br><small>" + esc(text) + "</small>" if text else ""}'
-                    f'{"<br><small>" + esc(note) + "</small>" if note else ""}</td>'
+                    f'{"<br><small>" + prose(text) + "</small>" if text else ""}'
+                    f'{"<br><small>" + prose(note) + "</small>" if note else ""}</td>'
                     f'<td data-label="status">{status}</td></tr>')
     if not rows:
         return ""
-    section = ex.get("section", "")
-    link = book_link(section) if section else book_link(f"§{chapter_number}")
-    where = (f' · book <a href="{esc(link)}">{esc(section or "chapter " + str(chapter_number))}</a>'
-             if link else "")
+    # A link to the section that states the item; an item the book does not state (a reader's appendix, a footnote
+    # of a translation) gets none rather than a link to the chapter's top.
+    section = card_section(ex, chapter_number, heading)
+    link = book_link(section) if section else None
+    where = f' · book <a href="{esc(link)}">{esc(section)}</a>' if link else ""
     notes = []
     for fid in cited:
         f = findings.get(fid)
@@ -821,12 +944,21 @@ def answer_card(ex, checks, chapter_number, findings=None):
             continue
         sev = f.get("severity", "unclassified")
         notes.append(f'<p class="card-finding">{badge("erratum sev-" + sev, SEVERITY_TEXT.get(sev, sev), "severity")} '
-                     f'<a href="#{esc(finding_anchor(chapter_number, fid))}"><strong>{esc(f.get("title") or fid)}</strong>'
-                     f'</a>: {esc(f["reason"])}</p>')
-    return (f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
-            f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
-            f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th>'
-            f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{"".join(notes)}</div>')
+                     f'<a href="#{esc(finding_anchor(chapter_number, fid))}"><strong>{prose(f.get("title") or fid)}</strong>'
+                     f'</a>: {prose(f["reason"])}</p>')
+    return raw_html(
+        f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
+        f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
+        f'<th>answer</th><th>ours</th><th>book ± tolerance</th><th>status</th>'
+        f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{"".join(notes)}</div>')
+
+
+def formula_points(f):
+    """Where a printed formula was evaluated and what it gave there: "at B = 8, D = 4,096: book 4, exact 3; at …"."""
+    def point(p):
+        inputs = ", ".join(f"{k} = {v}" for k, v in text_of(p, "inputs_text").items())
+        return (f"at {inputs}: " if inputs else "") + f"book {text_of(p, 'book_text')}, exact {text_of(p, 'exact_text')}"
+    return "; ".join(point(p) for p in f["points"])
 
 
 def item_status(item, name, kind, chapter_number, cite):
@@ -838,7 +970,7 @@ def item_status(item, name, kind, chapter_number, cite):
         return (badge(f"erratum sev-{sev}", f"erratum · {SEVERITY_TEXT.get(sev, sev)}", "") +
                 f' <a href="#{esc(finding_anchor(chapter_number, fid))}">finding</a>')
     if kind == "approximation":
-        return badge("approx", "approximation", "") + (f'<br><small>{esc(item["tol_rule"])}</small>'
+        return badge("approx", "approximation", "") + (f'<br><small>{prose(item["tol_rule"])}</small>'
                                                        if item.get("tol_rule") else "")
     return badge(kind, item["status"], item.get("reason", ""))
 
@@ -859,7 +991,7 @@ def code_blocks(source_dir, ex, checks):
         for name, (path, method, src) in mine:
             anchor = "" if name in seen else f'<div id="check-{name}"></div>\n\n'
             seen.add(name)
-            parts.append(f"{anchor}`{name}` — {method} (`{path}`)\n\n```cpp\n{src}\n```\n")
+            parts.append(f"{anchor}`{name}` — {notation_html(esc(method))} (`{path}`)\n\n```cpp\n{src}\n```\n")
         out.append(f'\n<details class="checks" id="{ex["id"]}.checks"><summary>Independent checks of '
                    f'<code>{ex["id"]}</code> ({len(mine)})</summary>\n\n' + "\n".join(parts) + "\n</details>\n")
     return "".join(out)
@@ -958,6 +1090,11 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
                 used_ids.add(anchor)
             if hashes != "#":
                 title = name_heading(title, anchor, exercises, index)
+                # Every item's heading says where the book has it, as chapters 1–6 write it: "… (§7.4)".
+                if exercises and "§" not in title:
+                    where = card_section(exercises[0], ch["chapter"])
+                    if where:
+                        title += f" ({where})"
             # A chapter's own heading sums up the whole chapter.
             badges = badges_for(ch["exercises"] if hashes == "#" and sec is first_heading else exercises)
             attr = "{" + " ".join(x for x in ((f"#{anchor}" if anchor else ""), classes) if x) + "}"
@@ -985,7 +1122,9 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
             ex = index.exercises[m.group(1)]
             anchor = "" if ex["id"] in used_ids else f'\n<div id="{ex["id"]}"></div>\n'
             used_ids.add(ex["id"])
-            return anchor + "\n" + answer_card(ex, checks, ch["chapter"], ch.get("findings")) + "\n" + code_blocks(source_dir, ex, checks)
+            return (anchor + "\n" + answer_card(ex, checks, ch["chapter"], ch.get("findings"), heading_text) + "\n" +
+                    code_blocks(source_dir, ex, checks))
+        heading_text = sec["heading"].group(2) if sec["heading"] is not None else ""
         body = re.sub(r"@@CODE (\S+)@@", splice, body)
 
         # A stated question ("**Question.** …" paragraph or a ::: question block): fold what follows.
@@ -1003,14 +1142,15 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
 # Generated sections
 
 def dashboard(chapters):
-    head = ("<div class=\"scroll\"><table class=\"dashboard\"><thead><tr><th>chapter</th><th>answers</th><th>agree</th>"
-            "<th>findings, by severity</th><th>approxi&shy;mations</th><th>checked (no book value)</th>"
-            "<th>notes agree / differ</th><th>formulas agree / errata</th><th>claims hold / errata</th>"
-            "</tr></thead><tbody>")
+    head = ("<div class=\"scroll\"><table class=\"dashboard\"><thead><tr><th rowspan=\"2\">chapter</th>"
+            "<th rowspan=\"2\">findings (causes), by severity</th><th colspan=\"5\">answers</th>"
+            "<th rowspan=\"2\">formulas agree / ≈ / ✗</th><th rowspan=\"2\">claims hold / ✗</th>"
+            "<th rowspan=\"2\">reader notes agree / differ</th></tr><tr><th>all</th><th>agree</th><th>≈ approx&shy;"
+            "imation</th><th>✗ erratum</th><th>no book value</th></tr></thead><tbody>")
     body = []
-    sums = {k: 0 for k in ("answers", "agrees", "approximation", "checked", "notes_agree", "notes_differ",
-                           "formulas", "formulas_ok", "formulas_erratum", "claims", "claims_ok", "claims_erratum",
-                           "erratum_values")}
+    sums = {k: 0 for k in ("answers", "agrees", "approximation", "erratum", "checked", "notes_agree", "notes_differ",
+                           "formulas", "formulas_ok", "formulas_approx", "formulas_erratum", "claims", "claims_ok",
+                           "claims_erratum", "erratum_values")}
     found_all = {}
     for ch in chapters:
         c = count_chapter(ch)
@@ -1025,30 +1165,39 @@ def dashboard(chapters):
               "it touches; each is counted once, by what it does: "
               + badge("erratum sev-conclusion", "conclusion", "") + " it changes a conclusion, "
               + badge("erratum sev-slip", "slip", "") + " a slip that changes none, "
-              + badge("erratum sev-unit", "unit", "") + " a unit label. An <em>approximation</em> follows from the book's own "
-              "stated inputs or hedged wording and is no erratum; it is shown with the exact value. Badges on the "
-              "headings and in the contents: " + badge("erratum sev-conclusion", "✗ n", "") + " findings (coloured by "
-              "the worst), " + badge("agrees", "✓ n", "") + " answers that agree with the book, "
+              + badge("erratum sev-unit", "unit", "") + " a unit label; the values it touches (answers, formulas "
+              "and claims) are in brackets. Every answer is in exactly one of the four answer columns: it "
+              "<em>agrees</em>, it is an <em>approximation</em> (it follows from the book's own stated inputs or "
+              "hedged wording and is no erratum; shown with the exact value), it is an <em>erratum</em>, or the "
+              "book prints <em>no value</em> for it (recomputed independently). Formulas and claims are counted "
+              "the same way, apart. Badges on the headings and in the contents: "
+              + badge("erratum sev-conclusion", "✗ n", "") + " findings (coloured by the worst), "
+              + badge("agrees", "✓ n", "") + " answers that agree with the book, "
               + badge("approx", "≈ n", "") + " approximations, " + badge("checked", "◆ n", "") + " answers the book "
               "does not print, recomputed independently, " + badge("notes-differ", "≠ n", "") + " values where the "
               "reader notes differ (with the reason).</p>")
-    return ('# Status at a glance {#status}\n\n' + head + "".join(body) + "</tbody></table></div>\n\n" + legend + "\n")
+    return ('# Status at a glance {#status}\n\n' + raw_html(head + "".join(body) + "</tbody></table></div>\n" + legend))
 
 
 def dash_row(label, c, total=False):
     found = c["findings"]
     errata = " ".join(badge(f"erratum sev-{s}", f"{len(found[s])} {SEVERITY_SHORT.get(s, s)}",
-                            f"{len(found[s])} finding(s) of severity '{SEVERITY_TEXT.get(s, s)}', touching "
-                            f"{sum(found[s].values())} value(s)")
+                            f"{plural(len(found[s]), 'finding')} of severity '{SEVERITY_TEXT.get(s, s)}', touching "
+                            f"{plural(sum(found[s].values()), 'value')}")
                       for s in sorted(found, key=lambda s: SEVERITY_ORDER.get(s, 9))) or "none"
     if found:
-        errata += f' <small class="values">({c["erratum_values"]} values)</small>'
+        errata += f' <small class="values">({plural(c["erratum_values"], "value")})</small>'
     cls = ' class="total"' if total else ""
-    return (f"<tr{cls}><td>{label}</td><td class=\"num\">{c['answers']}</td><td class=\"num\">{c['agrees']}</td>"
-            f"<td>{errata}</td><td class=\"num\">{c['approximation']}</td><td class=\"num\">{c['checked']}</td>"
-            f"<td class=\"num\">{c['notes_agree']} / {c['notes_differ']}</td>"
-            f"<td class=\"num\">{c['formulas_ok']} / {c['formulas_erratum']}</td>"
-            f"<td class=\"num\">{c['claims_ok']} / {c['claims_erratum']}</td></tr>")
+    # Labels for the phone layout, where each row becomes a card (the header has two rows, so the page's script
+    # could not pair cells with headings by position).
+    cells = [("chapter", label), ("findings", errata), ("answers", c["answers"]), ("agree", c["agrees"]),
+             ("≈ approximation", c["approximation"]), ("✗ erratum", c["erratum"]), ("no book value", c["checked"]),
+             ("formulas agree / ≈ / ✗", f"{c['formulas_ok']} / {c['formulas_approx']} / {c['formulas_erratum']}"),
+             ("claims hold / ✗", f"{c['claims_ok']} / {c['claims_erratum']}"),
+             ("reader notes agree / differ", f"{c['notes_agree']} / {c['notes_differ']}")]
+    num = ' class="num"'
+    return f"<tr{cls}>" + "".join(f'<td{"" if i < 2 else num} data-label="{esc(head)}">{value}</td>'
+                                  for i, (head, value) in enumerate(cells)) + "</tr>"
 
 
 def errata_section(chapters, index):
@@ -1079,14 +1228,14 @@ def errata_section(chapters, index):
                 notes = []
                 if own and own not in said:  # a value's own reason, when its finding's does not already say it
                     said.add(own)
-                    notes.append(esc(own))
+                    notes.append(prose(own))
                 if a.get("reproduction"):
                     r = a["reproduction"]
                     notes.append(f'the book\'s number, reproduced: {esc(text_of(r))} '
-                                 f'({esc(r["how"])})')
+                                 f'({prose(r["how"])})')
                 if a.get("book_inputs_give"):
                     g = a["book_inputs_give"]
-                    notes.append(f'the book\'s own inputs give {esc(text_of(g))} ({esc(g["how"])})')
+                    notes.append(f'the book\'s own inputs give {esc(text_of(g))} ({prose(g["how"])})')
                 extra = f'<br><small>{"<br>".join(notes)}</small>' if notes else ""
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a>{extra}</td>'
                             f'<td class="num">{esc(text_of(a["book"]))}</td>'
@@ -1094,25 +1243,23 @@ def errata_section(chapters, index):
             elif name in index.claims:
                 c = index.claims[name]
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
-                            f'<td colspan="3">claim: {esc(c["text"])} — ours {esc(text_of(c))}'
+                            f'<td colspan="3">claim: {prose(c["text"])} — ours {esc(text_of(c))}'
                             f', the wording asks {esc(claim_bound(c))}</td></tr>')
             elif name in index.formulas:
                 f_ = index.formulas[name]
-                pts = "; ".join(f"book {text_of(p, 'book_text')}, exact {text_of(p, 'exact_text')}"
-                                for p in f_["points"])
+                pts = formula_points(f_)
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
-                            f'<td colspan="3">formula <code>{esc(f_["book_text"])}</code>: {esc(pts)}</td></tr>')
+                            f'<td colspan="3">formula <code>{esc(f_["book_text"])}</code>: {prose(pts)}</td></tr>')
             else:
                 rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
                             '<td colspan="3">see its row</td></tr>')
-        out.append(
+        out.append(raw_html(
             f'<div class="finding sev-{esc(f["severity"])}" id="{esc(anchor)}"><p class="finding-title">'
             f'{badge("erratum sev-" + f["severity"], SEVERITY_TEXT.get(f["severity"], f["severity"]), "severity")} '
-            f'<strong>{esc(title)}</strong> <span class="where">chapter {number} · '
-            f'<code>{esc(f["id"])}</code></span></p><p>{esc(f["reason"])}</p><div class="scroll"><table>'
+            f'<strong>{prose(title)}</strong> <span class="where">chapter {number} · '
+            f'<code>{esc(f["id"])}</code></span></p><p>{prose(f["reason"])}</p><div class="scroll"><table>'
             f'<thead><tr><th>value</th><th>book</th><th>exact</th><th>book off by</th></tr></thead><tbody>'
-            f'{"".join(rows)}</tbody></table></div></div>')
-        out.append("")
+            f'{"".join(rows)}</tbody></table></div></div>'))
     return "\n".join(out)
 
 
@@ -1126,17 +1273,17 @@ def notes_section(chapters):
                     differ += n["status"] == "differs"
                     name = f"{ex['id']}.{a['key']}"
                     rows.append(f'<tr class="notes-{esc(n["status"])}"><td><a href="#{esc(name)}"><code>{esc(name)}'
-                                f'</code></a></td><td>{esc(n["source"])}</td>'
+                                f'</code></a></td><td>{prose(n["source"])}</td>'
                                 f'<td class="num">{compared(n)}</td>'
                                 f'<td class="num">{esc(text_of(a))}</td>'
                                 f'<td>{badge("notes-agree" if n["status"] == "agrees" else "notes-differ", n["status"], "")}'
-                                f'</td><td>{esc(n.get("reason", ""))}</td></tr>')
+                                f'</td><td>{prose(n.get("reason", ""))}</td></tr>')
     out = ["# Reader notes cross-check {#reader-notes}", "",
            f"Every number the reader notes give (see [Sources](#sources): notes 000 are a reader's typed answers to "
            f"chapters 1–4, notes 003 handwritten notes on chapter 1) against ours: {agree} agree, {differ} differ, "
            f"each difference with its reason.", "",
-           '<div class="scroll"><table><thead><tr><th>answer</th><th>notes</th><th>their value</th><th>ours</th>'
-           '<th>status</th><th>reason</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></div>"]
+           raw_html('<div class="scroll"><table><thead><tr><th>answer</th><th>notes</th><th>their value</th><th>ours</th>'
+                    '<th>status</th><th>reason</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></div>")]
     return "\n".join(out)
 
 
@@ -1225,6 +1372,37 @@ window.addEventListener('beforeprint', function () {
 """
 
 
+CPP_FENCE = re.compile(r"^```cpp\n(.*?)\n```$", re.M | re.S)
+
+
+def pre_highlight(document, pandoc, cache_path):
+    """The C++ listings highlighted once and kept (Pandoc's highlighting was most of its time on every render):
+    every ```cpp block but the first (which keeps Pandoc's highlighting styles in the page) becomes a raw HTML
+    block from OUT/highlight.json, filled by one Pandoc call for the listings not seen before."""
+    cache = json.load(open(cache_path)) if os.path.exists(cache_path) else {}
+    blocks = list(CPP_FENCE.finditer(document))[1:]
+    key = lambda src: hashlib.sha256(src.encode()).hexdigest()[:20]
+    missing = {key(m.group(1)): m.group(1) for m in blocks if key(m.group(1)) not in cache}
+    if missing:
+        batch = "".join(f"<!--HL {h}-->\n\n```cpp\n{src}\n```\n\n" for h, src in missing.items()) + "<!--HL end-->\n"
+        proc = subprocess.run([pandoc, "--from", "markdown", "--to", "html5"], input=batch, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ReportError(f"pandoc failed on the C++ listings: {proc.stderr.strip()}")
+        parts = re.split(r"<!--HL ([0-9a-f]+|end)-->", proc.stdout)
+        for h, html_ in zip(parts[1::2], parts[2::2]):
+            if h != "end":  # line anchors renamed per use below, so two listings never share an id
+                cache[h] = re.sub(r"\bcb\d+(?=[-\"])", "cb@@", html_.strip())
+        with open(cache_path, "w") as f:
+            json.dump(cache, f)
+    counter = iter(range(100000, 10 ** 9))
+
+    def splice(m):
+        html_ = cache[key(m.group(1))]
+        return "```{=html}\n" + html_.replace("cb@@", f"cb{next(counter)}") + "\n```"
+    first = blocks[0].start() if blocks else len(document)
+    return document[:first] + CPP_FENCE.sub(splice, document[first:])
+
+
 def pandoc_self_contained_flag(pandoc):
     help_text = subprocess.run([pandoc, "--help"], capture_output=True, text=True).stdout
     return "--embed-resources" if "--embed-resources" in help_text else "--self-contained"
@@ -1284,6 +1462,7 @@ def render(args):
     document = re.sub(r"@@CODE (\S+)@@", lambda m: code_blocks(args.source, index.exercises[m.group(1)], checks),
                       document)
 
+    document = pre_highlight(document, args.pandoc, os.path.join(out_dir, "highlight.json"))
     markdown_path = os.path.join(out_dir, "report.md")
     with open(markdown_path, "w") as f:
         f.write(document)
@@ -1303,8 +1482,9 @@ def render(args):
            "--resource-path", out_dir, "-o", html_path]
     # Pandoc is the slow step: skip it when its inputs are those of the page already there.
     plots = sorted(os.path.join(plot_dir, n) for n in os.listdir(plot_dir) if n.endswith(".svg"))
-    key = _fingerprint(cmd, *[open(p, "rb").read() for p in [markdown_path, before, after, cmd[cmd.index("--css") + 1]]
-                                + plots])
+    # (the generator itself too: it post-processes Pandoc's page)
+    key = _fingerprint(cmd, *[open(p, "rb").read() for p in [markdown_path, before, after, cmd[cmd.index("--css") + 1],
+                                                             os.path.abspath(__file__)] + plots])
     stamp = html_path + ".key"
     if not (os.path.exists(html_path) and os.path.exists(stamp) and open(stamp).read() == key):
         proc = subprocess.run(cmd, capture_output=True, text=True)

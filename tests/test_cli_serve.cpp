@@ -41,15 +41,29 @@ TEST_CASE("scaling serve: LLaMA-2-13B on 8 v5e, every key by hand") {
   CHECK(j["t_kv_s"].get<double>() == Approx(kv / W));
   CHECK(j["t_params_s"].get<double>() == Approx(2 * kParams / W));
   CHECK(j["t_flops_s"].get<double>() == Approx(16 * 2 * kMatmulParams / C));
-  const double step = kv / W + 2 * kParams / W;
+  // --chips 8 on a v5e is the 2x4 slice (no wraparound below a side of 16): an AllGather or ReduceScatter
+  // of the 16·D·2 activation bytes walks 1 + 3 hops of 1 µs, longer than its (7/8)·bytes over two axes
+  // of 9e10 B/s; 4 of them per layer.
+  const double act = 16 * D * 2, per = std::max(4 * 1e-6, 7.0 / 8 * act / (2 * 9e10));
+  CHECK(j["comms_bytes"].get<double>() == act);
+  CHECK(j["comms_collectives"].get<double>() == 4 * L);
+  CHECK(j["t_comms_s"].get<double>() == Approx(4 * L * per));
+  const double step = kv / W + std::max(2 * kParams / W, 4 * L * per);
   CHECK(j["step_s"].get<double>() == Approx(step));
-  CHECK(j["tokens_per_s"].get<double>() == Approx(16 / step));
-  CHECK(j["tokens_per_s_per_chip"].get<double>() == Approx(2 / step));
+  // It does not fit, so no throughput is printed (§7.1.7's point: batch 16 needs more than 8 chips).
+  CHECK_FALSE(j.contains("tokens_per_s"));
+  CHECK_FALSE(j.contains("tokens_per_s_per_chip"));
+  CHECK_FALSE(j.contains("qps_per_chip"));
   CHECK(j["bound"] == "kv");
   CHECK(j["critical_batch"].get<double>() == Approx(2 * kParams * 1.97e14 / (2 * kMatmulParams * 8.1e11)));
   CHECK(j["min_chips"].get<double>() == std::ceil((2 * kParams + kv) / 16e9));  // 9
   CHECK(j["min_slice"] == "4x4");
-  CHECK(j["qps_per_chip"].get<double>() == Approx(2 / step / 512));
+  const auto fit = serve_json("--model llama2-13b --chip tpu-v5e --chips 8 --batch 8 --context 8192 --decode-len 512");
+  CHECK(fit["fits"] == true);
+  const double step8 = 8 * 8192 * kv_token / W + std::max(2 * kParams / W, 4 * L * std::max(4e-6, 7.0 / 8 * 8 * D * 2 / 1.8e11));
+  CHECK(fit["tokens_per_s"].get<double>() == Approx(8 / step8));
+  CHECK(fit["tokens_per_s_per_chip"].get<double>() == Approx(1 / step8));
+  CHECK(fit["qps_per_chip"].get<double>() == Approx(1 / step8 / 512));
   const double prefill_flops = 4096 * 2 * kMatmulParams + 4 * L * NH * 4096 * 4097 / 2;  // causal attention
   CHECK(j["prefill_s"].get<double>() == Approx(prefill_flops / (0.5 * C)));
 }
@@ -117,9 +131,91 @@ TEST_CASE("scaling serve: a model that does not fit is an answer, not an error")
   CHECK(j["min_slice"] == "8x8");  // 812 GB of weights over 16 GB chips: 51 chips
   const auto huge = serve_json("--model llama3-405b --chip tpu-v5e --slice 16x16 --batch 1000 --context 8192");
   CHECK(huge["min_slice"] == "none");  // 4.2 TB of KV alone: more than a 16x16 pod (4.1 TB) holds
+  CHECK_FALSE(j.contains("tokens_per_s"));
   const auto text = run("serve --model llama3-405b --chip tpu-v5e --slice 2x2 --batch 1 --context 1024");
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("fits") != std::string::npos);
+  CHECK(text.out.find("none: weights + KV exceed the HBM") != std::string::npos);
+}
+
+// LLaMA-3 written out (8B: D 4096, L 32; 70B: D 8192, L 80, 8 KV heads of 128) for the collectives below.
+TEST_CASE("scaling serve: the tensor-parallel collectives on a whole v5e pod, latency-bound") {
+  // 16x16 wraps both axes (§2.2): 8 + 8 hops of 1 µs per collective, far above 2·4096·2 bytes over 2 × 9e10.
+  const auto j = serve_json("--model llama3-8b --chip tpu-v5e --slice 16x16 --batch 2 --context 1024");
+  const double per = std::max(16 * 1e-6, 255.0 / 256 * 2 * 4096 * 2 / (2 * 9e10));
+  CHECK(j["t_comms_s"].get<double>() == Approx(4 * 32 * per));
+  CHECK(j["bound"] == "comms");
+  CHECK(j["step_s"].get<double>() == Approx(j["t_kv_s"].get<double>() + 4 * 32 * per));
+  const auto text = run("serve --model llama3-8b --chip tpu-v5e --slice 16x16 --batch 2 --context 1024");
+  CHECK(text.out.find("t_comms (ICI collectives)") != std::string::npos);
+  CHECK(text.out.find("latency-bound") != std::string::npos);
+}
+
+TEST_CASE("scaling serve on GPUs: one NVLink node, and two over InfiniBand") {
+  // H100: 80 GB at 3.35e12 B/s, 9.89e14 FLOPs/s; NVLink 4.5e11 B/s per GPU; InfiniBand 5e10 B/s per GPU;
+  // no hop latency in the sources (0). LLaMA-3-70B: D 8192, L 80, KV 2·80·8·128·2 B per token.
+  const double act = 64 * 8192 * 2, kv = 64 * 4096 * 2.0 * 80 * 8 * 128 * 2;
+  const auto one = serve_json("--model llama3-70b --chip h100 --chips 8 --batch 64 --context 4096");
+  CHECK(one["system"] == "1 × 8 NVIDIA H100");
+  CHECK(one["t_comms_s"].get<double>() == Approx(4 * 80 * 7.0 / 8 * act / 4.5e11));
+  CHECK(one["t_kv_s"].get<double>() == Approx(kv / (8 * 3.35e12)));
+  const double step1 = one["t_kv_s"].get<double>() +
+                       std::max({one["t_params_s"].get<double>(), one["t_flops_s"].get<double>(), 4 * 80 * 7.0 / 8 * act / 4.5e11});
+  CHECK(one["step_s"].get<double>() == Approx(step1));
+  CHECK(one["tokens_per_s"].get<double>() == Approx(64 / step1));
+  const auto two = serve_json("--model llama3-70b --chip h100 --chips 16 --batch 64 --context 4096");
+  CHECK(two["system"] == "2 × 8 NVIDIA H100");
+  CHECK(two["t_comms_s"].get<double>() == Approx(4 * 80 * (7.0 / 8 * act / 4.5e11 + 0.5 * act / 5e10)));
+  CHECK(run("serve --model llama3-70b --chip h100 --chips 16 --batch 64 --context 4096").out.find(
+            "t_comms (NVLink + InfiniBand collectives)") != std::string::npos);
+  const auto text = run("serve --model llama3-70b --chip h100 --chips 8 --batch 64 --context 4096");
+  CHECK(text.out.find("t_comms (NVLink collectives)") != std::string::npos);
+}
+
+TEST_CASE("scaling serve --chips auto: the smallest allowed slice or node that holds weights + KV") {
+  // LLaMA-3-70B in bf16 with 8 × 8192 tokens of KV, counted here from its shape.
+  const double D = 8192, F = 28672, L = 80, V = 128256;
+  const double params = L * (D * 8192 * 2 + 2 * D * 1024 + 3 * D * F + 2 * D) + 2 * V * D + D;
+  const double need = 2 * params + 8 * 8192 * 2.0 * L * 8 * 128 * 2;
+  const int v5e = static_cast<int>(std::ceil(need / 16e9));  // 11 chips: the 4x4 slice
+  CHECK(v5e > 8);
+  CHECK(v5e <= 16);
+  const auto t = serve_json("--model llama3-70b --chip tpu-v5e --chips auto --batch 8 --context 8192");
+  CHECK(t["chips"].get<double>() == 16);
+  CHECK(t["system"] == "TPU v5e 4x4");
+  CHECK(t["fits"] == true);
+  CHECK(t.contains("tokens_per_s"));
+  const auto g = serve_json("--model llama3-70b --chip h100 --chips auto --batch 8 --context 8192");
+  CHECK(std::ceil(need / 80e9) == 3);  // 3 GPUs: the node's 4
+  CHECK(g["chips"].get<double>() == 4);
+  // Past one node: whole nodes (405B in bf16 over 80 GB GPUs: 11 GPUs, 2 nodes).
+  const auto big = serve_json("--model llama3-405b --chip h100 --chips auto --batch 1 --context 1024");
+  CHECK(big["chips"].get<double>() == 16);
+  CHECK(big["system"] == "2 × 8 NVIDIA H100");
+  // Nothing holds it: the whole pod, no throughput.
+  const auto none = serve_json("--model llama3-405b --chip tpu-v5e --chips auto --batch 1000 --context 8192");
+  CHECK(none["fits"] == false);
+  CHECK(none["chips"].get<double>() == 256);
+  CHECK_FALSE(none.contains("tokens_per_s"));
+}
+
+TEST_CASE("scaling serve: a chip with neither ICI nor NVLink has no collectives and no --chips auto") {
+  // The H100's figures without its node: no GPUs per node, no NVLink or InfiniBand, no pod.
+  auto c = nlohmann::json::parse(run("chips --json").out);
+  nlohmann::json chip;
+  for (auto& x : c)
+    if (x["name"] == "h100") chip = x;
+  chip["name"] = "bare";
+  for (const char* k : {"gpus_per_node", "nvlink_bytes_per_s", "ib_bytes_per_s"}) chip.erase(k);
+  const auto path = std::filesystem::temp_directory_path() / ("serve_bare_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << chip.dump();
+  const std::string m = "serve --model llama3-8b --chip-file '" + path.string() + "' --batch 1 --context 8 ";
+  const auto j = serve_json(m.substr(6) + "--chips 2");
+  CHECK_FALSE(j.contains("t_comms_s"));
+  CHECK(j["step_s"].get<double>() == Approx(j["t_kv_s"].get<double>() +
+                                            std::max(j["t_params_s"].get<double>(), j["t_flops_s"].get<double>())));
+  expect_rejected({{m + "--chips auto", "--chips 'auto': auto needs a TPU or GPU preset"}});
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("scaling serve --frontier: every batch that fits, the Pareto set by brute force") {
@@ -167,6 +263,8 @@ TEST_CASE("scaling serve rejects bad values with one line naming them, exit 1") 
       {"serve --model llama3-8b --chip tpu-v5e --slice 16x16 --batch 1 --context 1 --frontier", "--frontier"},
       {m + "--batch 1e300 --context 1e300", "--batch '1e300': must be at most 9,007,199,254,740,991"},
       {"serve --model llama3-70b --chip tpu-v5e --chips 1e300 --batch 1 --context 8", "--chips"},
+      {"serve --model llama3-70b --chip tpu-v5e --chips autox --batch 1 --context 8", "--chips 'autox'"},
+      {"serve --model llama3-70b --chip h100 --chips 12 --batch 1 --context 8", "--chips '12': 12 GPUs span nodes of 8"},
       {m + "--batch 1 --context 8 --prefill-len 1e200 --mfu 0.5", "--prefill-len '1e200': must be at most"},
       {m + "--batch 1 --context 8 --prefill-len 8192 --mfu 1e-320", "--mfu '1e-320': must be within [1e-6, 1]"},
   });

@@ -3,6 +3,7 @@
 // rejections. Expected values are worked out here from the raw figures, not by calling the function twice.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -225,4 +226,36 @@ TEST_CASE("inference library rejects bad sizes with the field named") {
   auto many = in;
   many.chips = 1e300;
   CHECK_THROWS_WITH_AS(decode_step(many, 1, 1), doctest::Contains("chips"), std::invalid_argument);
+}
+
+TEST_CASE("decode step with a System: the tensor-parallel collectives of §7.2 beside HBM and FLOPs") {
+  // The quiz's 30B model given a shape: 48 layers of D = 7168. A hand-made System of two axes (4 wrapping at
+  // 9e10 B/s with 1 µs hops, 2 open at 4.5e10 with 2 µs) and 2 groups over a slow tier (1e10 B/s, 10 µs).
+  DecodeInputs in = quiz();
+  in.chips = 16;
+  in.layers = 48;
+  in.d_model = 7168;
+  System sys;
+  sys.fast = {{4, true, 9e10, 1e-6}, {2, false, 4.5e10, 2e-6}};
+  sys.slow = {2, 1e10, 10e-6, "DCN"};
+  const double batch = 64, bytes = 64 * 7168 * 2;
+  // By hand: 8 chips on the fast axes share 1.35e11 B/s, then half the bytes cross the slow tier once.
+  const double t_bw = 7.0 / 8 * bytes / 1.35e11 + 0.5 * bytes / 1e10;
+  const double t_lat = 2 * 1e-6 + 1 * 2e-6 + 1 * 10e-6;  // ⌊4/2⌋ + (2−1) fast hops, ⌊2/2⌋ slow hop
+  const DecodeStep plain = decode_step(in, batch, 1024), s = decode_step(in, batch, 1024, sys);
+  CHECK(plain.t_comms_s == 0);
+  CHECK(s.comms_bytes == bytes);
+  CHECK(s.comms_collectives == 4 * 48);
+  CHECK(s.comms_hops == 4);
+  CHECK(s.t_comms_s == Approx(4 * 48 * std::max(t_bw, t_lat)));
+  CHECK(s.comms_latency_bound == (t_lat > t_bw));
+  CHECK(s.t_kv_s == plain.t_kv_s);
+  CHECK(s.step_s == Approx(plain.t_kv_s + std::max({plain.t_params_s, plain.t_flops_s, s.t_comms_s})));
+  CHECK(s.tokens_per_s == Approx(batch / s.step_s));
+  // A System of another chip count, or inputs without a shape, are refused.
+  sys.slow.groups = 1;
+  CHECK_THROWS_WITH_AS(decode_step(in, batch, 1024, sys), doctest::Contains("8 chips"), std::invalid_argument);
+  sys.slow.groups = 2;
+  in.layers = 0;
+  CHECK_THROWS_WITH_AS(decode_step(in, batch, 1024, sys), doctest::Contains("layers"), std::invalid_argument);
 }

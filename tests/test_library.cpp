@@ -118,4 +118,15 @@ TEST_CASE("human formatting") {
   CHECK(format_quantity(240.2439, "FLOPs/byte") == "240.2 FLOPs/byte");
   CHECK(format_quantity(2.5e-7, "s") == "250 ns");
   CHECK(format_number(0.5) == "0.5");
+  // Thousands separated whether or not the number is whole: a table never shows "1524" beside "1,634".
+  CHECK(format_quantity(1524.3, "GiB") == "1,524 GiB");
+  CHECK(format_number(76666.67) == "76,667");
+  CHECK(format_number(-4377.8) == "-4,378");
+  CHECK(format_quantity(3.94e14, "OPs/s") == "3.94e14 OPs/s");
+  // A claim's value and bound in one style.
+  CHECK(format_alike({3.94e14, 4e14}, "OPs/s") == std::vector<std::string>{"3.94e14 OPs/s", "4e14 OPs/s"});
+  CHECK(format_alike({4.08e6, 1.5e6}, "tokens") == std::vector<std::string>{"4.08e6 tokens", "1.5e6 tokens"});
+  CHECK(format_alike({9.638, 19}, "") == std::vector<std::string>{"9.638", "19"});
+  CHECK(format_alike({0, 4}, "iterations") == std::vector<std::string>{"0 iterations", "4 iterations"});
+  CHECK(format_alike({7.99e12, 3.93216e14}, "B") == std::vector<std::string>{"7.99 TB", "393 TB"});
 }

@@ -239,7 +239,7 @@ TEST_CASE("training step: DP, FSDP, TP and FSDP+TP give the unsharded step's wei
   const Optimizer adam{OptimizerKind::adam, 1e-3};
   for (const auto& mesh : {torus({2, 4}), torus({4, 2}), torus({2, 2, 2})})
     for (Strategy s : {Strategy::dp, Strategy::fsdp, Strategy::tp, Strategy::fsdp_tp}) {
-      CAPTURE(name(s));
+      CAPTURE(to_string(s));
       CAPTURE(mesh.shape.size());
       CAPTURE(mesh.shape[0]);
       const auto layout = layout_for(s, mesh);
@@ -273,7 +273,7 @@ TEST_CASE("training step: bytes each device sends per layer equal §5's table, (
   const double B = static_cast<double>(shape.batch), D = static_cast<double>(shape.d_model), F = static_cast<double>(shape.d_ff);
   for (const auto& mesh : {torus({2, 4}), torus({4, 2}), torus({2, 2, 2})})
     for (Strategy s : {Strategy::dp, Strategy::fsdp, Strategy::tp, Strategy::fsdp_tp}) {
-      CAPTURE(name(s));
+      CAPTURE(to_string(s));
       CAPTURE(mesh.shape[0]);
       const auto layout = layout_for(s, mesh);
       // X and Y as the book names them: the devices along the batch/FSDP axes and along the model axes.

@@ -77,8 +77,8 @@ EXERCISE("ch5.executed-step", "One training step executed under DP, FSDP, TP and
     const auto layout = sim::layout_for(s, mesh);
     const double X = sim::group_size(mesh, layout.x_axes), Y = sim::group_size(mesh, layout.y_axes);
     const auto run = sim::sharded_step(mesh, layout, problem, sgd());
-    if (!run.replicas_agree) throw std::logic_error(std::string(sim::name(s)) + ": replicated weights diverged");
-    const std::string k = key_of(s), label(sim::name(s));
+    if (!run.replicas_agree) throw std::logic_error(std::string(to_string(s)) + ": replicated weights diverged");
+    const std::string k = key_of(s), label(to_string(s));
     const double diff = sim::max_abs_difference(run.updated, reference.updated);
     const double fwd = max_sent_bytes(run, 0, sim::Pass::forward), bwd = max_sent_bytes(run, 0, sim::Pass::backward);
     ex.answer(k + "_max_weight_diff", diff, "")

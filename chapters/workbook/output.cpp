@@ -154,6 +154,8 @@ std::string to_json(const ChapterResult& chapter) {
       const auto text = [&](double v) { return format_quantity(v, a.unit()); };
       json entry = {{"key", a.key()}, {"value", a.value()}, {"unit", a.unit()},
                     {"value_text", text(a.value())}, {"number_text", scaling::format_number(a.value())}};
+      // A fraction as a reader says it ({{ID.KEY:percent}}: "9.73 %" for 0.09733).
+      if (a.unit().empty()) entry["percent_text"] = scaling::format_number(100 * a.value(), 3) + " %";
       if (a.book_value()) {
         const double tol = a.book_tolerance().relative_to(*a.book_value());
         const std::string rule = tolerance_rule(*a.book_value(), a.book_tolerance());
@@ -235,6 +237,10 @@ std::string to_json(const ChapterResult& chapter) {
     json claims = json::array();
     for (const auto& c : ex.claims()) {
       const std::string name = ex.id() + "." + c.key();
+      const auto claim_texts = scaling::format_alike(
+          c.relation() == Relation::between ? std::vector<double>{c.value(), c.bound(), c.bound_high()}
+                                            : std::vector<double>{c.value(), c.bound()},
+          c.unit());
       json entry = {{"key", c.key()},
                     {"text", c.text()},
                     {"value", c.value()},
@@ -242,14 +248,15 @@ std::string to_json(const ChapterResult& chapter) {
                     {"relation", c.relation() ? to_string(*c.relation()) : "none"},
                     {"bound", c.bound()},
                     {"describe", c.describe()},
-                    {"value_text", format_quantity(c.value(), c.unit())},
-                    {"bound_text", format_quantity(c.bound(), c.unit())},
+                    // The value and the bound its wording asks, in one style (format_alike).
+                    {"value_text", claim_texts[0]},
+                    {"bound_text", claim_texts[1]},
                     {"status", to_string(c.status())},
                     {"reason", c.reason()},
                     {"explanation", c.explanation()}};
       if (c.relation() == Relation::between) {
         entry["bound_high"] = c.bound_high();
-        entry["bound_high_text"] = format_quantity(c.bound_high(), c.unit());
+        entry["bound_high_text"] = claim_texts[2];
       }
       if (c.relation() == Relation::about) {
         entry["tol"] = c.tolerance().relative_to(c.bound());

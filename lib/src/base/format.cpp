@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
@@ -33,7 +34,11 @@ std::string significant(double value, int digits) {
     while (s.back() == '0') s.pop_back();
     if (s.back() == '.') s.pop_back();
   }
-  return s;
+  // Thousands separated as whole numbers are ("76,667", "1,524.5"), so a column never mixes the two styles.
+  const size_t point = std::min(s.find('.'), s.size());
+  const bool negative = s[0] == '-';
+  const std::string whole = with_separators(std::stod(s.substr(negative ? 1 : 0, point - (negative ? 1 : 0))));
+  return (negative ? "-" : "") + whole + s.substr(point);
 }
 
 std::string scientific(double value, int digits) {
@@ -87,11 +92,31 @@ std::string format_quantity(double value, std::string_view unit, int digits) {
     return unit.empty() ? format_number(value) : fmt::format("{} {}", format_number(value), unit);
   if (unit == "s") return seconds(value, digits);
   if (unit == "B" || unit == "B/s") return prefixed(value, unit, digits);
-  if (unit == "FLOPs" || unit == "FLOPs/s")
+  if (unit == "FLOPs" || unit == "FLOPs/s" || unit == "OPs" || unit == "OPs/s")
     return (std::fabs(value) >= 1e6 ? scientific(value, digits) : format_number(value, digits)) + " " +
            std::string(unit);
   const std::string number = format_number(value, digits + 1);
   return unit.empty() ? number : number + " " + std::string(unit);
+}
+
+std::vector<std::string> format_alike(const std::vector<double>& values, std::string_view unit, int digits) {
+  std::vector<std::string> out;
+  for (const double v : values) out.push_back(format_quantity(v, unit, digits));
+  if (unit == "s" || unit == "B" || unit == "B/s") return out;
+  bool scientific_style = false;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double a = std::fabs(values[i]);
+    const std::string number = out[i].substr(0, out[i].find(' '));  // not the unit: "iterations" has an e
+    if (std::isfinite(a) && a != 0 && (a >= 1e6 || number.find('e') != std::string::npos)) scientific_style = true;
+  }
+  if (!scientific_style) return out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i]) || values[i] == 0) continue;
+    std::string text = scientific(values[i], digits + 1);
+    if (!unit.empty()) text.append(" ").append(unit);
+    out[i] = text;
+  }
+  return out;
 }
 
 namespace {

@@ -101,4 +101,53 @@ std::vector<Axis> slice_axes(const Slice& s, const std::vector<int>& indices) {
   return out;
 }
 
+CollectiveAlgorithm parse_collective_algorithm(std::string_view text) {
+  require_printable("algorithm", text);
+  if (text == "ring") return CollectiveAlgorithm::ring;
+  if (text == "tree") return CollectiveAlgorithm::tree;
+  throw std::invalid_argument("unknown algorithm '" + std::string(text) + "' (known: ring, tree)");
+}
+
+GpuCollectiveCost gpu_collective_cost(Collective op, const System& s, double v, CollectiveAlgorithm algorithm) {
+  if (s.fast.size() != 1 || s.fast_name != "NVLink") throw std::invalid_argument(s.name + ": not a GPU cluster");
+  if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument("bytes must be positive and finite");
+  const double g = s.fast[0].size, m = s.slow.groups, n = g * m;
+  const double w_nv = s.fast[0].bytes_per_s, w_ib = s.slow.bytes_per_s;
+  if (algorithm == CollectiveAlgorithm::tree && op != Collective::all_reduce)
+    throw std::invalid_argument(std::string(name(op)) + " has no tree form: only all-reduce (§12)");
+  if (algorithm == CollectiveAlgorithm::tree && m < 2)
+    throw std::invalid_argument("a tree runs across nodes: it needs at least 2 nodes");
+  GpuCollectiveCost c;
+  // A ring stage on one tier: each GPU receives fraction (k − 1)/k of `bytes`, passes = 1 or 2.
+  auto ring = [](TierCost& t, double k, double bytes, double w, int passes) {
+    t.bytes_per_gpu += passes * (k - 1) / k * bytes;
+    t.steps += passes * static_cast<int>(k - 1);
+    t.t_bandwidth_s = t.bytes_per_gpu / w;
+  };
+  if (op == Collective::all_to_all) {
+    c.nvlink.bytes_per_gpu = (g - 1) * v / (n * n);
+    c.nvlink.steps = g > 1 ? 1 : 0;
+    c.nvlink.t_bandwidth_s = c.nvlink.bytes_per_gpu / w_nv;
+    if (m > 1) {
+      c.infiniband.bytes_per_gpu = (n - g) * v / (n * n);
+      c.infiniband.steps = 1;
+      c.infiniband.t_bandwidth_s = c.infiniband.bytes_per_gpu / w_ib;
+    }
+  } else {
+    const int passes = op == Collective::all_reduce ? 2 : 1;
+    if (g > 1) ring(c.nvlink, g, v, w_nv, passes);
+    if (m > 1) {
+      ring(c.infiniband, m, v / g, w_ib, passes);
+      if (algorithm == CollectiveAlgorithm::tree) c.infiniband.steps = static_cast<int>(std::ceil(std::log2(m)));
+    }
+  }
+  c.nvlink.t_latency_s = c.nvlink.steps * s.fast[0].hop_latency_s;
+  c.infiniband.t_latency_s = c.infiniband.steps * s.slow.latency_s;
+  const double t_nv = std::max(c.nvlink.t_bandwidth_s, c.nvlink.t_latency_s);
+  const double t_ib = std::max(c.infiniband.t_bandwidth_s, c.infiniband.t_latency_s);
+  c.time_s = op == Collective::all_to_all ? std::max(t_nv, t_ib) : t_nv + t_ib;
+  c.latency_bound = c.nvlink.t_latency_s > c.nvlink.t_bandwidth_s || c.infiniband.t_latency_s > c.infiniband.t_bandwidth_s;
+  return c;
+}
+
 }  // namespace scaling

@@ -52,6 +52,8 @@ DecodeInputs decode_inputs(const TransformerConfig& c, const Chip& chip, double 
   in.hbm_bytes_per_chip = chip.hbm_bytes;
   in.hbm_bytes_per_s = chip.hbm_bytes_per_s;
   in.flops_per_s = peak_flops_per_s(chip, d.compute);
+  in.layers = c.layers;
+  in.d_model = c.d_model;
   validate(in);
   return in;
 }
@@ -78,10 +80,49 @@ DecodeStep decode_step(const DecodeInputs& in, double batch, double context) {
   return s;
 }
 
+// §7.2–7.3.2: the header's rule. Activations are bf16 whatever the weights' dtype (the book's 2BD).
+DecodeStep decode_step(const DecodeInputs& in, double batch, double context, const System& system) {
+  DecodeStep s = decode_step(in, batch, context);
+  check::positive("layers", in.layers);
+  check::positive("d_model", in.d_model);
+  const double n = chips(system);
+  if (n != in.chips)
+    throw std::invalid_argument("the system has " + format_number(n) + " chips, the decode inputs " +
+                                format_number(in.chips));
+  s.comms_collectives = 4 * in.layers;
+  s.comms_bytes = batch * in.d_model * 2;
+  double t_bw = 0, t_lat = 0, sum_w = 0, n_fast = 1, hops = 0;
+  for (const auto& a : system.fast) {
+    if (a.size <= 1) continue;
+    check::positive("fast-axis bandwidth", a.bytes_per_s);
+    n_fast *= a.size;
+    sum_w += a.bytes_per_s;
+    const double h = a.wraps ? std::floor(a.size / 2.0) : a.size - 1;
+    hops += h;
+    t_lat += h * a.hop_latency_s;
+  }
+  if (n_fast > 1) t_bw += (n_fast - 1) / n_fast * s.comms_bytes / sum_w;
+  const double g = system.slow.groups;
+  if (g > 1) {
+    check::positive("slow-tier bandwidth", system.slow.bytes_per_s);
+    t_bw += (g - 1) / g * s.comms_bytes / system.slow.bytes_per_s;
+    hops += std::floor(g / 2);
+    t_lat += std::floor(g / 2) * system.slow.latency_s;
+  }
+  s.comms_hops = hops;
+  s.comms_latency_bound = t_lat > t_bw;
+  s.t_comms_s = s.comms_collectives * std::max(t_bw, t_lat);
+  s.step_s = s.t_kv_s + std::max({s.t_flops_s, s.t_params_s, s.t_comms_s});
+  s.tokens_per_s = batch / s.step_s;
+  s.tokens_per_s_per_chip = s.tokens_per_s / in.chips;
+  return s;
+}
+
 const char* bound(const DecodeStep& s) {
-  if (s.t_kv_s >= s.t_params_s && s.t_kv_s >= s.t_flops_s) return "kv";
-  if (s.t_params_s >= s.t_flops_s) return "params";
-  return "flops";
+  if (s.t_kv_s >= s.t_params_s && s.t_kv_s >= s.t_flops_s && s.t_kv_s >= s.t_comms_s) return "kv";
+  if (s.t_params_s >= s.t_flops_s && s.t_params_s >= s.t_comms_s) return "params";
+  if (s.t_flops_s >= s.t_comms_s) return "flops";
+  return "comms";
 }
 
 // §7.1.5: memory-bandwidth bound in both attention and MLP.

@@ -66,7 +66,6 @@ MlpProblem example_problem(const MlpShape& s, InitKind kind, std::uint64_t seed)
   return p;
 }
 
-std::string_view name(OptimizerKind k) { return k == OptimizerKind::sgd ? "sgd" : "adam"; }
 
 double updated_weight(double w, double g, const Optimizer& opt) {
   if (opt.kind == OptimizerKind::sgd) return w - opt.lr * g;

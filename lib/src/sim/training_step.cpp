@@ -124,17 +124,6 @@ void require_multiple(long long value, long long divisor, const std::string& wha
 
 }  // namespace
 
-std::string_view name(Strategy s) {
-  switch (s) {
-    case Strategy::dp: return "DP";
-    case Strategy::fsdp: return "FSDP";
-    case Strategy::tp: return "TP";
-    case Strategy::fsdp_tp: return "FSDP+TP";
-  }
-  return "?";
-}
-
-std::string_view name(Pass p) { return p == Pass::forward ? "forward" : "backward"; }
 
 MeshLayout layout_for(Strategy s, const Topology& topo) {
   std::vector<int> all;

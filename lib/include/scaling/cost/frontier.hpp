@@ -17,7 +17,9 @@ struct FrontierPoint {
 
 // Every batch 1 … max_batch(in, context) (empty when the weights alone do not fit). `max_points` caps the
 // work for absurd inputs: more batches than that throws std::invalid_argument.
-std::vector<FrontierPoint> frontier(const DecodeInputs& in, double context, double max_points = 1e7);
+// With `system`, each step includes the tensor-parallel collectives (inference.hpp's second decode_step).
+std::vector<FrontierPoint> frontier(const DecodeInputs& in, double context, double max_points = 1e7,
+                                    const System* system = nullptr);
 
 // Marks `pareto` on points given in any order (ties: equal points are all kept).
 void mark_pareto(std::vector<FrontierPoint>& points);

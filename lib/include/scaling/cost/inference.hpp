@@ -8,6 +8,19 @@
 //                                                      the compute dtype
 //   step     = t_kv + max(t_flops, t_params)           (§7.1.5, equation 4)
 //
+// With a System (the overload of decode_step below) the step also pays the tensor-parallel collectives
+// of §7.2–7.3.2: the weights are sharded over every chip (model parallelism), so each layer gathers its
+// activations before the attention projections and before the MLP, and reduce-scatters them after
+// each: 4 collectives per layer, each of B·D·2 bytes (bf16 activations, as the book counts them in
+// §7.3.2 and exercise 7.7). One collective over the System's axes costs
+//   t_bw  = (n−1)/n · bytes / ΣW_fast  (+ (g−1)/g · bytes / W_slow when g > 1 slow groups take part)
+//   t_lat = Σ over fast axes of hops·t_hop, hops = wraps ? ⌊size/2⌋ : size−1 (+ ⌊g/2⌋ slow-tier hops)
+//   t     = max(t_bw, t_lat)           (§3: a collective is either bandwidth- or latency-bound)
+// and the step takes them as a third roofline beside the MLP's FLOPs and weight reads (§7.3.2 compares
+// the activations' ICI time with the weight-load time: sharding is free while it stays below it):
+//   step  = t_kv + max(t_flops, t_params, t_comms),  t_comms = 4·L·t.
+// The plain decode_step (no System) is §7.1.5's model exactly, t_comms = 0: the chapters' answers use it.
+//
 // with B sequences, T tokens of context each (KV entries read per sequence), N chips, the weights fully
 // sharded and the KV cache fully sharded (§7.3.3). Weights, KV and compute dtypes are independent. An MoE
 // pays bytes for all its parameters and FLOPs for the active ones. Everything here is a free function of
@@ -18,6 +31,7 @@
 
 #include "scaling/hardware/chip.hpp"
 #include "scaling/hardware/dtype.hpp"
+#include "scaling/hardware/system.hpp"
 #include "scaling/model/transformer.hpp"
 
 namespace scaling {
@@ -40,6 +54,7 @@ struct DecodeInputs {
   double hbm_bytes_per_chip = 0;       // capacity
   double hbm_bytes_per_s = 0;          // W_hbm, per chip
   double flops_per_s = 0;              // C, per chip, peak of the compute dtype
+  double layers = 0, d_model = 0;      // L, D: the sizes of the tensor-parallel collectives (0: by hand)
 };
 void validate(const DecodeInputs& in);  // throws std::invalid_argument naming a non-positive or non-finite field
 
@@ -58,10 +73,19 @@ struct DecodeStep {
   double tokens_per_s;           // B / step
   double tokens_per_s_per_chip;  // B / (step·N)
   bool mlp_compute_bound;        // t_flops > t_params
+  // The tensor-parallel collectives (0 without a System):
+  double comms_collectives = 0;   // 4·L per step
+  double comms_bytes = 0;         // B·D·2 per collective
+  double comms_hops = 0;          // hops of one collective
+  double t_comms_s = 0;           // all of them in one step
+  bool comms_latency_bound = false;
 };
 DecodeStep decode_step(const DecodeInputs& in, double batch, double context);
+// The same step with the per-layer collectives over `system` (every chip of it model-parallel; its chip
+// count must equal in.chips, and in.layers, in.d_model must be set as decode_inputs sets them).
+DecodeStep decode_step(const DecodeInputs& in, double batch, double context, const System& system);
 
-// Which term is the largest: "kv", "params" or "flops" (ties go to the earlier name).
+// Which term is the largest: "kv", "params", "flops" or "comms" (ties go to the earlier name).
 const char* bound(const DecodeStep& s);
 
 // §7.1.5's lower bound ("Theoretical Min Step Time", memory alone): (B·T·kv + param bytes) / (N·W_hbm),

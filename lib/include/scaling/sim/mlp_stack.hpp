@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scaling/cost/training.hpp"
 #include "scaling/sim/ppermute.hpp"
 
 namespace scaling::sim {
@@ -49,8 +50,8 @@ constexpr long long kMaxMlpValues = 1LL << 24;  // weights and activations of an
 void validate(const MlpShape& s);
 MlpProblem example_problem(const MlpShape& s, InitKind kind, std::uint64_t seed);
 
-enum class OptimizerKind { sgd, adam };
-std::string_view name(OptimizerKind k);
+// Which optimizer: the cost model's enum (cost/training.hpp), so memory and execution name it alike.
+using OptimizerKind = scaling::Optimizer;
 
 // One step of the optimizer from a fresh state (Adam: zero moments, step 1 with bias correction):
 //   SGD:  w − lr·g

@@ -25,13 +25,15 @@
 #include <string_view>
 #include <vector>
 
+#include "scaling/cost/training.hpp"
 #include "scaling/sim/mesh_sim.hpp"
 #include "scaling/sim/mlp_stack.hpp"
 
 namespace scaling::sim {
 
-enum class Strategy { dp, fsdp, tp, fsdp_tp };
-std::string_view name(Strategy s);
+// The strategies and passes are the cost model's (cost/training.hpp): one Strategy, one Pass, one to_string.
+using scaling::Pass;
+using scaling::Strategy;
 
 struct MeshLayout {
   std::vector<int> x_axes;  // batch (and FSDP) axes
@@ -42,8 +44,6 @@ struct MeshLayout {
 MeshLayout layout_for(Strategy s, const Topology& topo);
 int group_size(const Topology& topo, const std::vector<int>& axes);  // devices along `axes` (1 for none)
 
-enum class Pass { forward, backward };
-std::string_view name(Pass p);
 
 struct CollectiveRecord {
   int layer;
