@@ -64,7 +64,10 @@ TEST_CASE("sizes read the same everywhere (8k = 8000, 4M, 1e6), and 2^53 + 1 ref
 
 TEST_CASE("issue 19, memory: --grid and collective-matmul meshes are bounded before anything is allocated") {
   std::string dims;
-  for (int i = 0; i < 64; ++i) dims += (i ? "," : "") + std::string(i < 32 ? "2" : "1");
+  for (int i = 0; i < 64; ++i) {
+    if (i) dims += ',';
+    dims += i < 32 ? '2' : '1';
+  }
   expect_rejected({{"layout " + quote("pred[" + dims + "]") + " --grid", "must be at most 1,048,576"},
                    {"collective-matmul --kind ffn --chip tpu-v5e --mesh X=64,Y=128 --B 64 --D 8 --F 128",
                     "--mesh 'X=64,Y=128': has 8,192 devices: must be at most 4,096"}});
