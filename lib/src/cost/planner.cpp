@@ -506,7 +506,10 @@ Planned best_placement(const TransformerConfig& model, const System& system, int
   const auto options = placements(system, data, tensor, pipeline, base);
   if (options.empty()) {
     std::string sizes;
-    for (const auto& a : system.fast) sizes += (sizes.empty() ? "" : "x") + std::to_string(a.size);
+    for (const auto& a : system.fast) {
+      if (!sizes.empty()) sizes += 'x';
+      sizes += std::to_string(a.size);
+    }
     throw std::invalid_argument(fmt::format("no placement of data {} × tensor {} × pipeline {} on the {} axes {} and "
                                             "{} {} (tensor parallelism stays inside a slice or node; each axis' "
                                             "factors must divide its size)",
