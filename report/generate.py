@@ -601,9 +601,9 @@ SEVERITY_TEXT = {"conclusion": "changes a conclusion", "slip": "slip", "unit": "
 
 
 def answer_status(a):
-    """agrees | erratum | checked (no book value, independently checked) | measured."""
+    """agrees | approximation | erratum | checked (no book value, independently checked)."""
     if "book" in a:
-        return a["book"]["status"]
+        return "approximation" if a["book"].get("approximation") else a["book"]["status"]
     return "checked"
 
 

@@ -120,6 +120,13 @@ std::string off_text(double book, double ours) {
   return (pct > 0 ? "+" : "−") + scaling::format_number(std::fabs(pct), 2) + " %";
 }
 
+// The chapter JSON's schema (DESIGN.md) knows two verdicts on a printed value, agrees and erratum, and the
+// shared catalog tool checks that: an approximation is on the agrees side of that line (it is no erratum, by
+// the policy) and is marked `"approximation": true` beside its status.
+std::string json_status(BookStatus s) {
+  return s == BookStatus::approximation ? to_string(BookStatus::agrees) : to_string(s);
+}
+
 json finding_json(const Finding& f) {
   return {{"id", f.id}, {"severity", to_string(f.severity)}, {"title", f.title}, {"reason", f.reason}};
 }
@@ -162,10 +169,11 @@ std::string to_json(const ChapterResult& chapter) {
         entry["book"] = {{"value", *a.book_value()},
                          {"tol", tol},
                          {"tol_rule", rule},
-                         {"status", to_string(a.book_status())},
+                         {"status", json_status(a.book_status())},
                          {"value_text", text(*a.book_value())},
                          {"tol_text", tolerance_text(tol, rule)},
                          {"off_text", off_text(*a.book_value(), a.value())}};
+        if (a.book_status() == BookStatus::approximation) entry["book"]["approximation"] = true;
         // An erratum's size is the print against what the book's own inputs give, when they are recorded: the
         // rest of the gap to the exact value comes from those stated inputs (an approximation), not the slip.
         if (a.inputs_give())
