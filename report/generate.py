@@ -1093,7 +1093,7 @@ def shape_chapter(text, ch, index, source_dir, checks, used_ids):
                 # Every item's heading says where the book has it, as chapters 1–6 write it: "… (§7.4)".
                 if exercises and "§" not in title:
                     where = card_section(exercises[0], ch["chapter"])
-                    if where:
+                    if where and f"({where})" not in title:
                         title += f" ({where})"
             # A chapter's own heading sums up the whole chapter.
             badges = badges_for(ch["exercises"] if hashes == "#" and sec is first_heading else exercises)
