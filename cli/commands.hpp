@@ -1,7 +1,7 @@
 #pragma once
 // What the subcommands share: the chip and model options, the parsing helpers, and train's and plan's
-// argument structs (their runners, cli/train.cpp and cli/plan.cpp, are declared in main.cpp; every other
-// subcommand is a module in cli/commands/ that declares its own options).
+// argument structs and runners (cli/train.cpp and cli/plan.cpp; their options are declared once in
+// cli/commands/train_plan.cpp; every other subcommand is a module in cli/commands/ with its own options).
 // Runners throw std::invalid_argument for invalid values (exit 1) and UsageError for usage (exit 2).
 #include <stdexcept>
 #include <string>

@@ -14,13 +14,9 @@ namespace cli {
 
 namespace {
 
-CLI::Validator model_check(const std::string& name) {
-  return name_check(name, [](const std::string& t) { scaling::model(t); });
-}
-
 void add_model_options(CLI::App* sub, std::string& model, std::string& config) {
-  sub->add_option("--model", model, "a preset (see `scaling models`)")->check(model_check("--model"));
-  sub->add_option("--config", config, "a HuggingFace config.json")->check(path_check("--config"));
+  add_name(sub, "--model", model, "a preset (see `scaling models`)", [](const std::string& t) { scaling::model(t); });
+  add_path(sub, "--config", config, "a HuggingFace config.json");
 }
 
 // The machine: TPU --slice [--pods] (or --chips N as one axis), GPU --nodes [--gpus-per-node] (or
@@ -53,8 +49,7 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
   auto* zero = sub->add_option("--zero", s.zero, lists ? "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3; 3 given every degree)"
                                                          : "ZeRO stage 0-3 (default 3)");
   zero->check(list_check("--zero", lists ? limits::kMaxZeroStages : 1));
-  sub->add_option("--zero-scope", s.zero_scope, "ZeRO shards over: all (every replica, default) or group (one slice/node)")
-      ->check(text_check("--zero-scope"));
+  add_text(sub, "--zero-scope", s.zero_scope, "ZeRO shards over: all (every replica, default) or group (one slice/node)");
   sub->add_option("--saved", s.saved,
                   lists ? "activation rules to try: input, matmuls, all or a sum such as D+2F (default the three "
                           "names; D+2F given every degree)"
@@ -63,8 +58,7 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
       ->check(list_check("--saved", lists ? limits::kMaxSavedRules : 1));
   sub->add_option("--seq", s.seq, "sequence length (the attention a rerun repeats; default 4096)")
       ->check(size_check("--seq"));
-  sub->add_option("--cost-model", s.cost_model, "exact (default) or book (§5.1.4's FSDP × TP on one slice)")
-      ->check(text_check("--cost-model"));
+  add_text(sub, "--cost-model", s.cost_model, "exact (default) or book (§5.1.4's FSDP × TP on one slice)");
   sub->add_option("--weights", s.weights, "dtype of the weights (and of the saved activations)")->capture_default_str();
   sub->add_option("--grads", s.grads, "dtype of the gradient buffer, or none")->capture_default_str();
   sub->add_option("--optimizer", s.optimizer, "adam (two fp32 moments) or sgd (no state)")->capture_default_str();
