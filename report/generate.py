@@ -1347,7 +1347,7 @@ def errata_section(chapters, index):
     counts = edition_counts(chapters)
     if counts:
         out += [f"Each entry also says where the book's current edition stands on it (`{EDITION_FILE}`, read from the "
-                f"book's public Markdown history): of the {plural(sum(counts.values()), 'finding')} of chapters that "
+                f"book's public Markdown history, [{BOOK_HISTORY.split('//')[1]}]({BOOK_HISTORY})): of the {plural(sum(counts.values()), 'finding')} of chapters that "
                 f"follow the workbook's edition, {counts.get('still', 0)} are still printed, "
                 f"{counts.get('partly', 0)} partly fixed, {counts.get('fixed', 0)} fixed, "
                 f"{counts.get('changed', 0)} rewritten another way, and {counts.get('never', 0)} never appeared in "
