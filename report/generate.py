@@ -945,7 +945,7 @@ def answer_card(ex, checks, chapter_number, findings=None, heading=""):
         sev = f.get("severity", "unclassified")
         notes.append(f'<p class="card-finding">{badge("erratum sev-" + sev, SEVERITY_TEXT.get(sev, sev), "severity")} '
                      f'<a href="#{esc(finding_anchor(chapter_number, fid))}"><strong>{prose(f.get("title") or fid)}</strong>'
-                     f'</a>: {prose(f["reason"])}</p>')
+                     f'</a> {edition_badge(f, "current edition: ")}: {prose(f["reason"])}</p>')
     return raw_html(
         f'<div class="card" id="{esc(ex["id"])}.answers"><p class="card-title">Answers of '
         f'{esc(book_name(ex["id"]) + " ") if book_name(ex["id"]) else ""}<code>{esc(ex["id"])}</code>{where}</p><div class="scroll"><table class="answers"><thead><tr>'
@@ -973,6 +973,131 @@ def item_status(item, name, kind, chapter_number, cite):
         return badge("approx", "approximation", "") + (f'<br><small>{prose(item["tol_rule"])}</small>'
                                                        if item.get("tol_rule") else "")
     return badge(kind, item["status"], item.get("reason", ""))
+
+
+# ---------------------------------------------------------------------------------------------
+# The book's current edition (report/current_edition.tsv): where each finding stands in the book's latest text,
+# read from its public Markdown history. The workbook follows the edition of its seed (mid-2025); a reader of the
+# current edition sees, beside each finding, whether that edition still prints it, fixed it (which commit, when,
+# what it prints now), rewrote the passage another way, or never printed it in its public source.
+
+EDITION_FILE = os.path.join("report", "current_edition.tsv")
+EDITION_COLUMNS = ["finding", "status", "commit", "date", "current", "note", "md_old", "md_now"]  # md_*: evidence
+# status -> (badge class, badge text, whether the slip is still in the current edition)
+EDITION_STATUSES = {
+    "still": ("edition-still", "still printed", True),
+    "partly": ("edition-partly", "partly fixed", True),
+    "fixed": ("edition-fixed", "fixed", False),
+    "changed": ("edition-changed", "rewritten", False),
+    "never": ("edition-never", "never in its source", False),
+}
+# Chapters from this one on are written against the current edition itself: their findings are in it by definition
+# and need no row.
+FIRST_CURRENT_EDITION_CHAPTER = 12
+BOOK_HISTORY = "https://github.com/banerRana/scaling-book"  # the book's repository with its full history
+
+
+def load_current_edition(path):
+    """{"chN:ID": row} from the TSV, each row checked: a known status, a commit and date exactly where a commit
+    fixed or changed the passage, one row per finding."""
+    rows, header = {}, None
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if line.startswith("#") or not line.strip():
+                continue
+            cells = line.rstrip("\n").split("\t")
+            where = f"{path}:{number}"
+            if header is None:
+                if cells != EDITION_COLUMNS:
+                    raise ReportError(f"{where}: expected the header {' | '.join(EDITION_COLUMNS)}")
+                header = cells
+                continue
+            if len(cells) != len(header):
+                raise ReportError(f"{where}: expected {len(header)} tab-separated columns, got {len(cells)}")
+            row = dict(zip(header, cells))
+            if not re.fullmatch(r"ch\d+:\S+", row["finding"]):
+                raise ReportError(f"{where}: '{row['finding']}' is not a finding key chN:ID")
+            if row["status"] not in EDITION_STATUSES:
+                raise ReportError(f"{where}: status '{row['status']}' is not one of {', '.join(EDITION_STATUSES)}")
+            with_commit = row["status"] in ("fixed", "partly", "changed")
+            if with_commit != bool(re.fullmatch(r"[0-9a-f]{7,40}", row["commit"])):
+                raise ReportError(f"{where}: a '{row['status']}' row " + ("needs the commit (hex) that made it"
+                                                                         if with_commit else "names no commit"))
+            if with_commit != bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["date"])):
+                raise ReportError(f"{where}: a '{row['status']}' row " + ("needs the commit's date YYYY-MM-DD"
+                                                                         if with_commit else "has no date"))
+            if not row["current"].strip():
+                raise ReportError(f"{where}: say what the current edition prints there (column 'current')")
+            if row["finding"] in rows:
+                raise ReportError(f"{where}: a second row for {row['finding']}")
+            rows[row["finding"]] = row
+    return rows
+
+
+def attach_current_edition(chapters, rows):
+    """Give every finding of a chapter that follows the seed edition its row (finding["edition"]). Fails on a
+    finding without a row and on a row that names a chapter rendered here but no finding of it."""
+    built = {ch["chapter"] for ch in chapters}
+    known = set()
+    for ch in chapters:
+        for f in ch.get("findings", []):
+            key = f"ch{ch['chapter']}:{f['id']}"
+            known.add(key)
+            if ch["chapter"] >= FIRST_CURRENT_EDITION_CHAPTER:
+                continue
+            if key not in rows:
+                raise ReportError(f"finding {key} has no row in {EDITION_FILE}: say whether the current edition "
+                                  "still prints it")
+            f["edition"] = rows[key]
+    stray = sorted(k for k in rows if int(k[2:k.index(":")]) in built and k not in known)
+    if stray:
+        raise ReportError(f"{EDITION_FILE} names findings that do not exist: {', '.join(stray)}")
+
+
+def edition_still(ch, f):
+    """Whether the finding's slip is in the book's current edition."""
+    if ch["chapter"] >= FIRST_CURRENT_EDITION_CHAPTER:
+        return True
+    return EDITION_STATUSES[f["edition"]["status"]][2]
+
+
+def edition_badge(f, prefix=""):
+    """The finding's status in the current edition as a badge: "fixed", or "current edition: fixed" with the prefix."""
+    e = f.get("edition")
+    if e is None:
+        return badge("edition-still", prefix + "printed", "this chapter follows the current edition")
+    cls, text, _ = EDITION_STATUSES[e["status"]]
+    return badge(cls, prefix + text, "the book's current edition at this place (report/current_edition.tsv)")
+
+
+def commit_link(e):
+    return (f'<a href="{esc(BOOK_HISTORY)}/commit/{esc(e["commit"])}"><code>{esc(e["commit"][:7])}</code></a> '
+            f'({esc(e["date"])})')
+
+
+def edition_html(f):
+    """One paragraph under a finding: where the book's current edition stands on it."""
+    e = f.get("edition")
+    if e is None:
+        return f'<p class="edition">{edition_badge(f)} This chapter follows the current edition.</p>'
+    now = prose(e["current"])
+    said = {"still": f"It prints: {now}.",
+            "partly": f"by commit {commit_link(e)}; it prints: {now}.",
+            "fixed": f"by commit {commit_link(e)}; it now prints: {now}.",
+            "changed": f"by commit {commit_link(e)}; it now prints: {now}.",
+            "never": f"The book's public Markdown never printed this here; it prints: {now}."}[e["status"]]
+    note = f" {prose(e['note'])}" if e["note"].strip() else ""
+    return f'<p class="edition">Current edition: {edition_badge(f)} {said}{note}</p>'
+
+
+def edition_counts(chapters):
+    """{status: number of findings} over the chapters that follow the seed edition."""
+    out = {}
+    for ch in chapters:
+        for f in ch.get("findings", []):
+            if f.get("edition"):
+                out[f["edition"]["status"]] = out.get(f["edition"]["status"], 0) + 1
+    return out
 
 
 def finding_anchor(chapter_number, finding_id):
@@ -1150,10 +1275,11 @@ def dashboard(chapters):
     body = []
     sums = {k: 0 for k in ("answers", "agrees", "approximation", "erratum", "checked", "notes_agree", "notes_differ",
                            "formulas", "formulas_ok", "formulas_approx", "formulas_erratum", "claims", "claims_ok",
-                           "claims_erratum", "erratum_values")}
+                           "claims_erratum", "erratum_values", "edition_still")}
     found_all = {}
     for ch in chapters:
         c = count_chapter(ch)
+        c["edition_still"] = sum(edition_still(ch, f) for f in ch.get("findings", []))
         for k in sums:
             sums[k] += c[k]
         for sev, fs in c["findings"].items():
@@ -1166,7 +1292,9 @@ def dashboard(chapters):
               + badge("erratum sev-conclusion", "conclusion", "") + " it changes a conclusion, "
               + badge("erratum sev-slip", "slip", "") + " a slip that changes none, "
               + badge("erratum sev-unit", "unit", "") + " a unit label; the values it touches (answers, formulas "
-              "and claims) are in brackets. Every answer is in exactly one of the four answer columns: it "
+              "and claims) are in brackets, and under them how many the book's current edition still prints "
+              "(each finding's entry in the Errata says which were fixed, when, and by which commit). Every answer "
+              "is in exactly one of the four answer columns: it "
               "<em>agrees</em>, it is an <em>approximation</em> (it follows from the book's own stated inputs or "
               "hedged wording and is no erratum; shown with the exact value), it is an <em>erratum</em>, or the "
               "book prints <em>no value</em> for it (recomputed independently). Formulas and claims are counted "
@@ -1187,6 +1315,8 @@ def dash_row(label, c, total=False):
                       for s in sorted(found, key=lambda s: SEVERITY_ORDER.get(s, 9))) or "none"
     if found:
         errata += f' <small class="values">({plural(c["erratum_values"], "value")})</small>'
+        if "edition_still" in c:
+            errata += f'<br><small class="values">{c["edition_still"]} still in the current edition</small>'
     cls = ' class="total"' if total else ""
     # Labels for the phone layout, where each row becomes a card (the header has two rows, so the page's script
     # could not pair cells with headings by position).
@@ -1214,6 +1344,14 @@ def errata_section(chapters, index):
            "labels. Values that follow from the book's own stated inputs or hedged wording are approximations, "
            "not errata, and are shown in their answer cards only. Every exact value is confirmed by an "
            "independent check in `tests/`.", ""]
+    counts = edition_counts(chapters)
+    if counts:
+        out += [f"Each entry also says where the book's current edition stands on it (`{EDITION_FILE}`, read from the "
+                f"book's public Markdown history, [{BOOK_HISTORY.split('//')[1]}]({BOOK_HISTORY})): of the {plural(sum(counts.values()), 'finding')} of chapters that "
+                f"follow the workbook's edition, {counts.get('still', 0)} are still printed, "
+                f"{counts.get('partly', 0)} partly fixed, {counts.get('fixed', 0)} fixed, "
+                f"{counts.get('changed', 0)} rewritten another way, and {counts.get('never', 0)} never appeared in "
+                "the book's public source (they are in the edition the workbook follows only).", ""]
     if not entries:
         out.append("No errata found.")
     for _, number, ch, f in entries:
@@ -1257,7 +1395,7 @@ def errata_section(chapters, index):
             f'<div class="finding sev-{esc(f["severity"])}" id="{esc(anchor)}"><p class="finding-title">'
             f'{badge("erratum sev-" + f["severity"], SEVERITY_TEXT.get(f["severity"], f["severity"]), "severity")} '
             f'<strong>{prose(title)}</strong> <span class="where">chapter {number} · '
-            f'<code>{esc(f["id"])}</code></span></p><p>{prose(f["reason"])}</p><div class="scroll"><table>'
+            f'<code>{esc(f["id"])}</code></span></p><p>{prose(f["reason"])}</p>{edition_html(f)}<div class="scroll"><table>'
             f'<thead><tr><th>value</th><th>book</th><th>exact</th><th>book off by</th></tr></thead><tbody>'
             f'{"".join(rows)}</tbody></table></div></div>'))
     return "\n".join(out)
@@ -1414,6 +1552,7 @@ def render(args):
     json_dir, plot_dir = os.path.join(out_dir, "json"), os.path.join(out_dir, "plots")
     os.makedirs(plot_dir, exist_ok=True)
     chapters = run_chapters(args.programs, json_dir)
+    attach_current_edition(chapters, load_current_edition(os.path.join(args.source, EDITION_FILE)))
     index = Index(chapters)
     checks = independent_checks(args.source)
 
