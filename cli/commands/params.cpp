@@ -1,6 +1,7 @@
 // `scaling models` and `scaling params`: parameter accounting for a preset or a HuggingFace config.json.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -66,13 +67,14 @@ void run_params(const Args& a) {
   const TransformerConfig cfg = resolve_model("params", a.model, a.config);
   const auto p = param_counts(cfg);
   const double kv = kv_bytes_per_token(cfg, parse_dtype(a.kv_dtype));
+  const std::string vocabulary = vocabulary_label(cfg);
   Report r;
-  r.label_width = 34;
+  r.label_width = std::max(34, static_cast<int>(vocabulary.size()) + 1);  // the vocabulary row can be the longest
   r.value_width = 18;
   r.heading = a.model.empty() ? a.config : a.model;
   r.outputs = {{"total_params", "total parameters", p.total, kCount},
                {"active_params", "active per token", p.active, kCount},
-               {"embedding_params", vocabulary_label(cfg), p.embedding + p.unembedding + p.projection, kCount},
+               {"embedding_params", vocabulary, p.embedding + p.unembedding + p.projection, kCount},
                {"attention_params", "attention (Q, K, V, O)", p.attention, kCount},
                {"mlp_params", cfg.experts > 0 ? "MLP (all experts + router)" : "MLP", p.mlp + p.router, kCount},
                {"norm_params", "norms", p.norms, kCount},
