@@ -164,6 +164,33 @@ TEST_CASE("config.json import: GPT-style checkpoints match their published param
   CHECK(param_counts(opt13).total - 2 * opt13.d_model == 1315753984.0);
 }
 
+// Megatron-LM's GPT models (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU
+// Clusters Using Megatron-LM", Table 1; its eq. (2) counts them as P = 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h))
+// with V = 51200 and s = 2048): learned positions, tied embeddings, biases and LayerNorms. The equation leaves
+// out the final LayerNorm (2h); the printed sizes are the counts in billions to one decimal.
+TEST_CASE("gpt_style: Megatron-LM's GPT models against Narayanan et al. 2021, Table 1 and eq. (2)") {
+  struct Row {
+    double layers, hidden, heads, printed_b;
+  };
+  const std::vector<Row> table1{{24, 2304, 24, 1.7},    {30, 3072, 32, 3.6},    {36, 4096, 32, 7.5},
+                                {40, 6144, 48, 18.4},   {48, 8192, 64, 39.1},   {60, 10240, 80, 76.1},
+                                {80, 12288, 96, 145.6}, {96, 16384, 128, 310.1}, {105, 20480, 128, 529.6},
+                                {128, 25600, 160, 1008.0}};
+  const double V = 51200, s = 2048;
+  for (const auto& [l, h, heads, printed_b] : table1) {
+    INFO(printed_b, "B");
+    const auto c = gpt_style("megatron-gpt", h, 4 * h, l, heads, V, s);
+    const double total = param_counts(c).total;
+    const double eq2 = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+    CHECK(total - 2 * h == Approx(eq2).epsilon(1e-15));
+    CHECK(std::abs(total / 1e9 - printed_b) <= 0.05);
+  }
+  CHECK_THROWS_WITH_AS(gpt_style("odd", 100, 400, 2, 3, 10, 8), doctest::Contains("3 heads do not divide d_model = 100"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(gpt_style("neg", 64, 256, 2, 4, 10, -1), doctest::Contains("learned positions"),
+                       std::invalid_argument);
+}
+
 TEST_CASE("config.json import: what each GPT-style type reads") {
   const auto gpt2 = load_hf_config(kData + "/gpt2.json");
   CHECK_FALSE(gpt2.gated_mlp);

@@ -130,20 +130,6 @@ void require_bool(const json& j, const char* key, bool fallback, bool supported,
                                 ": not supported (" + std::string(why) + ")");
 }
 
-// A GPT-style block: LayerNorm with a bias before attention and before the MLP and once at the end, a
-// two-matrix MLP (GeLU or ReLU) and biases on every matmul; multi-head attention (K = N).
-TransformerConfig gpt_block(double D, double F, double L, double N, double V, double H) {
-  TransformerConfig c;
-  c.d_model = D, c.d_ff = F, c.layers = L, c.q_heads = N, c.kv_heads = N, c.head_dim = H, c.vocab = V;
-  c.gated_mlp = false;
-  c.norms_per_layer = 2;
-  c.final_norm = true;
-  c.norm_bias = true;
-  c.attention_bias = true;
-  c.mlp_bias = true;
-  return c;
-}
-
 // GPT-2 (transformers' GPT2Config / GPT2LMHeadModel): n_embd, n_layer, n_head, vocab_size and n_positions;
 // the MLP is n_inner wide (null or absent: 4·n_embd); wte is tied to the output (tie_word_embeddings,
 // default true) and wpe holds n_positions learned rows. Cross-attention blocks (add_cross_attention) belong
@@ -156,10 +142,8 @@ TransformerConfig gpt2_config(const json& j, std::string_view file) {
   const double V = size_of(j, "vocab_size", file);
   const double positions = size_of(j, "n_positions", file);
   const double F = optional_size(j, "n_inner", 4 * D, file);
-  TransformerConfig c = gpt_block(D, F, L, N, V, head_dim_of(D, N, "n_embd", "n_head", file));
-  c.learned_positions = positions;
-  c.tied_embeddings = optional_bool(j, "tie_word_embeddings", true, file);
-  return c;
+  head_dim_of(D, N, "n_embd", "n_head", file);
+  return gpt_style("", D, F, L, N, V, positions, optional_bool(j, "tie_word_embeddings", true, file));
 }
 
 // GPT-NeoX and Pythia (GPTNeoXConfig / GPTNeoXForCausalLM): rotary positions (no parameters), attention
@@ -172,10 +156,10 @@ TransformerConfig gpt_neox_config(const json& j, std::string_view file) {
   const double L = size_of(j, "num_hidden_layers", file);
   const double N = size_of(j, "num_attention_heads", file);
   const double V = size_of(j, "vocab_size", file);
-  TransformerConfig c = gpt_block(D, F, L, N, V, head_dim_of(D, N, "hidden_size", "num_attention_heads", file));
+  head_dim_of(D, N, "hidden_size", "num_attention_heads", file);
+  TransformerConfig c = gpt_style("", D, F, L, N, V, 0, optional_bool(j, "tie_word_embeddings", false, file));
   c.attention_bias = optional_bool(j, "attention_bias", true, file);
   c.parallel_blocks = optional_bool(j, "use_parallel_residual", true, file);
-  c.tied_embeddings = optional_bool(j, "tie_word_embeddings", false, file);
   return c;
 }
 
@@ -194,9 +178,9 @@ TransformerConfig opt_config(const json& j, std::string_view file) {
   const double V = size_of(j, "vocab_size", file);
   const double positions = size_of(j, "max_position_embeddings", file);
   const double P = optional_size(j, "word_embed_proj_dim", D, file);
-  TransformerConfig c = gpt_block(D, F, L, N, V, head_dim_of(D, N, "hidden_size", "num_attention_heads", file));
+  head_dim_of(D, N, "hidden_size", "num_attention_heads", file);
   constexpr double kOptPositionOffset = 2;
-  c.learned_positions = positions + kOptPositionOffset;
+  TransformerConfig c = gpt_style("", D, F, L, N, V, positions + kOptPositionOffset);
   c.embed_proj_dim = P == D ? 0 : P;
   c.final_norm = optional_bool(j, "do_layer_norm_before", true, file) &&
                  !optional_bool(j, "_remove_final_layer_norm", false, file);
@@ -243,6 +227,28 @@ const TransformerConfig& model(std::string_view key) {
   std::string known;
   for (const auto& p : table()) known += (known.empty() ? "" : ", ") + std::string(p.key);
   throw std::invalid_argument("unknown model '" + std::string(key) + "' (known: " + known + ")");
+}
+
+TransformerConfig gpt_style(std::string name, double d_model, double d_ff, double layers, double heads, double vocab,
+                            double positions, bool tied) {
+  TransformerConfig c;
+  c.name = std::move(name);
+  c.d_model = d_model, c.d_ff = d_ff, c.layers = layers, c.q_heads = heads, c.kv_heads = heads, c.vocab = vocab;
+  check::positive_whole((c.name.empty() ? std::string("model") : c.name) + ": query heads", heads);
+  c.head_dim = d_model / heads;
+  if (std::fmod(d_model, heads) != 0)
+    throw std::invalid_argument((c.name.empty() ? std::string("model") : c.name) + ": " + format_number(heads) +
+                                " heads do not divide d_model = " + format_number(d_model));
+  c.gated_mlp = false;
+  c.norms_per_layer = 2;
+  c.final_norm = true;
+  c.norm_bias = true;
+  c.attention_bias = true;
+  c.mlp_bias = true;
+  c.learned_positions = positions;
+  c.tied_embeddings = tied;
+  validate(c);
+  return c;
 }
 
 TransformerConfig from_hf_config(std::string_view text, std::string_view path) {

@@ -18,6 +18,14 @@ std::span<const ModelPreset> model_presets();
 // Throws std::invalid_argument naming the text and the known keys.
 const TransformerConfig& model(std::string_view key);
 
+// A GPT-style decoder (GPT-2 and GPT-3, Megatron-LM's GPT models): LayerNorm with a bias before attention,
+// before the MLP and once at the end; a two-matrix MLP of width d_ff; biases on every matmul; multi-head
+// attention with heads of d_model / heads; `positions` learned position rows (0: none, e.g. rotary); the
+// unembedding tied to the embedding unless `tied` is false. Throws std::invalid_argument naming a size
+// that is not a positive whole number, or heads that do not divide d_model.
+TransformerConfig gpt_style(std::string name, double d_model, double d_ff, double layers, double heads, double vocab,
+                            double positions, bool tied = true);
+
 // HuggingFace config.json. Two families of model_type:
 // - llama, mistral, mixtral, gemma: a gated MLP, two RMSNorms per layer plus a final one, biases only where
 //   attention_bias / mlp_bias say so; mixtral has num_local_experts experts of which num_experts_per_tok
