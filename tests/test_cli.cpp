@@ -210,6 +210,15 @@ TEST_CASE("scaling models and scaling params") {
   CHECK(j["mlp_params"].get<double>() == 32.0 * 3 * 4096 * 14336);
   CHECK(j["norm_params"].get<double>() == 65.0 * 4096);
   CHECK(j["kv_bytes_per_token"].get<double>() == 2.0 * 32 * 8 * 128 * 2);
+  // GPT-2 small (KerasNLP's preset count, tests/data/README.md): the vocabulary row holds wte and the learned
+  // wpe (tied: no second matrix); biases and LayerNorm biases are in their components.
+  const auto g = run("params --config '" + std::string(TEST_DATA_DIR) + "/gpt2.json' --json");
+  REQUIRE_MESSAGE(g.exit_code == 0, g.err);
+  const auto gj = nlohmann::json::parse(g.out);
+  CHECK(gj["total_params"].get<double>() == 124439808.0);
+  CHECK(gj["embedding_params"].get<double>() == (50257.0 + 1024) * 768);
+  CHECK(gj["norm_params"].get<double>() == (2.0 * 12 + 1) * 2 * 768);
+  CHECK(gj["kv_bytes_per_token"].get<double>() == 2.0 * 12 * 768 * 2);
   const auto mix = nlohmann::json::parse(run("params --model mixtral-8x7b --kv-dtype int8 --json").out);
   CHECK(mix["active_params"].get<double>() == 12879925248.0);
   CHECK(mix["kv_bytes_per_token"].get<double>() == 2.0 * 32 * 8 * 128);

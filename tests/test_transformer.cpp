@@ -84,7 +84,7 @@ TEST_CASE("config.json import: every rejection names the key, one line") {
       {"{ not json", "malformed JSON"},
       {"[1, 2]", "expected a JSON object"},
       {R"({"hidden_size": 64})", "'model_type'"},
-      {R"({"model_type": "gpt2", )" + base + "}", "unknown model_type 'gpt2'"},
+      {R"({"model_type": "bloom", )" + base + "}", "key 'model_type': unknown value 'bloom'"},
       {R"({"model_type": 7, )" + base + "}", "'model_type'"},
       {R"({"model_type": "llama", "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
            "vocab_size": 100})", "'hidden_size'"},
@@ -111,6 +111,231 @@ TEST_CASE("config.json import: every rejection names the key, one line") {
   }
   CHECK_THROWS_WITH_AS(load_hf_config("/nonexistent/config.json"), doctest::Contains("cannot read"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(model("gpt-5"), doctest::Contains("unknown model 'gpt-5'"), std::invalid_argument);
+}
+
+// GPT-style checkpoints. Each total is published outside this repository, and none comes from our formula:
+// - GPT-2: KerasNLP's presets (keras-team/keras-hub, keras_nlp/models/gpt2/gpt2_presets.py, "params"), the
+//   count of the converted OpenAI checkpoints; llm.c's README prints the same 124,439,808 for gpt2 when it
+//   loads the OpenAI weights (karpathy/llm.c, README.md, "num_parameters").
+// - Pythia: the "total params" column of the Pythia model cards (huggingface.co/EleutherAI/pythia-12b,
+//   "Naming convention and parameter count"), with the "non-embedding params" beside it.
+// - GPT-NeoX-20B: the model card's n_parameters (huggingface.co/EleutherAI/gpt-neox-20b).
+// - OPT: no card prints an exact count. The totals are the sum over the Hugging Face checkpoints' tensors
+//   (PyTorch's numel) that users report for facebook/opt-125m, -350m and -1.3b; they are held against two
+//   published figures below, KerasNLP's preset counts and the Pythia cards' "equivalent models" column.
+TEST_CASE("config.json import: GPT-style checkpoints match their published parameter counts") {
+  struct Published {
+    std::string file;
+    double total;
+  };
+  const std::vector<Published> published{
+      {"gpt2.json", 124439808.0},          {"gpt2-medium.json", 354823168.0},   {"gpt2-xl.json", 1557611200.0},
+      {"pythia-70m.json", 70426624.0},     {"pythia-1.4b.json", 1414647808.0},  {"pythia-12b.json", 11846072320.0},
+      {"gpt-neox-20b.json", 20554567680.0}, {"opt-125m.json", 125239296.0},     {"opt-350m.json", 331196416.0},
+      {"opt-1.3b.json", 1315758080.0},
+  };
+  for (const auto& [file, total] : published) {
+    INFO(file);
+    const auto p = param_counts(load_hf_config(kData + "/" + file));
+    CHECK(p.total == total);
+    CHECK(p.embedding + p.unembedding + p.attention + p.mlp + p.norms + p.router + p.projection == p.total);
+    CHECK(p.active == p.total);  // dense
+  }
+  // The Pythia cards' non-embedding column: everything but embed_in and embed_out (GPT-NeoX has no position
+  // table, so the embedding is the token table alone).
+  const std::vector<std::pair<std::string, double>> non_embedding{
+      {"pythia-70m.json", 18915328.0}, {"pythia-1.4b.json", 1208602624.0}, {"pythia-12b.json", 11327027200.0}};
+  for (const auto& [file, count] : non_embedding) {
+    INFO(file);
+    const auto p = param_counts(load_hf_config(kData + "/" + file));
+    CHECK(p.total - p.embedding - p.unembedding == count);
+  }
+  // The same cards call OPT-125M and OPT-1.3B "exactly the same architecture, and the same number of
+  // non-embedding parameters" as Pythia-160M (85,056,000) and Pythia-1.4B (1,208,602,624): OPT's layers and
+  // final norm, without its token and position tables.
+  const auto opt125 = load_hf_config(kData + "/opt-125m.json");
+  const auto opt13 = load_hf_config(kData + "/opt-1.3b.json");
+  CHECK(param_counts(opt125).total - param_counts(opt125).embedding == 85056000.0);
+  CHECK(param_counts(opt13).total - param_counts(opt13).embedding == 1208602624.0);
+  // KerasNLP's OPT presets (keras_nlp/models/opt/opt_presets.py) count 125,237,760 and 1,315,753,984: its
+  // position table has max_position_embeddings rows, without the 2 offset rows the Hugging Face checkpoint
+  // stores. The difference is exactly those two rows of D.
+  CHECK(param_counts(opt125).total - 2 * opt125.d_model == 125237760.0);
+  CHECK(param_counts(opt13).total - 2 * opt13.d_model == 1315753984.0);
+}
+
+// Megatron-LM's GPT models (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU
+// Clusters Using Megatron-LM", Table 1; its eq. (2) counts them as P = 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h))
+// with V = 51200 and s = 2048): learned positions, tied embeddings, biases and LayerNorms. The equation leaves
+// out the final LayerNorm (2h); the printed sizes are the counts in billions to one decimal.
+TEST_CASE("gpt_style: Megatron-LM's GPT models against Narayanan et al. 2021, Table 1 and eq. (2)") {
+  struct Row {
+    double layers, hidden, heads, printed_b;
+  };
+  const std::vector<Row> table1{{24, 2304, 24, 1.7},    {30, 3072, 32, 3.6},    {36, 4096, 32, 7.5},
+                                {40, 6144, 48, 18.4},   {48, 8192, 64, 39.1},   {60, 10240, 80, 76.1},
+                                {80, 12288, 96, 145.6}, {96, 16384, 128, 310.1}, {105, 20480, 128, 529.6},
+                                {128, 25600, 160, 1008.0}};
+  const double V = 51200, s = 2048;
+  for (const auto& [l, h, heads, printed_b] : table1) {
+    INFO(printed_b, "B");
+    const auto c = gpt_style("megatron-gpt", h, 4 * h, l, heads, V, s);
+    const double total = param_counts(c).total;
+    const double eq2 = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+    CHECK(total - 2 * h == Approx(eq2).epsilon(1e-15));
+    CHECK(std::abs(total / 1e9 - printed_b) <= 0.05);
+  }
+  CHECK_THROWS_WITH_AS(gpt_style("odd", 100, 400, 2, 3, 10, 8), doctest::Contains("3 heads do not divide d_model = 100"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(gpt_style("neg", 64, 256, 2, 4, 10, -1), doctest::Contains("learned positions"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("config.json import: what each GPT-style type reads") {
+  const auto gpt2 = load_hf_config(kData + "/gpt2.json");
+  CHECK_FALSE(gpt2.gated_mlp);
+  CHECK(gpt2.d_ff == 4 * 768);  // n_inner absent: 4·n_embd
+  CHECK(gpt2.head_dim == 64);
+  CHECK(gpt2.kv_heads == gpt2.q_heads);
+  CHECK(gpt2.learned_positions == 1024);
+  CHECK(gpt2.tied_embeddings);
+  CHECK(gpt2.norm_bias);
+  CHECK(gpt2.attention_bias);
+  CHECK(gpt2.mlp_bias);
+  CHECK(gpt2.final_norm);
+  CHECK_FALSE(gpt2.parallel_blocks);
+  // n_inner given: the MLP is that wide.
+  const std::string gpt2_sizes = R"("model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100,
+                                    "n_positions": 32)";
+  CHECK(from_hf_config("{" + gpt2_sizes + R"(, "n_inner": 100})").d_ff == 100);
+  CHECK(from_hf_config("{" + gpt2_sizes + R"(, "n_inner": null})").d_ff == 256);
+
+  const auto neox = load_hf_config(kData + "/gpt-neox-20b.json");
+  CHECK(neox.parallel_blocks);
+  CHECK_FALSE(neox.tied_embeddings);
+  CHECK(neox.learned_positions == 0);  // rotary
+  CHECK(neox.head_dim == 96);
+  CHECK(neox.norm_bias);
+  const std::string neox_sizes = R"("model_type": "gpt_neox", "hidden_size": 64, "intermediate_size": 256,
+                                    "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100)";
+  const auto sequential = from_hf_config("{" + neox_sizes + R"(, "use_parallel_residual": false})");
+  CHECK_FALSE(sequential.parallel_blocks);
+  CHECK(from_hf_config("{" + neox_sizes + "}").parallel_blocks);  // GPTNeoXConfig's default
+  // attention_bias false (newer GPTNeoXConfig) drops the Q, K, V and O biases only.
+  const auto no_bias = from_hf_config("{" + neox_sizes + R"(, "attention_bias": false})");
+  CHECK(param_counts(sequential).total - param_counts(no_bias).total == 2 * (3 * 64 + 64));
+
+  const auto opt350 = load_hf_config(kData + "/opt-350m.json");
+  CHECK(opt350.learned_positions == 2048 + 2);
+  CHECK(opt350.embed_proj_dim == 512);
+  CHECK_FALSE(opt350.final_norm);  // post-norm: do_layer_norm_before false
+  CHECK(opt350.tied_embeddings);
+  CHECK(param_counts(opt350).projection == 2 * 512 * 1024);
+  CHECK(param_counts(opt350).embedding == 50272.0 * 512 + 2050.0 * 1024);
+  const auto opt125 = load_hf_config(kData + "/opt-125m.json");
+  CHECK(opt125.embed_proj_dim == 0);  // word_embed_proj_dim == hidden_size: no projections
+  CHECK(opt125.final_norm);
+  const std::string opt_sizes = R"("model_type": "opt", "hidden_size": 64, "ffn_dim": 256, "num_hidden_layers": 2,
+                                   "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 30)";
+  const auto plain = from_hf_config("{" + opt_sizes + "}");
+  CHECK(plain.final_norm);
+  CHECK_FALSE(from_hf_config("{" + opt_sizes + R"(, "_remove_final_layer_norm": true})").final_norm);
+  // enable_bias false: no bias on any of the six matmuls of a layer.
+  const auto unbiased = from_hf_config("{" + opt_sizes + R"(, "enable_bias": false})");
+  CHECK(param_counts(plain).total - param_counts(unbiased).total == 2 * (4 * 64 + 256 + 64));
+}
+
+TEST_CASE("GPT-style accounting: positions are lookups, projections are matmuls, parallel blocks change neither") {
+  // GPT-2 small by hand: Q, K, V, O are D×D each, the MLP D×4D and 4D×D; the tied unembedding is D×V.
+  const auto gpt2 = load_hf_config(kData + "/gpt2.json");
+  const double D = 768, L = 12, V = 50257;
+  const auto f = forward_flops_per_token(gpt2, 0);
+  CHECK(f.qkvo == 2 * L * 4 * D * D);
+  CHECK(f.mlp == 2 * L * 2 * D * 4 * D);
+  CHECK(f.unembedding == 2 * D * V);
+  CHECK(f.projection == 0);
+  // The 6N rule leaves out the token and the position tables (and so the tied unembedding), but keeps
+  // biases and norms (6 FLOPs each).
+  const auto p = param_counts(gpt2);
+  CHECK(six_n_rule_flops_per_token(gpt2) == 6 * (p.total - V * D - 1024 * D));
+  // OPT-350m: two projections of 512×1024, 2 FLOPs per weight per token.
+  const auto opt350 = load_hf_config(kData + "/opt-350m.json");
+  CHECK(forward_flops_per_token(opt350, 0).projection == 2 * 2 * 512 * 1024);
+  CHECK(forward_flops_per_token(opt350, 0).unembedding == 2 * 512 * 50272.0);
+  // A parallel block has the parameters and FLOPs of a sequential one, one AllReduce per layer under tensor
+  // parallelism instead of two, and no residual between attention and MLP to keep for the backward pass.
+  auto parallel = load_hf_config(kData + "/pythia-1.4b.json");
+  REQUIRE(parallel.parallel_blocks);
+  auto sequential = parallel;
+  sequential.parallel_blocks = false;
+  CHECK(param_counts(parallel).total == param_counts(sequential).total);
+  CHECK(forward_flops_per_token(parallel, 2048).total == forward_flops_per_token(sequential, 2048).total);
+  CHECK(tp_reductions_per_layer(parallel) == 1);
+  CHECK(tp_reductions_per_layer(sequential) == 2);
+  CHECK(tp_reductions_per_layer(model("llama3-70b")) == 2);
+  const SavedRule par = saved_of_kind(parallel, ActivationKind::other);
+  const SavedRule seq = saved_of_kind(sequential, ActivationKind::other);
+  CHECK(seq.d - par.d == 1);
+  CHECK(seq.f == par.f);
+  // The inventory names and shapes what it adds.
+  const auto inv = tensor_inventory(opt350);
+  auto shape_of = [&](const std::string& name) {
+    const auto it = std::find_if(inv.begin(), inv.end(), [&](const Tensor& t) { return t.name == name; });
+    REQUIRE(it != inv.end());
+    return it->shape;
+  };
+  CHECK(shape_of("embedding") == std::vector<double>{50272, 512});
+  CHECK(shape_of("positions") == std::vector<double>{2050, 1024});
+  CHECK(shape_of("W_proj_in") == std::vector<double>{512, 1024});
+  CHECK(shape_of("W_proj_out") == std::vector<double>{1024, 512});
+  CHECK(shape_of("unembedding") == std::vector<double>{512, 50272});
+  // Bad values of the new fields are refused with the field named.
+  TransformerConfig bad = gpt2;
+  bad.learned_positions = -3;
+  CHECK_THROWS_WITH_AS(param_counts(bad), doctest::Contains("learned positions"), std::invalid_argument);
+  bad = gpt2;
+  bad.embed_proj_dim = 0.5;
+  CHECK_THROWS_WITH_AS(param_counts(bad), doctest::Contains("embedding projection width"), std::invalid_argument);
+}
+
+TEST_CASE("config.json import: GPT-style rejections name the key, one line") {
+  const std::string gpt2 = R"("model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100)";
+  const std::string neox = R"("model_type": "gpt_neox", "hidden_size": 64, "num_hidden_layers": 2,
+                              "num_attention_heads": 4, "vocab_size": 100)";
+  const std::string opt = R"("model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                             "vocab_size": 100)";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"{" + gpt2 + "}", "missing required key 'n_positions'"},
+      {R"({"model_type": "gpt2", "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_positions": 8})",
+       "missing required key 'n_embd'"},
+      {"{" + gpt2 + R"(, "n_positions": 0})", "'n_positions' = 0"},
+      {"{" + gpt2 + R"(, "n_positions": 8, "n_inner": "wide"})", "'n_inner': expected a number"},
+      {R"({"model_type": "gpt2", "n_embd": 66, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_positions": 8})",
+       "n_embd = 66 is not divisible by n_head = 4"},
+      {"{" + gpt2 + R"(, "n_positions": 8, "add_cross_attention": true})", "'add_cross_attention'"},
+      {"{" + gpt2 + R"(, "n_positions": 8, "tie_word_embeddings": 1})", "'tie_word_embeddings'"},
+      {"{" + neox + "}", "missing required key 'intermediate_size'"},
+      {"{" + neox + R"(, "intermediate_size": 256, "use_parallel_residual": "yes"})", "'use_parallel_residual'"},
+      {"{" + opt + R"(, "max_position_embeddings": 32})", "missing required key 'ffn_dim'"},
+      {"{" + opt + R"(, "ffn_dim": 256})", "missing required key 'max_position_embeddings'"},
+      {"{" + opt + R"(, "ffn_dim": 256, "max_position_embeddings": 32, "word_embed_proj_dim": -1})",
+       "'word_embed_proj_dim' = -1"},
+      {"{" + opt + R"(, "ffn_dim": 256, "max_position_embeddings": 32, "layer_norm_elementwise_affine": false})",
+       "'layer_norm_elementwise_affine'"},
+      {"{" + opt + R"(, "ffn_dim": 256, "max_position_embeddings": 32, "do_layer_norm_before": null, "enable_bias": 0})",
+       "'enable_bias'"},
+  };
+  for (const auto& [text, named] : cases) {
+    INFO(text);
+    try {
+      from_hf_config(text);
+      FAIL("accepted");
+    } catch (const std::invalid_argument& e) {
+      const std::string msg = e.what();
+      CHECK(msg.find(named) != std::string::npos);
+      CHECK(msg.find('\n') == std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("accounting: 6·params·tokens is the exact count without attention and vocabulary") {

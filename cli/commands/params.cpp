@@ -1,6 +1,7 @@
 // `scaling models` and `scaling params`: parameter accounting for a preset or a HuggingFace config.json.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -52,18 +53,28 @@ struct Args {
   bool json = false;
 };
 
+// The vocabulary side of the model: the embedding and unembedding, with a learned position table (GPT-2,
+// OPT) and OPT-350m's two projections where the model has them.
+std::string vocabulary_label(const scaling::TransformerConfig& c) {
+  std::string label = "embedding + unembedding";
+  if (c.learned_positions > 0) label += " + positions";
+  if (c.embed_proj_dim > 0) label += " + projections";
+  return label;
+}
+
 void run_params(const Args& a) {
   using namespace scaling;
   const TransformerConfig cfg = resolve_model("params", a.model, a.config);
   const auto p = param_counts(cfg);
   const double kv = kv_bytes_per_token(cfg, parse_dtype(a.kv_dtype));
+  const std::string vocabulary = vocabulary_label(cfg);
   Report r;
-  r.label_width = 34;
+  r.label_width = std::max(34, static_cast<int>(vocabulary.size()) + 1);  // the vocabulary row can be the longest
   r.value_width = 18;
   r.heading = a.model.empty() ? a.config : a.model;
   r.outputs = {{"total_params", "total parameters", p.total, kCount},
                {"active_params", "active per token", p.active, kCount},
-               {"embedding_params", "embedding + unembedding", p.embedding + p.unembedding, kCount},
+               {"embedding_params", vocabulary, p.embedding + p.unembedding + p.projection, kCount},
                {"attention_params", "attention (Q, K, V, O)", p.attention, kCount},
                {"mlp_params", cfg.experts > 0 ? "MLP (all experts + router)" : "MLP", p.mlp + p.router, kCount},
                {"norm_params", "norms", p.norms, kCount},
@@ -85,7 +96,7 @@ void add_params(CLI::App& app) {
   auto* sub = app.add_subcommand("params", "parameter counts and KV-cache bytes of a model");
   auto* model = add_name(sub, "--model", a->model, "a preset (see `scaling models`)",
                          [](const std::string& t) { scaling::model(t); });
-  auto* config = add_path(sub, "--config", a->config, "a HuggingFace config.json (llama, mistral, mixtral, gemma)");
+  auto* config = add_path(sub, "--config", a->config, "a HuggingFace config.json (llama, mistral, mixtral, gemma, gpt2, gpt_neox, opt)");
   model->excludes(config);
   config->excludes(model);
   add_name(sub, "--kv-dtype", a->kv_dtype, "dtype of the KV cache", [](const std::string& t) { scaling::parse_dtype(t); })

@@ -200,7 +200,7 @@ void add_serve(CLI::App& app) {
   auto a = std::make_shared<Args>();
   auto* sub = app.add_subcommand("serve", "decode step time, memory and throughput of a model on a slice (§7, §8)");
   add_name(sub, "--model", a->model, "a preset (see `scaling models`)", [](const std::string& t) { scaling::model(t); });
-  add_path(sub, "--config", a->config, "a HuggingFace config.json (llama, mistral, mixtral, gemma)");
+  add_path(sub, "--config", a->config, "a HuggingFace config.json (llama, mistral, mixtral, gemma, gpt2, gpt_neox, opt)");
   add_chip_options(sub, a->chip);
   sub->add_option("--slice", a->slice, "slice shape, e.g. 4x4 (or give --chips)")->check(shape_check("--slice"));
   sub->add_option("--chips", a->chips,

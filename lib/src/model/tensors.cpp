@@ -10,6 +10,7 @@ const char* to_string(Component c) {
     case Component::mlp: return "mlp";
     case Component::norm: return "norm";
     case Component::router: return "router";
+    case Component::projection: return "projection";
   }
   return "?";
 }
@@ -49,9 +50,16 @@ void add_norm(std::vector<Tensor>& out, const TransformerConfig& c, const std::s
 std::vector<Tensor> tensor_inventory(const TransformerConfig& c) {
   validate(c);
   const double D = c.d_model, N = c.q_heads, K = c.kv_heads, H = c.head_dim, V = c.vocab;
+  // The width tokens are looked up at: D, or OPT-350m's narrower P, projected to D and back.
+  const bool projected = c.embed_proj_dim > 0;
+  const double P = projected ? c.embed_proj_dim : D;
   std::vector<Tensor> out;
-  // The embedding is a lookup (one row per token), not a matmul.
-  out.push_back({"embedding", {V, D}, Component::embedding, Repeat::once, false, false});
+  // The embedding is a lookup (one row per token), not a matmul; so is a learned position table, whose
+  // row for each position is added to the token's embedding (GPT-2, OPT).
+  out.push_back({"embedding", {V, P}, Component::embedding, Repeat::once, false, false});
+  if (c.learned_positions > 0)
+    out.push_back({"positions", {c.learned_positions, D}, Component::embedding, Repeat::once, false, false});
+  if (projected) out.push_back({"W_proj_in", {P, D}, Component::projection, Repeat::once});
   for (int i = 0; i < static_cast<int>(c.norms_per_layer); ++i)
     add_norm(out, c, "norm" + std::to_string(i + 1), Repeat::per_layer);
   // §4.3: W_Q and W_O are D·N·H, W_K and W_V are D·K·H.
@@ -75,8 +83,9 @@ std::vector<Tensor> tensor_inventory(const TransformerConfig& c) {
     add_mlp(out, c, c.d_ff, Repeat::per_layer, "");
   }
   if (c.final_norm) add_norm(out, c, "final_norm", Repeat::once);
+  if (projected) out.push_back({"W_proj_out", {D, P}, Component::projection, Repeat::once});
   // Tied: the output projection reuses the embedding's storage but is still a matmul of every token.
-  out.push_back({"unembedding", {D, V}, Component::unembedding, Repeat::once, c.tied_embeddings, true});
+  out.push_back({"unembedding", {P, V}, Component::unembedding, Repeat::once, c.tied_embeddings, true});
   return out;
 }
 
@@ -119,9 +128,11 @@ std::vector<Activation> activation_inventory(const TransformerConfig& c) {
                               {"K", {0, 0, 0, 1}, K::matmul_output},
                               {"V", {0, 0, 0, 1}, K::matmul_output},
                               {"P·V (attention output)", {0, 0, 1, 0}, K::other},
-                              {"W_O output", D(1), K::matmul_output},
-                              {"residual after attention", D(1), K::other},
-                              {"norm2 output", D(1), K::other}};
+                              {"W_O output", D(1), K::matmul_output}};
+  // A sequential block normalises the residual after attention for the MLP; a parallel block normalises
+  // the layer input itself, so there is no intermediate residual to keep.
+  if (!c.parallel_blocks) out.push_back({"residual after attention", D(1), K::other});
+  out.push_back({"norm2 output", D(1), K::other});
   if (c.gated_mlp) {
     out.push_back({"W_in1 output", Fw(1), K::matmul_output});
     out.push_back({"W_in2 output", Fw(1), K::matmul_output});

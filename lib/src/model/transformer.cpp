@@ -33,6 +33,9 @@ void validate(const TransformerConfig& c) {
     throw std::invalid_argument(m + ": " + format_number(c.kv_heads) + " KV heads do not divide " +
                                 format_number(c.q_heads) + " query heads");
   if (c.norms_per_layer < 0) throw std::invalid_argument(m + ": norms per layer must not be negative");
+  // 0 means "none" for both; otherwise a count of rows or a width.
+  if (c.learned_positions != 0) require_positive(c.learned_positions, "learned positions", m);
+  if (c.embed_proj_dim != 0) require_positive(c.embed_proj_dim, "embedding projection width", m);
   if (is_moe(c)) {
     require_positive(c.experts_per_token, "experts per token", m);
     if (c.experts_per_token > c.experts)
@@ -53,6 +56,7 @@ ParamCounts param_counts(const TransformerConfig& c) {
       case Component::mlp: p.mlp += stored; break;
       case Component::norm: p.norms += stored; break;
       case Component::router: p.router += stored; break;
+      case Component::projection: p.projection += stored; break;
     }
     p.total += stored;
     if (t.repeat == Repeat::once) p.once += stored;
@@ -76,13 +80,14 @@ TokenFlops forward_flops_per_token(const TransformerConfig& c, double context) {
       case Component::mlp: f.mlp += flops; break;
       case Component::router: f.router += flops; break;
       case Component::unembedding: f.unembedding += flops; break;
+      case Component::projection: f.projection += flops; break;
       case Component::embedding:
       case Component::norm: break;
     }
   }
   const double L = c.layers, N = c.q_heads, H = c.head_dim;
   f.attention = L * 2 * 2 * N * H * context;  // Q·Kᵀ and P·V, each 2·N·H per key
-  f.total = f.mlp + f.qkvo + f.router + f.attention + f.unembedding;
+  f.total = f.mlp + f.qkvo + f.router + f.attention + f.unembedding + f.projection;
   return f;
 }
 
@@ -93,6 +98,11 @@ double training_flops_per_token(const TransformerConfig& c, double context) {
 double six_n_rule_flops_per_token(const TransformerConfig& c) {
   const auto p = param_counts(c);
   return 6 * (p.active - p.embedding);
+}
+
+double tp_reductions_per_layer(const TransformerConfig& c) {
+  validate(c);
+  return c.parallel_blocks ? 1 : 2;
 }
 
 double kv_bytes_per_token(const TransformerConfig& c, Dtype kv) {

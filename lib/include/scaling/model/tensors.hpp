@@ -14,12 +14,13 @@
 
 namespace scaling {
 
-enum class Component { embedding, unembedding, attention, mlp, norm, router };
+// embedding: the token table and a learned position table (lookups); projection: OPT's W_proj_in / W_proj_out.
+enum class Component { embedding, unembedding, attention, mlp, norm, router, projection };
 const char* to_string(Component c);
 
 // How often a tensor occurs in the model.
 enum class Repeat {
-  once,               // the embedding, the final norm, the unembedding
+  once,               // the embedding, positions, projections, the final norm, the unembedding
   per_layer,          // attention, norms, a dense MLP, the router
   per_expert,         // one per routed expert in every MoE layer (L·E copies; a token uses L·k)
   per_shared_expert,  // one per always-on shared expert in every MoE layer
