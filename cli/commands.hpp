@@ -30,7 +30,7 @@ struct MachineArgs {
 };
 // The layout and the training setup of `train` and `plan` (plan takes lists for --zero and --saved).
 struct StepArgs {
-  std::string dp, tp, pp, fsdp, microbatches, zero, zero_scope, saved, seq, cost_model = "exact";
+  std::string dp, tp, pp, fsdp, microbatches, zero, zero_scope, saved, seq, cost_model = "ideal";
   std::string weights = "bf16", grads = "bf16", optimizer = "adam", master = "none";
 };
 struct PlanArgs {

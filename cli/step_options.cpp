@@ -88,9 +88,14 @@ scaling::TrainingSetup resolve_setup(const StepArgs& a) {
 }
 
 scaling::CostModel resolve_cost_model(const StepArgs& s) {
-  if (s.cost_model == "exact") return scaling::CostModel::exact;
+  if (s.cost_model == "ideal") return scaling::CostModel::ideal;
   if (s.cost_model == "book") return scaling::CostModel::book;
-  throw std::invalid_argument("--cost-model '" + scaling::escape_for_message(s.cost_model) + "': expected exact or book");
+  if (s.cost_model == "calibrated") return scaling::CostModel::calibrated;
+  if (s.cost_model == "exact")
+    throw std::invalid_argument("--cost-model 'exact': the lower-bound model is now called 'ideal' (expected "
+                                "calibrated, ideal or book)");
+  throw std::invalid_argument("--cost-model '" + scaling::escape_for_message(s.cost_model) +
+                              "': expected calibrated, ideal or book");
 }
 
 double resolve_seq(const StepArgs& s) { return s.seq.empty() ? 4096 : parse_size("--seq", s.seq); }

@@ -67,7 +67,7 @@ TEST_CASE("scaling train: LLaMA-2 13B on a v5p 16x16x16, by hand") {
   CHECK(j["tp"] == 4);
   CHECK(j["pp"] == 1);
   CHECK(j["zero"] == 3);
-  CHECK(j["cost_model"] == "exact");
+  CHECK(j["cost_model"] == "ideal");
 }
 
 TEST_CASE("scaling train: the communication of a layout with one placement, by hand") {
@@ -156,6 +156,7 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1e6 --fsdp 64 --zero 1", "--fsdp with --zero '1'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --zero-scope pods", "--zero-scope 'pods'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model guess", "--cost-model 'guess'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model exact", "now called 'ideal'"},
       {base + "--slice 4x4x4 --pods 2 --batch-tokens 1e6 --cost-model book", "one slice"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model book --tp 4 --pp 2", "no pipeline"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --seq 0", "--seq '0'"},

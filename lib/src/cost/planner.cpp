@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "scaling/base/format.hpp"
+#include "scaling/cost/calibrated.hpp"
 
 namespace scaling {
 
@@ -213,7 +214,7 @@ inline double activation_bytes(const Fixed& f, const Assignment& a, int mi, int 
   return f.act_bytes[static_cast<size_t>(rule)] * a.lps * (b / a.Y) * inflight;
 }
 
-// The exact model of planner.hpp for one layout; `state` is the stage's model state per chip after ZeRO.
+// The ideal model of planner.hpp for one layout; `state` is the stage's model state per chip after ZeRO.
 inline Score score(const Fixed& f, const Assignment& a, int zero, bool zero_all, double state, int mi, int rule) {
   const auto ri = static_cast<size_t>(rule);
   const double m = f.micro[static_cast<size_t>(mi)];
@@ -365,6 +366,19 @@ Planned book_planned(const Fixed& f, const PlanRequest& r, const Score& t, doubl
   return p;
 }
 
+// The calibrated model's switches of the request on one candidate: the interleaved schedule only where
+// there is a pipeline (1F1B otherwise), and virtual_stages = -1 to skip a stage whose layers v does not divide.
+void apply_switches(Layout& l, const Layout& sw, double S, double lps) {
+  l.schedule = sw.schedule;
+  l.virtual_stages = sw.virtual_stages;
+  l.sequence_parallel = sw.sequence_parallel;
+  l.tp_overlap = sw.tp_overlap;
+  l.dp_overlap = sw.dp_overlap;
+  l.attention = sw.attention;
+  if (sw.schedule == Schedule::interleaved && S < 2) l.schedule = Schedule::one_f_one_b, l.virtual_stages = 1;
+  else if (sw.schedule == Schedule::interleaved && std::fmod(lps, sw.virtual_stages) != 0) l.virtual_stages = -1;
+}
+
 PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
   if (r.system.slow.groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
   double N = 1;
@@ -391,6 +405,9 @@ PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
 PlanResult plan(const PlanRequest& r) {
   const Fixed f = fix(r);
   if (r.cost_model == CostModel::book) return plan_book(r, f);
+  const bool calibrated = r.cost_model == CostModel::calibrated;
+  std::optional<CalibratedContext> ctx;
+  if (calibrated) ctx = calibrated_context(r.model, r.system, r.batch_tokens, r.seq_len, r.setup);
   std::array<std::vector<AxisRoles>, kMaxAxes> options;
   for (int i = 0; i < f.n_fast; ++i) options[static_cast<size_t>(i)] = splits(f.axis[static_cast<size_t>(i)], true);
   const auto slow_options = splits(r.system.slow.groups, false);
@@ -414,10 +431,23 @@ PlanResult plan(const PlanRequest& r) {
             for (int mi = 0; mi < f.n_micro && a.X * f.micro[static_cast<size_t>(mi)] <= f.B; ++mi) {
               ++out.configs_evaluated;
               const Score t = score(f, a, zero, all, state, mi, rule);
+              // The calibrated memory is the ideal one plus what real runs add, so a layout the ideal
+              // model cannot fit never fits; its step is not bounded by the ideal one's, so no pruning.
               if (t.bytes > f.hbm) continue;
+              if (!calibrated) {
+                ++out.configs_fit;
+                if (t.step > top.worst_step()) continue;
+                top.offer(make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all));
+                continue;
+              }
+              Planned p = make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all);
+              apply_switches(p.layout, r.switches, a.S, a.lps);
+              if (p.layout.virtual_stages < 0) continue;  // v does not divide this stage's layers
+              p.terms = calibrated_terms(*ctx, p.layout, p.terms);
+              if (p.terms.memory.total > f.hbm) continue;
               ++out.configs_fit;
-              if (t.step > top.worst_step()) continue;
-              top.offer(make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all));
+              if (p.terms.step_s > top.worst_step()) continue;
+              top.offer(p);
             }
           }
         }
@@ -490,7 +520,10 @@ Terms step_terms(const TransformerConfig& model, const System& system, const Lay
   const bool all = layout.zero_scope == ZeroScope::all;
   cost_assignment(f, a);
   const Score t = score(f, a, layout.zero, all, state_bytes(a, layout.zero, all), 0, 0);
-  return make_planned(f, r, a, t, axes.data(), slow, 0, 0, layout.zero, all).terms;
+  const Terms ideal = make_planned(f, r, a, t, axes.data(), slow, 0, 0, layout.zero, all).terms;
+  if (cost_model != CostModel::calibrated) return ideal;
+  auto ctx = calibrated_context(model, system, batch.tokens, batch.seq_len, setup);
+  return calibrated_terms(ctx, layout, ideal);
 }
 
 Planned best_placement(const TransformerConfig& model, const System& system, int data, int tensor, int pipeline,
