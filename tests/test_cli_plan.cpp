@@ -63,7 +63,7 @@ TEST_CASE("scaling plan: the book model on a v5p pod, by hand (§5.1.4, §6.3)")
 }
 
 TEST_CASE("scaling plan: the ideal model's best against its own terms") {
-  const auto j = plan_json("--model llama3-70b --chip tpu-v5p --slice 16x20x28 --pods 2 --batch-tokens 4194304");
+  const auto j = plan_json("--model llama3-70b --chip tpu-v5p --slice 16x20x28 --pods 2 --batch-tokens 4194304 --cost-model ideal");
   const auto& b = j["best"];
   all_finite(j);
   const double step = b["step_s"], math = b["t_math_s"], hbm = b["t_hbm_s"], bubble = b["t_bubble_s"],
@@ -120,7 +120,7 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero 4", "--zero '4'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero x", "--zero"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --max-microbatches 0", "--max-microbatches '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model 'guess'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model: 'guess'"},
       {base + "--slice 4x4x4 --pods 2 --batch-tokens 1024 --cost-model book", "--pods 1"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --hbm-bytes 1e6", "no layout"},
       {"plan --model nope --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024", "'nope'"},
