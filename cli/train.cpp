@@ -121,7 +121,7 @@ void run_train(const TrainArgs& a) {
   row("per chip: gradients", format_quantity(t.memory.grads, "B"));
   row("per chip: optimizer state + master", format_quantity(t.memory.optimizer + t.memory.master, "B"));
   row("per chip: activations", format_quantity(t.memory.activations, "B"));
-  if (t.memory.working > 0) row("per chip: ZeRO-3 working set + buffers", format_quantity(t.memory.working, "B"));
+  if (t.memory.working > 0) row("per chip: buffers (+ ZeRO-3 working set)", format_quantity(t.memory.working, "B"));
   row("per chip: total", format_quantity(per_chip, "B") + (j["fits"].get<bool>() ? " (fits)" : " (does not fit)"));
   const bool cal = cost_model == CostModel::calibrated;
   if (cal) {
