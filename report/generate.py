@@ -1517,6 +1517,25 @@ def validation_section(data, plot_dir):
             "Step time in seconds (error). `book` has no prediction where the layout leaves one slice or uses a "
             "pipeline, which §5.1.4's model does not express.", "",
             markdown_table(["run", "measured", "book", "ideal", "calibrated"], rows), ""]
+
+    # The planner's best layout for each run, under the calibrated model, beside the published one.
+    best = [r for r in runs if r.get("planner_best")]
+    if best:
+        rows = []
+        for r in best:
+            p = r["planner_best"]
+            rows.append([r["id"], f"{r['calibrated']['step_s']:.3g}", f"{p['step_s']:.3g}",
+                         f"{p['speedup_over_published']:.2f}×", f"{100 * p['mfu']:.0f} %",
+                         f"dp {p['dp']} tp {p['tp']} pp {p['pp']}, {p['microbatches']} micro, ZeRO-{p['zero']}, "
+                         f"{p['saved']}"])
+        out += ["## The planner's best against the published layout", "",
+                "For each run, `scaling plan --cost-model calibrated` searched on the same model, machine, batch and "
+                "switches (schedule, sequence parallelism, overlaps, attention kernel): its best layout's predicted "
+                "step beside the published layout's, both by the calibrated model, and the best one's MFU (6N count). "
+                "A speedup well above 1 says the model believes a layout the authors did not run is faster; "
+                "it is a prediction, never checked against a measurement.", "",
+                markdown_table(["run", "published (s)", "planner's best (s)", "speedup", "MFU", "planner's layout"], rows),
+                ""]
     return "\n".join(out)
 
 

@@ -176,7 +176,7 @@ Prediction predict(const TransformerConfig& c, const Built& b, CostModel m, cons
 
 }  // namespace
 
-std::vector<RunResult> evaluate_runs(const std::string& path) {
+std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot read " + path);
   const json file = json::parse(in);
@@ -213,6 +213,21 @@ std::vector<RunResult> evaluate_runs(const std::string& path) {
     res.book = predict(c, b, CostModel::book, setup, res.measured_step_s);
     res.ideal = predict(c, b, CostModel::ideal, setup, res.measured_step_s);
     res.calibrated = predict(c, b, CostModel::calibrated, setup, res.measured_step_s);
+    if (with_planner) {
+      PlanRequest q;
+      q.model = c;
+      q.system = b.system;
+      q.batch_tokens = b.batch.tokens;
+      q.seq_len = b.batch.seq_len;
+      q.setup = setup;
+      q.cost_model = CostModel::calibrated;
+      q.switches = b.layout;
+      const auto found = plan(q);
+      if (!found.top.empty()) {
+        res.planner_best = found.top.front();
+        res.planner_axes = describe_axes(*res.planner_best, b.system);
+      }
+    }
     out.push_back(std::move(res));
   }
   return out;
@@ -260,6 +275,13 @@ json runs_json(const std::vector<RunResult>& runs) {
                     {"book", prediction_json(r.book)},
                     {"ideal", prediction_json(r.ideal)},
                     {"calibrated", prediction_json(r.calibrated)}});
+    if (r.planner_best) {
+      const auto& [l, t] = *r.planner_best;
+      rows.back()["planner_best"] = {{"dp", data_degree(l)}, {"tp", tensor_degree(l)}, {"pp", pipeline_degree(l)},
+                                     {"microbatches", l.microbatches}, {"zero", l.zero}, {"saved", label(l.saved)},
+                                     {"axes", r.planner_axes}, {"step_s", t.step_s}, {"mfu", t.mfu},
+                                     {"speedup_over_published", r.calibrated.step_s ? *r.calibrated.step_s / t.step_s : 0.0}};
+    }
     for (const std::string& g : {r.group, std::string("all")}) {
       auto& s = groups[g];
       s.n += 1;

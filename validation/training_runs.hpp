@@ -29,10 +29,15 @@ struct RunResult {
   double measured_mfu = 0;      // 6·N·B / (chips · peak · measured step), the workbook's one MFU
   double file_step_s = 0;       // the file's own derived step time, where it gives one (0 otherwise)
   Prediction book, ideal, calibrated;
+  // The planner's best layout for the same model, machine, batch and switches under the calibrated model
+  // (filled when asked: evaluate_runs(path, true)); its step against the published layout's prediction.
+  std::optional<scaling::Planned> planner_best;
+  std::string planner_axes;
 };
 
-// Reads the file; throws std::invalid_argument naming a run and what is missing.
-std::vector<RunResult> evaluate_runs(const std::string& path);
+// Reads the file; throws std::invalid_argument naming a run and what is missing. With `with_planner`,
+// also searches each run's best calibrated layout (seconds, not milliseconds: the report's program only).
+std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner = false);
 
 // The per-run table and the per-group summaries (mean and max |error| of ideal and calibrated) as JSON.
 nlohmann::json runs_json(const std::vector<RunResult>& runs);

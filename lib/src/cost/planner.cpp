@@ -140,23 +140,19 @@ struct Assignment {
   std::array<double, kMaxMicro> bubble{};  // t_bubble / t_chip for each microbatch count: f / (1 − f)
 };
 
-Assignment assign(const Fixed& f, const AxisRoles* axes, AxisRoles slow) {
+Assignment assign(const Fixed& f, const System& system, const AxisRoles* axes, AxisRoles slow) {
   Assignment a{};
   a.X_fast = a.Y = a.S_fast = 1;
-  double pipe_bw = 0;
   for (int i = 0; i < f.n_fast; ++i) {
-    const auto& s = axes[i];
-    const int share = (s.data > 1) + (s.tensor > 1) + (s.pipeline > 1);
-    const double w = share > 0 ? f.axis_bw[static_cast<size_t>(i)] / share : 0;
-    a.X_fast *= s.data;
-    a.Y *= s.tensor;
-    a.S_fast *= s.pipeline;
-    if (s.data > 1) a.w_data += w;
-    if (s.tensor > 1) a.w_tensor += w;
-    // A stage hands its activations to the next over one link, one way: the slowest axis it crosses.
-    if (s.pipeline > 1) pipe_bw = pipe_bw > 0 ? std::min(pipe_bw, w / 2) : w / 2;
+    a.X_fast *= axes[i].data;
+    a.Y *= axes[i].tensor;
+    a.S_fast *= axes[i].pipeline;
   }
-  a.w_pipe = pipe_bw;
+  // Each group's share of the links it spans (layout.hpp's rule, shared with the calibrated model).
+  const GroupBandwidths g = group_bandwidths(system, axes);
+  a.w_data = g.data;
+  a.w_tensor = g.tensor;
+  a.w_pipe = g.pipeline;
   a.X_slow = slow.data;
   a.S_slow = slow.pipeline;
   a.X = a.X_fast * a.X_slow;
@@ -419,7 +415,7 @@ PlanResult plan(const PlanRequest& r) {
   for (;;) {
     for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
     for (const auto& slow : slow_options) {
-      Assignment a = assign(f, axes.data(), slow);
+      Assignment a = assign(f, r.system, axes.data(), slow);
       if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.B || (r.max_pipeline > 0 && a.S > r.max_pipeline))
         continue;
       cost_assignment(f, a);
@@ -498,7 +494,7 @@ Terms step_terms(const TransformerConfig& model, const System& system, const Lay
   if (slow.tensor != 1 || slow.data < 1 || slow.pipeline < 1 || slow.data * slow.pipeline != system.slow.groups)
     throw std::invalid_argument("the " + system.slow.name + " tier: data·pipeline must equal its " +
                                 std::to_string(system.slow.groups) + " groups and tensor must be 1");
-  Assignment a = assign(f, axes.data(), slow);
+  Assignment a = assign(f, system, axes.data(), slow);
   if (cost_model == CostModel::book) {
     if (system.slow.groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
     if (a.S > 1) throw std::invalid_argument("the book's cost model has no pipeline");
