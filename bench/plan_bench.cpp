@@ -1,5 +1,5 @@
-// Speed of the parallelism planner (`scaling plan`): layouts evaluated per second on one core, and the
-// time of an exhaustive plan of LLaMA-3.1 405B over one to eight TPU v5p pods (16x20x28 each) at a
+// Speed of the parallelism planner (`scaling plan`): layouts evaluated per second on one core (ideal and
+// calibrated models), the time of issue 17's 70B-on-8,192-H100s plan, and the time of an exhaustive plan of LLaMA-3.1 405B over one to eight TPU v5p pods (16x20x28 each) at a
 // 16M-token batch.
 #include <benchmark/benchmark.h>
 
@@ -31,6 +31,56 @@ static void BM_LayoutsPerSecond(benchmark::State& state) {
   state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_LayoutsPerSecond)->Unit(benchmark::kMillisecond);
+
+// The same search under the calibrated model (achieved GEMM rates by shape, exposed collectives,
+// schedules: cost/calibrated.hpp). Layouts the ideal memory already rules out are skipped before timing.
+static void BM_CalibratedLayoutsPerSecond(benchmark::State& state) {
+  auto r = request("llama3-70b", 1, 4 * 1024 * 1024);
+  r.cost_model = CostModel::calibrated;
+  double layouts = 0;
+  for (auto _ : state) {
+    const auto out = plan(r);
+    benchmark::DoNotOptimize(out.top.data());
+    layouts += static_cast<double>(out.configs_evaluated);
+  }
+  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_CalibratedLayoutsPerSecond)->Unit(benchmark::kMillisecond);
+
+// The worst case for the calibrated model: HBM so large that every layout fits, so every one is timed.
+static void BM_CalibratedEveryLayoutTimed(benchmark::State& state) {
+  auto r = request("llama3-70b", 1, 4 * 1024 * 1024);
+  r.cost_model = CostModel::calibrated;
+  r.system.chip.hbm_bytes = 1e18;
+  double layouts = 0;
+  for (auto _ : state) {
+    const auto out = plan(r);
+    benchmark::DoNotOptimize(out.top.data());
+    layouts += static_cast<double>(out.configs_fit);
+  }
+  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_CalibratedEveryLayoutTimed)->Unit(benchmark::kMillisecond);
+
+// Issue 17's case: LLaMA-3 70B on 8,192 H100s (1,024 nodes) at a 4M-token batch, calibrated.
+static void BM_Llama70BOn8192H100(benchmark::State& state) {
+  PlanRequest r;
+  r.model = model("llama3-70b");
+  r.system = gpu_cluster(chip("h100"), 1024);
+  r.batch_tokens = 4 * 1024 * 1024;
+  r.cost_model = CostModel::calibrated;
+  r.top_k = 10;
+  double layouts = 0, last = 0;
+  for (auto _ : state) {
+    const auto out = plan(r);
+    benchmark::DoNotOptimize(out.top.data());
+    layouts += static_cast<double>(out.configs_evaluated);
+    last = static_cast<double>(out.configs_evaluated);
+  }
+  state.counters["layouts"] = last;
+  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Llama70BOn8192H100)->Unit(benchmark::kMillisecond);
 
 // The exhaustive plan of LLaMA-3.1 405B on 1…8 pods (Exercise 6.2's question), 16M tokens per step.
 static void BM_Llama405BPods(benchmark::State& state) {

@@ -5,7 +5,7 @@
 // Assumptions the book leaves open, stated once: C = 4.59e14 bf16 FLOPs/s and 96 GB of HBM per v5p (§2.3),
 // W_ici = 1.8e11 B/s per link both ways, so α = 2550; the §6.3 batch is 1024 sequences of 4096 tokens,
 // 4·2^20 = 4,194,304 tokens (the §6.2 memory question writes it 4e6, and its answer uses 4e6); 15e12
-// training tokens; a year is 365 days. The planner's exact model is documented in planner.hpp; its
+// training tokens; a year is 365 days. The planner's ideal model is documented in planner.hpp; its
 // `book` model is §5.1.4's FSDP × TP on one slice.
 #include <algorithm>
 #include <cmath>
@@ -44,7 +44,7 @@ constexpr double kDay = 86400, kYear = 365 * kDay;
 // ("The Llama 3 Herd of Models", 2024, §3.4.1). The book gives none.
 constexpr double kBatch405 = 16.0 * 1024 * 1024;
 
-PlanRequest pod_request(const TransformerConfig& c, int pods, double batch, CostModel cm = CostModel::exact) {
+PlanRequest pod_request(const TransformerConfig& c, int pods, double batch, CostModel cm = CostModel::ideal) {
   PlanRequest r;
   r.model = c;
   r.system = tpu_pods(v5p(), {16, 20, 28}, pods);

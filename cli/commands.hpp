@@ -30,7 +30,10 @@ struct MachineArgs {
 };
 // The layout and the training setup of `train` and `plan` (plan takes lists for --zero and --saved).
 struct StepArgs {
-  std::string dp, tp, pp, fsdp, microbatches, zero, zero_scope, saved, seq, cost_model = "exact";
+  std::string dp, tp, pp, fsdp, microbatches, zero, zero_scope, saved, seq, cost_model = "calibrated";
+  // The calibrated model's switches (layout.hpp): --vp, --schedule, --sp, --tp-overlap, --dp-overlap,
+  // --recompute (another spelling of --saved's three named rules), --attention.
+  std::string vp, schedule, sp, tp_overlap, dp_overlap, recompute, attention;
   std::string weights = "bf16", grads = "bf16", optimizer = "adam", master = "none";
 };
 struct PlanArgs {

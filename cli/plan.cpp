@@ -75,7 +75,11 @@ void run_plan(const PlanArgs& a) {
     if (!a.step.microbatches.empty())
       throw UsageError("plan: --microbatches fixes one layout's count: give the degrees too (or --max-microbatches)");
     if (!a.step.zero_scope.empty()) throw UsageError("plan: --zero-scope fixes one layout: give the degrees too");
+    if (!a.step.saved.empty() && !a.step.recompute.empty())
+      throw UsageError("--recompute names one of --saved's rules: give one of them");
     if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved);
+    if (!a.step.recompute.empty()) r.saved_rules = {for_option("--recompute", [&] { return recompute_rule(a.step.recompute); })};
+    apply_switches(a.step, r.switches);
     if (!a.step.zero.empty()) r.zero_stages = parse_zero(a.step.zero);
     if (!a.max_microbatches.empty()) {
       const double m = parse_size("--max-microbatches", a.max_microbatches);

@@ -87,10 +87,44 @@ scaling::TrainingSetup resolve_setup(const StepArgs& a) {
   return s;
 }
 
+scaling::CostModel parse_cost_model(const std::string& text) {
+  if (text == "ideal") return scaling::CostModel::ideal;
+  if (text == "book") return scaling::CostModel::book;
+  if (text == "calibrated") return scaling::CostModel::calibrated;
+  if (text == "exact")
+    throw std::invalid_argument("'exact': the lower-bound model is now called 'ideal' (expected calibrated, ideal "
+                                "or book)");
+  throw std::invalid_argument("'" + scaling::escape_for_message(text) + "': expected calibrated, ideal or book");
+}
+
 scaling::CostModel resolve_cost_model(const StepArgs& s) {
-  if (s.cost_model == "exact") return scaling::CostModel::exact;
-  if (s.cost_model == "book") return scaling::CostModel::book;
-  throw std::invalid_argument("--cost-model '" + scaling::escape_for_message(s.cost_model) + "': expected exact or book");
+  return for_option("--cost-model", [&] { return parse_cost_model(s.cost_model); });
+}
+
+bool parse_yes_no(const std::string& text) {
+  if (text == "yes") return true;
+  if (text == "no") return false;
+  throw std::invalid_argument("'" + scaling::escape_for_message(text) + "': expected yes or no");
+}
+
+const scaling::PlanRule& recompute_rule(const std::string& text) {
+  if (text == "none") return scaling::saved_rule("all");
+  if (text == "selective") return scaling::saved_rule("matmuls");
+  if (text == "full") return scaling::saved_rule("input");
+  throw std::invalid_argument("'" + scaling::escape_for_message(text) + "': expected none, selective or full");
+}
+
+void apply_switches(const StepArgs& s, scaling::Layout& l) {
+  using namespace scaling;
+  if (!s.vp.empty()) l.virtual_stages = whole("--vp", s.vp, 1024);
+  if (!s.schedule.empty()) l.schedule = for_option("--schedule", [&] { return parse_schedule(s.schedule); });
+  else if (l.virtual_stages > 1) l.schedule = Schedule::interleaved;
+  if (l.virtual_stages > 1 && l.schedule != Schedule::interleaved)
+    throw std::invalid_argument("--vp " + s.vp + ": virtual stages need --schedule interleaved");
+  if (!s.sp.empty()) l.sequence_parallel = for_option("--sp", [&] { return parse_yes_no(s.sp); });
+  if (!s.tp_overlap.empty()) l.tp_overlap = for_option("--tp-overlap", [&] { return parse_yes_no(s.tp_overlap); });
+  if (!s.dp_overlap.empty()) l.dp_overlap = for_option("--dp-overlap", [&] { return parse_yes_no(s.dp_overlap); });
+  if (!s.attention.empty()) l.attention = for_option("--attention", [&] { return parse_attention_kernel(s.attention); });
 }
 
 double resolve_seq(const StepArgs& s) { return s.seq.empty() ? 4096 : parse_size("--seq", s.seq); }
@@ -134,7 +168,11 @@ scaling::Layout resolve_layout(const StepArgs& s) {
   if (s.zero_scope == "group") l.zero_scope = ZeroScope::group;
   else if (!s.zero_scope.empty() && s.zero_scope != "all")
     throw std::invalid_argument("--zero-scope '" + escape_for_message(s.zero_scope) + "': expected all or group");
-  l.saved = for_option("--saved", [&] { return parse_plan_rule(s.saved.empty() ? "D+2F" : s.saved); });
+  if (!s.recompute.empty() && !s.saved.empty())
+    throw UsageError("--recompute names one of --saved's rules: give one of them");
+  if (!s.recompute.empty()) l.saved = for_option("--recompute", [&] { return recompute_rule(s.recompute); });
+  else l.saved = for_option("--saved", [&] { return parse_plan_rule(s.saved.empty() ? "D+2F" : s.saved); });
+  apply_switches(s, l);
   return l;
 }
 
@@ -166,7 +204,25 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s) {
           {"t_ici_s", t.t_ici_s},
           {"t_dcn_s", t.t_dcn_s},
           {"bound", bound_label(t.bound, s)},
-          {"mfu", t.mfu}};
+          {"mfu", t.mfu},
+          {"schedule", to_string(l.schedule)},
+          {"virtual_stages", l.virtual_stages},
+          {"sequence_parallel", l.sequence_parallel},
+          {"tp_overlap", l.tp_overlap},
+          {"dp_overlap", l.dp_overlap},
+          {"attention", to_string(l.attention)},
+          {"calibrated",
+           {{"t_matmul_s", t.calibrated.t_matmul_s},
+            {"t_attention_s", t.calibrated.t_attention_s},
+            {"t_vector_s", t.calibrated.t_vector_s},
+            {"t_recompute_s", t.calibrated.t_recompute_s},
+            {"t_tp_s", t.calibrated.t_tp_s},
+            {"t_pipeline_send_s", t.calibrated.t_pipeline_send_s},
+            {"t_dp_exposed_s", t.calibrated.t_dp_exposed_s},
+            {"t_optimizer_s", t.calibrated.t_optimizer_s},
+            {"t_latency_s", t.calibrated.t_latency_s},
+            {"matmul_efficiency", t.calibrated.matmul_efficiency},
+            {"working_bytes", t.memory.working}}}};
 }
 
 std::string step_inputs(const ChipArgs& c, const MachineArgs& m, const std::string& batch_tokens) {

@@ -121,9 +121,27 @@ void run_train(const TrainArgs& a) {
   row("per chip: gradients", format_quantity(t.memory.grads, "B"));
   row("per chip: optimizer state + master", format_quantity(t.memory.optimizer + t.memory.master, "B"));
   row("per chip: activations", format_quantity(t.memory.activations, "B"));
+  if (t.memory.working > 0) row("per chip: buffers (+ ZeRO-3 working set)", format_quantity(t.memory.working, "B"));
   row("per chip: total", format_quantity(per_chip, "B") + (j["fits"].get<bool>() ? " (fits)" : " (does not fit)"));
-  row("step: math at peak", format_quantity(t.t_math_s, "s"));
-  row("step: HBM", format_quantity(t.t_hbm_s, "s"));
+  const bool cal = cost_model == CostModel::calibrated;
+  if (cal) {
+    // Where the calibrated step goes (cost/calibrated.hpp); the five summary lines below add up to it.
+    const auto& c = t.calibrated;
+    fmt::print("  calibrated ({}, {} virtual, sp {}, tp-overlap {}, dp-overlap {}, {} attention):\n",
+               to_string(l.schedule), l.virtual_stages, l.sequence_parallel ? "yes" : "no", l.tp_overlap ? "yes" : "no",
+               l.dp_overlap ? "yes" : "no", to_string(l.attention));
+    row("  matmuls at " + format_number(100 * c.matmul_efficiency, 3) + "% of peak", format_quantity(c.t_matmul_s, "s"));
+    row("  attention core", format_quantity(c.t_attention_s, "s"));
+    row("  recompute", format_quantity(c.t_recompute_s, "s"));
+    row("  norms, adds, activations, softmax", format_quantity(c.t_vector_s, "s"));
+    row("  optimizer update", format_quantity(c.t_optimizer_s, "s"));
+    row("  tensor-parallel collectives (exposed)", format_quantity(c.t_tp_s, "s"));
+    row("  pipeline sends", format_quantity(c.t_pipeline_send_s, "s"));
+    row("  data-parallel reduce (exposed)", format_quantity(c.t_dp_exposed_s, "s"));
+    row("  of which latency", format_quantity(c.t_latency_s, "s"));
+  }
+  row(cal ? "step: math (achieved rates)" : "step: math at peak", format_quantity(t.t_math_s, "s"));
+  row(cal ? "step: HBM (vector work, optimizer)" : "step: HBM", format_quantity(t.t_hbm_s, "s"));
   row("step: pipeline bubble", format_quantity(t.t_bubble_s, "s"));
   row("step: " + system.fast_name, format_quantity(t.t_ici_s, "s"));
   row("step: " + system.slow.name, format_quantity(t.t_dcn_s, "s"));

@@ -1541,6 +1541,142 @@ def pre_highlight(document, pandoc, cache_path):
     return document[:first] + CPP_FENCE.sub(splice, document[first:])
 
 
+def run_validation(program):
+    """The per-run table of validation/training-runs.json against the three step models (validation_report)."""
+    out = subprocess.run([program], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise ReportError(f"{program} failed: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def _pct(x):
+    return f"{100 * x:+.1f} %"
+
+
+def validation_section(data, plot_dir):
+    """Appendix: the step models against published training runs (measured beside predicted)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    runs, summary = data["runs"], data["summary"]
+    names = {"korthikanti2022": "Korthikanti et al. 2022 (A100, Megatron-LM)",
+             "narayanan2021": "Narayanan et al. 2021 (A100, Megatron-LM)",
+             "maxtext-v5e": "MaxText (TPU v5e, 1–32 slices)", "all": "all runs"}
+    out = ["# The model against reality {#model-vs-reality}", "",
+           "Every run of `validation/training-runs.json` — published training runs with their configurations and "
+           "measured step times — evaluated with its published layout forced, by the three step models: `book` "
+           "(§5.1.4's equations, which express only FSDP × TP on one slice), `ideal` (the planner's lower bound: peak "
+           "FLOPs, perfect overlap) and `calibrated` (achieved rates, exposed communication and pipeline schedules; "
+           "`lib/include/scaling/cost/calibrated.hpp`). What a source leaves unstated is assumed as written next to "
+           "each run in that file; the measured step follows from the printed figures by the formula the run names. "
+           "Error is predicted / measured − 1. The ctest `validation_training_runs` fails if the calibrated mean "
+           "|error| exceeds 10 %, any run exceeds ±25 %, or a trend below goes the wrong way.", "",
+           "## Error by group", ""]
+    rows = []
+    for g in ["korthikanti2022", "narayanan2021", "maxtext-v5e", "all"]:
+        if g not in summary:
+            continue
+        v = summary[g]
+        rows.append([names[g], f"{int(v['runs'])}", f"{100 * v['ideal_mean_abs_error']:.1f} %",
+                     f"{100 * v['ideal_max_abs_error']:.1f} %", f"{100 * v['calibrated_mean_abs_error']:.1f} %",
+                     f"{100 * v['calibrated_max_abs_error']:.1f} %"])
+    out += [markdown_table(["group", "runs", "ideal mean |error|", "ideal max", "calibrated mean |error|",
+                            "calibrated max"], rows), ""]
+
+    # Predicted against measured.
+    plt.rcParams.update({"font.size": 13, "legend.fontsize": 11})
+    fig, ax = plt.subplots(figsize=(6.4, 5.0))
+    measured = [r["measured_step_s"] for r in runs]
+    lo, hi = min(measured) / 1.6, max(measured) * 1.6
+    ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="predicted = measured")
+    ax.fill_between([lo, hi], [lo * 0.75, hi * 0.75], [lo * 1.25, hi * 1.25], color="0.9", label="±25 %")
+    for model, marker in (("ideal", "x"), ("calibrated", "o")):
+        xs = [r["measured_step_s"] for r in runs if r[model].get("step_s")]
+        ys = [r[model]["step_s"] for r in runs if r[model].get("step_s")]
+        ax.scatter(xs, ys, marker=marker, s=28, label=model, facecolors="none" if marker == "o" else None)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured step (s)")
+    ax.set_ylabel("predicted step (s)")
+    ax.legend(loc="upper left")
+    path = os.path.join(plot_dir, "validation-predicted-vs-measured.svg")
+    fig.savefig(path, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    out += ["## Predicted against measured", "",
+            f"![Predicted against measured step time for the {len(runs)} runs: the ideal model below the diagonal "
+            f"everywhere, the calibrated model inside the ±25 % band.]({path})", ""]
+
+    # Trends: MFU as slices are added over DCN (MaxText), measured beside predicted.
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for model_size in ("16B", "32B", "64B", "128B"):
+        group = sorted((r for r in runs if r["id"].startswith(f"maxtext-v5e-{model_size}-")), key=lambda r: r["slices"])
+        if not group:
+            continue
+        xs = [r["slices"] for r in group]
+        line, = ax.plot(xs, [100 * r["measured_mfu"] for r in group], marker="o", label=f"{model_size} measured")
+        ax.plot(xs, [100 * r["calibrated"]["terms"]["mfu"] for r in group], ls="--", color=line.get_color(),
+                label=f"{model_size} calibrated")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("TPU v5e-256 slices over DCN")
+    ax.set_ylabel("MFU (6N count), %")
+    ax.legend(fontsize=9, ncol=2)
+    path = os.path.join(plot_dir, "validation-mfu-vs-slices.svg")
+    fig.savefig(path, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    out += ["## Trends", "",
+            "MFU counts 6 × parameters × tokens for every run (the workbook's one count), so the measured values "
+            "differ from each paper's own FLOP counts; the direction of each trend is what the ctest checks "
+            "(model size, data parallelism, slices over DCN, selective recompute against full).", "",
+            f"![MFU as slices join over DCN, measured (solid) and calibrated (dashed), MaxText on TPU v5e.]({path})", ""]
+
+    # Where the time goes, for a few runs.
+    picks = [r for r in runs if r["id"] in ("korthikanti2022-t5-175B-seqsel", "narayanan2021-t1-1.7B",
+                                            "maxtext-v5e-128B-1x-v5e-256", "maxtext-v5e-16B-32x-v5e-256")]
+    parts = [("t_matmul_s", "matmuls"), ("t_attention_s", "attention core"), ("t_recompute_s", "recompute"),
+             ("t_vector_s", "vector work"), ("t_tp_s", "TP collectives"), ("t_bubble_s", "bubble"),
+             ("t_pipeline_send_s", "pipeline sends"), ("t_dp_exposed_s", "DP exposed"),
+             ("t_optimizer_s", "optimizer")]
+    rows = [[label] + [f"{r['calibrated']['terms'][key]:.3g}" for r in picks] for key, label in parts]
+    rows.append(["calibrated step"] + [f"{r['calibrated']['step_s']:.3g}" for r in picks])
+    rows.append(["measured step"] + [f"{r['measured_step_s']:.3g}" for r in picks])
+    out += ["## Where the time goes", "",
+            "The calibrated model's parts of the step (seconds) for four runs; they add up to the step.", "",
+            markdown_table(["part (s)"] + [r["id"] for r in picks], rows), ""]
+
+    # Every run.
+    def pred(r, model):
+        p = r[model]
+        return "—" if p.get("step_s") is None else f"{p['step_s']:.3g} ({_pct(p['error'])})"
+    rows = [[r["id"], f"{r['measured_step_s']:.3g}", pred(r, "book"), pred(r, "ideal"), pred(r, "calibrated")]
+            for r in runs]
+    out += ["## Every run", "",
+            "Step time in seconds (error). `book` has no prediction where the layout leaves one slice or uses a "
+            "pipeline, which §5.1.4's model does not express.", "",
+            markdown_table(["run", "measured", "book", "ideal", "calibrated"], rows), ""]
+
+    # The planner's best layout for each run, under the calibrated model, beside the published one.
+    best = [r for r in runs if r.get("planner_best")]
+    if best:
+        rows = []
+        for r in best:
+            p = r["planner_best"]
+            rows.append([r["id"], f"{r['calibrated']['step_s']:.3g}", f"{p['step_s']:.3g}",
+                         f"{p['speedup_over_published']:.2f}×", f"{100 * p['mfu']:.0f} %",
+                         f"dp {p['dp']} tp {p['tp']} pp {p['pp']}, {p['microbatches']} micro, ZeRO-{p['zero']}, "
+                         f"{p['saved']}"])
+        out += ["## The planner's best against the published layout", "",
+                "For each run, `scaling plan --cost-model calibrated` searched on the same model, machine, batch and "
+                "switches (schedule, sequence parallelism, overlaps, attention kernel): its best layout's predicted "
+                "step beside the published layout's, both by the calibrated model, and the best one's MFU (6N count). "
+                "A speedup well above 1 says the model believes a layout the authors did not run is faster; "
+                "it is a prediction, never checked against a measurement.", "",
+                markdown_table(["run", "published (s)", "planner's best (s)", "speedup", "MFU", "planner's layout"], rows),
+                ""]
+    return "\n".join(out)
+
+
 def pandoc_self_contained_flag(pandoc):
     help_text = subprocess.run([pandoc, "--help"], capture_output=True, text=True).stdout
     return "--embed-resources" if "--embed-resources" in help_text else "--self-contained"
@@ -1595,6 +1731,8 @@ def render(args):
         else:
             parts.append(shape_chapter(text, ch, index, args.source, checks, used_ids))
     parts += [errata_section(chapters, index), notes_section(chapters)]
+    if args.validation:
+        parts.append(validation_section(run_validation(args.validation), plot_dir))
     if glossary:
         parts.append(glossary)
     document = "\n\n".join(parts) + "\n"
@@ -1683,6 +1821,7 @@ def main():
     parser.add_argument("--out", required=True, help="output folder; the page is OUT/index.html")
     parser.add_argument("--pandoc", default="pandoc")
     parser.add_argument("--no-pdf", action="store_true", help="skip printing the PDF")
+    parser.add_argument("--validation", help="validation_report: adds the appendix 'The model against reality'")
     parser.add_argument("programs", nargs="+", help="chapter programs, run with --json")
     args = parser.parse_args()
     try:

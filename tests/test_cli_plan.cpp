@@ -1,5 +1,5 @@
 // `scaling plan`, run as a user would: the JSON keys, the book model's §5.1.4 arithmetic redone by hand for
-// LLaMA-3 70B on a v5p pod, the exact model's best re-evaluated by hand from its own reported terms, the
+// LLaMA-3 70B on a v5p pod, the ideal model's best re-evaluated by hand from its own reported terms, the
 // GPU cluster, and every rejection.
 #include <doctest/doctest.h>
 
@@ -62,8 +62,8 @@ TEST_CASE("scaling plan: the book model on a v5p pod, by hand (§5.1.4, §6.3)")
   for (const auto& l : j["top"]) CHECK(l["pp"] == 1);
 }
 
-TEST_CASE("scaling plan: the exact model's best against its own terms") {
-  const auto j = plan_json("--model llama3-70b --chip tpu-v5p --slice 16x20x28 --pods 2 --batch-tokens 4194304");
+TEST_CASE("scaling plan: the ideal model's best against its own terms") {
+  const auto j = plan_json("--model llama3-70b --chip tpu-v5p --slice 16x20x28 --pods 2 --batch-tokens 4194304 --cost-model ideal");
   const auto& b = j["best"];
   all_finite(j);
   const double step = b["step_s"], math = b["t_math_s"], hbm = b["t_hbm_s"], bubble = b["t_bubble_s"],
@@ -120,7 +120,7 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero 4", "--zero '4'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero x", "--zero"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --max-microbatches 0", "--max-microbatches '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model 'guess'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model: 'guess'"},
       {base + "--slice 4x4x4 --pods 2 --batch-tokens 1024 --cost-model book", "--pods 1"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --hbm-bytes 1e6", "no layout"},
       {"plan --model nope --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024", "'nope'"},

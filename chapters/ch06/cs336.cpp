@@ -152,7 +152,7 @@ EXERCISE("cs336.d", "Lowering the batch while staying compute-bound") {
   // 3. Below that the chip itself stops being compute-bound: each device re-reads its weights per pass.
   ex.answer("hbm_floor_tokens", kC / chip("tpu-v5p").hbm_bytes_per_s, "tokens")
       .explain("C / W_hbm: the tokens a TP group must process per pass to hide its weight reads");
-  // 4. The planner's exact model over every layout of a v5p 4×4×4 for LLaMA-3.1 405B (XXL's MLP with attention):
+  // 4. The planner's ideal model over every layout of a v5p 4×4×4 for LLaMA-3.1 405B (XXL's MLP with attention):
   //    the smallest power-of-two batch whose best layout is compute-bound.
   double smallest = 0;
   for (double B = 16; B <= 1 << 20 && smallest == 0; B *= 2) {

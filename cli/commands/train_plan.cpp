@@ -8,6 +8,8 @@
 #include "../limits.hpp"
 #include "../options.hpp"
 #include "modules.hpp"
+#include "../step_options.hpp"
+#include "scaling/cost/layout.hpp"
 #include "scaling/model/presets.hpp"
 
 namespace cli {
@@ -58,7 +60,27 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
       ->check(list_check("--saved", lists ? limits::kMaxSavedRules : 1));
   sub->add_option("--seq", s.seq, "sequence length (the attention a rerun repeats; default 4096)")
       ->check(size_check("--seq"));
-  add_text(sub, "--cost-model", s.cost_model, "exact (default) or book (§5.1.4's FSDP × TP on one slice)");
+  add_name(sub, "--cost-model", s.cost_model,
+           "calibrated (default: what real runs achieve, cost/calibrated.hpp), ideal (the lower bound: peak FLOPs, "
+           "perfect overlap) or book (§5.1.4's FSDP × TP on one slice)",
+           [](const std::string& t) { parse_cost_model(t); });
+  // The calibrated model's switches (the ideal and book models ignore them).
+  sub->add_option("--vp", s.vp, "virtual pipeline stages per stage (interleaved 1F1B; default 1)")
+      ->check(size_check("--vp", 1024));
+  add_name(sub, "--schedule", s.schedule,
+           "pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b; interleaved when --vp > 1)",
+           [](const std::string& t) { scaling::parse_schedule(t); });
+  add_name(sub, "--sp", s.sp, "sequence parallelism: yes or no (default no)", [](const std::string& t) { parse_yes_no(t); });
+  add_name(sub, "--tp-overlap", s.tp_overlap, "hide tensor-parallel collectives behind the matmuls: yes or no (default no)",
+           [](const std::string& t) { parse_yes_no(t); });
+  add_name(sub, "--dp-overlap", s.dp_overlap,
+           "overlap the data-parallel gradient reduce with the backward pass: yes or no (default yes)",
+           [](const std::string& t) { parse_yes_no(t); });
+  add_name(sub, "--recompute", s.recompute,
+           "none, selective (attention) or full: --saved all, matmuls or input by another name",
+           [](const std::string& t) { recompute_rule(t); });
+  add_name(sub, "--attention", s.attention, "attention kernel: flash (default) or materialized",
+           [](const std::string& t) { scaling::parse_attention_kernel(t); });
   sub->add_option("--weights", s.weights, "dtype of the weights (and of the saved activations)")->capture_default_str();
   sub->add_option("--grads", s.grads, "dtype of the gradient buffer, or none")->capture_default_str();
   sub->add_option("--optimizer", s.optimizer, "adam (two fp32 moments) or sgd (no state)")->capture_default_str();

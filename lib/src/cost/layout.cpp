@@ -55,6 +55,42 @@ std::string label(const PlanRule& r) { return r.name.empty() ? r.rule : r.name; 
 
 const char* to_string(ZeroScope s) { return s == ZeroScope::all ? "all" : "group"; }
 
+const char* to_string(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::interleaved: return "interleaved";
+    case Schedule::one_f_one_b: break;
+  }
+  return "1f1b";
+}
+
+Schedule parse_schedule(std::string_view text) {
+  for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved})
+    if (text == to_string(s)) return s;
+  throw std::invalid_argument("'" + escape_for_message(text) + "': expected gpipe, 1f1b or interleaved");
+}
+
+const char* to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "materialized"; }
+
+AttentionKernel parse_attention_kernel(std::string_view text) {
+  for (AttentionKernel a : {AttentionKernel::flash, AttentionKernel::materialized})
+    if (text == to_string(a)) return a;
+  throw std::invalid_argument("'" + escape_for_message(text) + "': expected flash or materialized");
+}
+
+GroupBandwidths group_bandwidths(const System& sys, const AxisRoles* axes) {
+  GroupBandwidths g;
+  for (size_t i = 0; i < sys.fast.size(); ++i) {
+    const auto& s = axes[i];
+    const int share = (s.data > 1) + (s.tensor > 1) + (s.pipeline > 1);
+    const double w = share > 0 ? sys.fast[i].bytes_per_s / share : 0;
+    if (s.data > 1) g.data += w;
+    if (s.tensor > 1) g.tensor += w;
+    if (s.pipeline > 1) g.pipeline = g.pipeline > 0 ? std::min(g.pipeline, w / 2) : w / 2;
+  }
+  return g;
+}
+
 int data_degree(const Layout& l) {
   int n = l.slow.data;
   for (const auto& a : l.fast) n *= a.data;
@@ -119,7 +155,14 @@ std::string describe_axes(const Layout& l, const System& s) {
   return out;
 }
 
-const char* to_string(CostModel m) { return m == CostModel::book ? "book" : "exact"; }
+const char* to_string(CostModel m) {
+  switch (m) {
+    case CostModel::book: return "book";
+    case CostModel::calibrated: return "calibrated";
+    case CostModel::ideal: break;
+  }
+  return "ideal";
+}
 
 const char* to_string(Bound b) {
   switch (b) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "scaling/base/format.hpp"
+#include "scaling/cost/calibrated.hpp"
 
 namespace scaling {
 
@@ -139,23 +140,19 @@ struct Assignment {
   std::array<double, kMaxMicro> bubble{};  // t_bubble / t_chip for each microbatch count: f / (1 − f)
 };
 
-Assignment assign(const Fixed& f, const AxisRoles* axes, AxisRoles slow) {
+Assignment assign(const Fixed& f, const System& system, const AxisRoles* axes, AxisRoles slow) {
   Assignment a{};
   a.X_fast = a.Y = a.S_fast = 1;
-  double pipe_bw = 0;
   for (int i = 0; i < f.n_fast; ++i) {
-    const auto& s = axes[i];
-    const int share = (s.data > 1) + (s.tensor > 1) + (s.pipeline > 1);
-    const double w = share > 0 ? f.axis_bw[static_cast<size_t>(i)] / share : 0;
-    a.X_fast *= s.data;
-    a.Y *= s.tensor;
-    a.S_fast *= s.pipeline;
-    if (s.data > 1) a.w_data += w;
-    if (s.tensor > 1) a.w_tensor += w;
-    // A stage hands its activations to the next over one link, one way: the slowest axis it crosses.
-    if (s.pipeline > 1) pipe_bw = pipe_bw > 0 ? std::min(pipe_bw, w / 2) : w / 2;
+    a.X_fast *= axes[i].data;
+    a.Y *= axes[i].tensor;
+    a.S_fast *= axes[i].pipeline;
   }
-  a.w_pipe = pipe_bw;
+  // Each group's share of the links it spans (layout.hpp's rule, shared with the calibrated model).
+  const GroupBandwidths g = group_bandwidths(system, axes);
+  a.w_data = g.data;
+  a.w_tensor = g.tensor;
+  a.w_pipe = g.pipeline;
   a.X_slow = slow.data;
   a.S_slow = slow.pipeline;
   a.X = a.X_fast * a.X_slow;
@@ -213,7 +210,7 @@ inline double activation_bytes(const Fixed& f, const Assignment& a, int mi, int 
   return f.act_bytes[static_cast<size_t>(rule)] * a.lps * (b / a.Y) * inflight;
 }
 
-// The exact model of planner.hpp for one layout; `state` is the stage's model state per chip after ZeRO.
+// The ideal model of planner.hpp for one layout; `state` is the stage's model state per chip after ZeRO.
 inline Score score(const Fixed& f, const Assignment& a, int zero, bool zero_all, double state, int mi, int rule) {
   const auto ri = static_cast<size_t>(rule);
   const double m = f.micro[static_cast<size_t>(mi)];
@@ -365,6 +362,19 @@ Planned book_planned(const Fixed& f, const PlanRequest& r, const Score& t, doubl
   return p;
 }
 
+// The calibrated model's switches of the request on one candidate: the interleaved schedule only where
+// there is a pipeline (1F1B otherwise), and virtual_stages = -1 to skip a stage whose layers v does not divide.
+void apply_switches(Layout& l, const Layout& sw, double S, double lps) {
+  l.schedule = sw.schedule;
+  l.virtual_stages = sw.virtual_stages;
+  l.sequence_parallel = sw.sequence_parallel;
+  l.tp_overlap = sw.tp_overlap;
+  l.dp_overlap = sw.dp_overlap;
+  l.attention = sw.attention;
+  if (sw.schedule == Schedule::interleaved && S < 2) l.schedule = Schedule::one_f_one_b, l.virtual_stages = 1;
+  else if (sw.schedule == Schedule::interleaved && std::fmod(lps, sw.virtual_stages) != 0) l.virtual_stages = -1;
+}
+
 PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
   if (r.system.slow.groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
   double N = 1;
@@ -391,6 +401,9 @@ PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
 PlanResult plan(const PlanRequest& r) {
   const Fixed f = fix(r);
   if (r.cost_model == CostModel::book) return plan_book(r, f);
+  const bool calibrated = r.cost_model == CostModel::calibrated;
+  std::optional<CalibratedContext> ctx;
+  if (calibrated) ctx = calibrated_context(r.model, r.system, r.batch_tokens, r.seq_len, r.setup);
   std::array<std::vector<AxisRoles>, kMaxAxes> options;
   for (int i = 0; i < f.n_fast; ++i) options[static_cast<size_t>(i)] = splits(f.axis[static_cast<size_t>(i)], true);
   const auto slow_options = splits(r.system.slow.groups, false);
@@ -402,7 +415,7 @@ PlanResult plan(const PlanRequest& r) {
   for (;;) {
     for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
     for (const auto& slow : slow_options) {
-      Assignment a = assign(f, axes.data(), slow);
+      Assignment a = assign(f, r.system, axes.data(), slow);
       if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.B || (r.max_pipeline > 0 && a.S > r.max_pipeline))
         continue;
       cost_assignment(f, a);
@@ -414,10 +427,23 @@ PlanResult plan(const PlanRequest& r) {
             for (int mi = 0; mi < f.n_micro && a.X * f.micro[static_cast<size_t>(mi)] <= f.B; ++mi) {
               ++out.configs_evaluated;
               const Score t = score(f, a, zero, all, state, mi, rule);
+              // The calibrated memory is the ideal one plus what real runs add, so a layout the ideal
+              // model cannot fit never fits; its step is not bounded by the ideal one's, so no pruning.
               if (t.bytes > f.hbm) continue;
+              if (!calibrated) {
+                ++out.configs_fit;
+                if (t.step > top.worst_step()) continue;
+                top.offer(make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all));
+                continue;
+              }
+              Planned p = make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all);
+              apply_switches(p.layout, r.switches, a.S, a.lps);
+              if (p.layout.virtual_stages < 0) continue;  // v does not divide this stage's layers
+              p.terms = calibrated_terms(*ctx, p.layout, p.terms);
+              if (p.terms.memory.total > f.hbm) continue;
               ++out.configs_fit;
-              if (t.step > top.worst_step()) continue;
-              top.offer(make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all));
+              if (p.terms.step_s > top.worst_step()) continue;
+              top.offer(p);
             }
           }
         }
@@ -468,7 +494,7 @@ Terms step_terms(const TransformerConfig& model, const System& system, const Lay
   if (slow.tensor != 1 || slow.data < 1 || slow.pipeline < 1 || slow.data * slow.pipeline != system.slow.groups)
     throw std::invalid_argument("the " + system.slow.name + " tier: data·pipeline must equal its " +
                                 std::to_string(system.slow.groups) + " groups and tensor must be 1");
-  Assignment a = assign(f, axes.data(), slow);
+  Assignment a = assign(f, system, axes.data(), slow);
   if (cost_model == CostModel::book) {
     if (system.slow.groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
     if (a.S > 1) throw std::invalid_argument("the book's cost model has no pipeline");
@@ -490,7 +516,10 @@ Terms step_terms(const TransformerConfig& model, const System& system, const Lay
   const bool all = layout.zero_scope == ZeroScope::all;
   cost_assignment(f, a);
   const Score t = score(f, a, layout.zero, all, state_bytes(a, layout.zero, all), 0, 0);
-  return make_planned(f, r, a, t, axes.data(), slow, 0, 0, layout.zero, all).terms;
+  const Terms ideal = make_planned(f, r, a, t, axes.data(), slow, 0, 0, layout.zero, all).terms;
+  if (cost_model != CostModel::calibrated) return ideal;
+  auto ctx = calibrated_context(model, system, batch.tokens, batch.seq_len, setup);
+  return calibrated_terms(ctx, layout, ideal);
 }
 
 Planned best_placement(const TransformerConfig& model, const System& system, int data, int tensor, int pipeline,

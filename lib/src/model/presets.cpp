@@ -30,6 +30,12 @@ const std::vector<ModelPreset>& table() {
     ex41.final_norm = false;
     auto gemma2 = dense("gemma2-27b", 4608, 36864, 46, 32, 16, 128, 256000, true);
     gemma2.norms_per_layer = 4;  // Gemma 2 normalises before and after attention and the MLP
+    // GPT-3 175B (Brown et al. 2020, Table 2.1: 96 layers, d_model 12288, 96 heads of 128, F = 4·d_model)
+    // as Megatron-LM trains it in the runs of validation/training-runs.json: LayerNorm with bias, biased
+    // linear layers, a two-matrix GeLU MLP, the output layer tied to the embedding, the 50257-token
+    // vocabulary padded to 51200 (Korthikanti et al. 2022, Table 3); learned positions left out.
+    auto gpt3 = dense("gpt3-175b", 12288, 49152, 96, 96, 96, 128, 51200, true);
+    gpt3.gated_mlp = false, gpt3.norm_bias = true, gpt3.attention_bias = true, gpt3.mlp_bias = true;
     auto mixtral = dense("mixtral-8x7b", 4096, 14336, 32, 32, 8, 128, 32000);
     mixtral.experts = 8, mixtral.experts_per_token = 2;
     return std::vector<ModelPreset>{
@@ -43,6 +49,7 @@ const std::vector<ModelPreset>& table() {
         {"mixtral-8x7b", "Mixtral 8x7B config", mixtral},
         {"gemma-7b", "Gemma 7B config", dense("gemma-7b", 3072, 24576, 28, 16, 16, 256, 256000, true)},
         {"gemma2-27b", "§4.3 mentions Gemma-27B; Gemma 2 27B config", gemma2},
+        {"gpt3-175b", "GPT-3 175B as Megatron-LM trains it (Korthikanti et al. 2022, Table 3)", gpt3},
     };
   }();
   return presets;

@@ -41,11 +41,29 @@ SavedRule saved_elements(const PlanRule& r, const TransformerConfig& model);
 // The name, or the sum when the rule has none.
 std::string label(const PlanRule& r);
 
+struct System;
+
 enum class ZeroScope {
   group,  // ZeRO shards over the data replicas of one slice or node
   all,    // over every data replica, across the slow tier too
 };
 const char* to_string(ZeroScope s);
+
+// The pipeline schedule (what the calibrated model times; the ideal model charges 1F1B's bubble):
+// GPipe (every microbatch forward, then every backward: all m in flight), 1F1B (Narayanan et al. 2021
+// §2.2.1: at most S in flight, the same bubble), interleaved 1F1B (§2.2.2: v model chunks per stage
+// divide the bubble by v at v times the sends).
+enum class Schedule { gpipe, one_f_one_b, interleaved };
+const char* to_string(Schedule s);
+// "gpipe", "1f1b", "interleaved"; throws std::invalid_argument naming the text and the names.
+Schedule parse_schedule(std::string_view text);
+
+// How the attention core runs: `flash` keeps the scores on chip (FlashAttention; causal blocks above the
+// diagonal skipped), `materialized` writes the [seq, seq] scores to HBM and runs softmax (and dropout) on
+// them as separate kernels, computing the masked half too (Megatron-LM's fused-softmax path of 2021–22).
+enum class AttentionKernel { flash, materialized };
+const char* to_string(AttentionKernel a);
+AttentionKernel parse_attention_kernel(std::string_view text);
 
 struct Layout {
   std::vector<AxisRoles> fast;   // one per fast axis of the System
@@ -54,7 +72,27 @@ struct Layout {
   int zero = 3;                  // ZeRO stage 0–3 (§5.4.1)
   ZeroScope zero_scope = ZeroScope::all;
   PlanRule saved = {"D", Remat::block, "input"};
+  // Read by the calibrated model only (the ideal and book models ignore them, so their answers stay the
+  // chapters'): the pipeline schedule and its virtual stages v (interleaved only; v divides the layers
+  // per stage), sequence parallelism (Korthikanti et al. 2022 §4.2.2: each TP AllReduce becomes a
+  // ReduceScatter + AllGather and the norms, dropout and residual work is split over the tensor group),
+  // whether the TP collectives hide behind the matmuls, whether the data-parallel gradient reduce overlaps
+  // the backward pass, and the attention kernel.
+  Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;
+  bool sequence_parallel = false;
+  bool tp_overlap = false;
+  bool dp_overlap = true;
+  AttentionKernel attention = AttentionKernel::flash;
 };
+
+// The bandwidth (bytes/s per chip) each group of a layout gets on the fast network: an axis shared by k
+// groups gives each 1/k of its links, a group spanning several axes adds them; a pipeline send crosses one
+// link one way, so its figure is the slowest such axis' share halved. 0 for a trivial group.
+struct GroupBandwidths {
+  double data = 0, tensor = 0, pipeline = 0;
+};
+GroupBandwidths group_bandwidths(const System& s, const AxisRoles* axes);
 
 // The degrees a layout implies: products over the axes.
 int data_degree(const Layout& l);
@@ -65,7 +103,6 @@ int pipeline_degree(const Layout& l);
 // the slow tier, tensor may not), with the other fields of `base`, in the planner's search order (the
 // last axis outermost, each axis by data then tensor factor ascending). Empty when the degrees do not
 // multiply to the system's chips or cannot be placed.
-struct System;
 std::vector<Layout> placements(const System& s, int data, int tensor, int pipeline, const Layout& base);
 
 // "16=4·1·4 20=20·1·1 DCN 2=2·1·1": each axis' size = data·tensor·pipeline, then the slow tier's.

@@ -3,10 +3,12 @@
 // memory per chip by part. Output only: nothing here is an input to a model.
 namespace scaling {
 
-// Which cost model produced the terms. `exact`: the planner's lower bound (perfect overlap of compute
-// and communication, peak FLOPs, exact ring bytes; planner.hpp). `book`: §5.1.4's FSDP × TP equations,
-// to reproduce the book.
-enum class CostModel { exact, book };
+// Which cost model produced the terms. `ideal`: the planner's lower bound (perfect overlap of compute
+// and communication, peak FLOPs, exact ring bytes; planner.hpp) — called `exact` before, renamed so that
+// nobody reads "exact" as "accurate". `book`: §5.1.4's FSDP × TP equations, to reproduce the book.
+// `calibrated`: what a real step achieves (cost/calibrated.hpp): achieved matmul throughput, non-matmul
+// work, attention FLOPs, exposed collectives with latency, pipeline schedules.
+enum class CostModel { ideal, book, calibrated };
 const char* to_string(CostModel m);
 
 enum class Bound { compute, memory, bubble, ici, dcn };
@@ -15,6 +17,24 @@ const char* to_string(Bound b);
 struct MemoryPerChip {
   double params = 0, grads = 0, optimizer = 0, master = 0, activations = 0;
   double total = 0;
+  // Calibrated only (0 in the others), included in total: ZeRO-3's gathered layers and the collective
+  // buffers real runs hold (cost/calibrated.hpp).
+  double working = 0;
+};
+
+// Where the calibrated model's step goes (cost/calibrated.hpp has each formula and source); all 0 in the
+// ideal and book models. Times are per step on the busiest pipeline stage.
+struct CalibratedParts {
+  double t_matmul_s = 0;       // the weight matmuls, forward and backward, at the achieved rate of each shape
+  double t_attention_s = 0;    // the attention core (QKᵀ and the product with V), forward and backward
+  double t_vector_s = 0;       // norms, residual adds, activations, softmax, embedding and loss: HBM bytes at achieved rates
+  double t_recompute_s = 0;    // what the recompute policy reruns (full: the forward; selective: the attention core)
+  double t_tp_s = 0;           // tensor-parallel collectives on the critical path (0 with tp_overlap when hidden)
+  double t_pipeline_send_s = 0;  // activations and their gradients between stages
+  double t_dp_exposed_s = 0;   // the data-parallel / ZeRO traffic the overlap rule leaves exposed
+  double t_optimizer_s = 0;    // the optimizer update: its bytes at the achieved HBM rate
+  double t_latency_s = 0;      // per-hop / per-message latency inside the collective terms above
+  double matmul_efficiency = 0;  // achieved / peak over the layer matmuls (forward shapes)
 };
 
 struct Terms {
@@ -23,7 +43,8 @@ struct Terms {
   Bound bound = Bound::compute;
   MemoryPerChip memory;
   double mfu = 0;           // 6·N_active·B / (chips · C · step) (the book model: of its own FLOPs)
-  double m_x = 0, m_y = 0;  // the book model's axis counts M_X, M_Y (0 in the exact model)
+  double m_x = 0, m_y = 0;  // the book model's axis counts M_X, M_Y (0 in the other models)
+  CalibratedParts calibrated;
 };
 
 // The order the planner ranks layouts by, and the tie rule it states: faster first; on equal step time,

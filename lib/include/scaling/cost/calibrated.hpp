@@ -1,0 +1,133 @@
+#pragma once
+// The calibrated cost model (CostModel::calibrated): what one training step of a layout really costs,
+// as opposed to the ideal model's lower bound (planner.hpp). step_terms calls it; so does the planner's
+// search. Each effect is one field of CalibratedParts (terms.hpp); every rate comes from a table below
+// with its source — nothing is fitted to a run.
+//
+// Letters: B global batch (tokens), s sequence length, X = X_fast·X_slow data degree, Y tensor degree,
+// S pipeline degree, v virtual stages (interleaved schedule), m microbatches, b = B/(X·m) tokens per
+// microbatch per replica, L layers of which the busiest stage holds l = ⌈L/S⌉, D, F, V model width, MLP
+// width and vocabulary, N_q, N_kv, H heads, KV heads and head size, a bytes per activation element.
+//
+// Per layer, one microbatch, one chip:
+//   matmul (forward): Σ 2·b·K·N / R(b, K, N) over QKV [K = D, N = (N_q + 2N_kv)·H/Y], output [N_q·H/Y, D],
+//     MLP in [D, F/Y, twice when gated] and MLP out [F/Y, D]; backward twice the forward's FLOPs at the
+//     forward shape's rate. R is the achieved rate of that GEMM shape on the chip (matmul_rate below).
+//   attention core, E = b·(N_q/Y)·s score elements: flash attention does 4H FLOPs per causal (query, key)
+//     pair, (s + 1)/2 keys per query (exactly the lower triangle), at the matmul ceiling; backward 2.5× the
+//     forward (FlashAttention-2, Dao 2023 §3.1.2: five matmuls against two, the scores recomputed). The
+//     materialized kernel computes all E (the masked half too): forward a roofline of 4H·E FLOPs at the
+//     ceiling and 2a·E bytes (QKᵀ writes the scores, the product with V reads them) at the copy rate;
+//     backward 8H·E FLOPs and 4a·E bytes (dP written, P read, dS read twice).
+//   vector work, one HBM pass per kernel at the achieved rate of its kind, forward / backward bytes per
+//     token: each norm 2a·D' / 3a·D' (D' = D/Y with sequence parallelism, else D: each TP rank repeats
+//     it), two residual adds 3a·D' each way, the MLP activation 2a·F/Y / 3a·F/Y (gated 3a / 5a); the
+//     materialized kernel adds per score element softmax 2a / 3a at the softmax rate and dropout 2a + 1
+//     each way (a one-byte mask) at the copy rate.
+//   recompute: full (the `input` rule) reruns the forward; selective (`matmuls`) the attention core and
+//     its softmax and dropout; none nothing.
+//   tensor-parallel collectives (Y > 1): per layer 2 forward + 2 backward AllReduces of b·D·a bytes (with
+//     sequence parallelism each is a ReduceScatter + AllGather, the same bytes), full recompute adds the
+//     forward's again; ring time (Y − 1)/Y per pass over the tensor group's bandwidth plus (Y − 1) hop
+//     latencies per pass. On the critical path unless tp_overlap, then only what exceeds the matmuls.
+// Per stage and microbatch: t_mb = l·(layer forward + backward + recompute + TP) + the stage's extras
+// (first: the embedding lookup; last: the final norm, the unembedding GEMM [D, V/Y] forward and backward
+// and the loss' softmax over V/Y in fp32, 2·4 + 3·4 bytes per logit; the busiest of the two) + pipeline sends: 2·v messages of
+// b·D·a/Y bytes (forward and backward per model chunk, split over the tensor group as Narayanan et al.
+// 2021 §4.1's scatter/gather does) over the pipeline link (InfiniBand/DCN when the pipeline crosses groups)
+// plus one latency each, on the critical path.
+// Schedule: step_pipeline = m·t_mb + bubble, bubble = (S − 1)·t_mb for GPipe and 1F1B, (S − 1)/v·t_mb
+// interleaved (Narayanan et al. 2021 §2.2: bubble fraction (S − 1)/(v·m + S − 1) of the whole).
+// Data parallelism and ZeRO, per step, bytes of the stage's weights W and gradients G per chip (1/Y of the
+// stage, weight and gradient dtypes): over the slice's data group ring factor (X_f − 1)/X_f; ZeRO-0/1 one
+// AllReduce of G, ZeRO-2 a ReduceScatter of G per microbatch and one AllGather of W, ZeRO-3 per microbatch
+// two AllGathers of W and one ReduceScatter of G; over the slow tier a chip's 1/X_f share the same way
+// (ZeRO scope all) or one AllReduce of it (scope group); one latency per hop. Exposed: ZeRO-3's per-layer
+// gathers are prefetched behind the step's compute, so one layer's share (C/l) plus what exceeds the
+// compute; the gradient reduce of ZeRO-0/1/2 with dp_overlap overlaps the last microbatch's backward the
+// same way (one layer's share plus what exceeds it), without dp_overlap all of it.
+// Optimizer: Adam reads weights, gradients, both moments and the master copy and writes all but the
+// gradients back, (2a_w + a_g + 4a_o + 8·master) bytes per parameter the chip updates (1/X_zero of the
+// stage's 1/Y with ZeRO ≥ 1), at the fused-Adam HBM rate; SGD 2a_w + a_g.
+// step = step_pipeline + exposed data-parallel traffic + optimizer.
+// Memory: the ideal model's, with the activations of the microbatches the schedule keeps in flight (GPipe
+// m, 1F1B min(m, S), interleaved min(m, S)·(1 + (S − 1)/(S·v)), Narayanan et al. 2021 §2.2.2), plus
+// ZeRO-3's working set (two layers gathered whole: the one in use and the one prefetched) and two
+// gradient buckets of 25 MB (PyTorch DDP's bucket_cap_mb default) as collective buffers.
+// Left out: kernel launch gaps, stragglers, dropout on the residual stream, MoE routing imbalance (an MoE
+// MLP is timed as a dense one of the active width), gradient-accumulation adds (taken as fused into the
+// weight-gradient GEMM), the loss of clock under power caps beyond what the GEMM tables measured.
+#include <string>
+#include <vector>
+
+#include "scaling/cost/gemm_efficiency.hpp"
+#include "scaling/cost/layout.hpp"
+#include "scaling/cost/terms.hpp"
+#include "scaling/cost/training.hpp"
+#include "scaling/hardware/system.hpp"
+#include "scaling/model/transformer.hpp"
+
+namespace scaling {
+
+// The achieved rates of one chip, each with its source.
+struct ChipCalibration {
+  std::string chip;
+  // The measured bf16 GEMM table the chip's shape curve comes from: its own (H100, H200), or the H100's
+  // for a chip nobody measured, scaled by ceiling / the table's best (`scaled`).
+  const GemmTable* gemm = nullptr;
+  bool scaled = false;
+  double table_best_flops_per_s = 0;
+  double matmul_ceiling_flops_per_s = 0;  // the best a large GEMM reaches (the table's best, or a published figure)
+  std::string matmul_source;
+  // Achieved HBM bytes/s of the memory-bound kernel kinds.
+  double norm_bytes_per_s = 0, add_bytes_per_s = 0, activation_bytes_per_s = 0, softmax_bytes_per_s = 0,
+         optimizer_bytes_per_s = 0, copy_bytes_per_s = 0;
+  std::string hbm_source;
+};
+
+// The published matmul ceilings for chips without a measured table: {chip, FLOPs/s, source}.
+struct MatmulCeiling {
+  const char* chip;
+  double flops_per_s;
+  const char* source;
+};
+std::vector<MatmulCeiling> published_matmul_ceilings();
+
+// Rates for `chip`: the measured tables for H100/H200 (validation/gemm), otherwise the published ceiling
+// (or the datasheet peak where none is published, said in matmul_source) and, for HBM, the fraction of
+// the datasheet bandwidth each kernel kind reached on the measured H100 applied to this chip's datasheet
+// bandwidth (said in hbm_source).
+ChipCalibration chip_calibration(const Chip& chip);
+
+// Achieved FLOPs/s of a bf16 GEMM [M, K]·[K, N] on the chip: the measured table where there is one;
+// otherwise the H100's measured rate for that shape relative to the H100's best GEMM, times this chip's
+// ceiling (the shape costs a chip the same fraction of its best), capped by a roofline at its achieved
+// copy bandwidth (bf16 inputs and output).
+double matmul_rate(const ChipCalibration& cal, double m, double k, double n);
+
+// What one request fixes for the calibrated model (the model, the system, the batch, the dtypes and the
+// chip's rates), with a cache of the per-layer GEMM times by (tokens per microbatch, tensor degree), so
+// the planner's search looks each shape up once.
+struct CalibratedContext {
+  TransformerConfig model;
+  System system;
+  double batch_tokens = 0, seq_len = 0;
+  TrainingSetup setup;
+  ChipCalibration cal;
+  double p_layer = 0, p_other = 0;  // parameters per layer and outside the layers
+  struct GemmTimes {
+    double b, y;
+    double layer_fwd_s, layer_flops, unembed_fwd_s;
+  };
+  std::vector<GemmTimes> cache;
+};
+CalibratedContext calibrated_context(const TransformerConfig& model, const System& system, double batch_tokens,
+                                     double seq_len, const TrainingSetup& setup);
+
+// The calibrated terms of one layout, already validated (step_terms validates it and passes the ideal
+// model's terms, whose memory the calibrated memory starts from). Throws std::invalid_argument for a
+// schedule that does not fit the layout (virtual stages without the interleaved schedule or a pipeline,
+// v not dividing the layers per stage).
+Terms calibrated_terms(CalibratedContext& ctx, const Layout& layout, const Terms& ideal);
+
+}  // namespace scaling

@@ -1,0 +1,341 @@
+#include "scaling/cost/calibrated.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "scaling/base/format.hpp"
+#include "scaling/model/tensors.hpp"
+
+namespace scaling {
+
+std::vector<MatmulCeiling> published_matmul_ceilings() {
+  return {
+      {"a100", 267.9e12,
+       "stas00/ml-engineering, compute/accelerator/README.md, 'Maximum Achievable Matmul FLOPS comparison "
+       "table': NVIDIA A100 SXM, bf16 matmul, 267.9 TFLOPS (85.9 % of 312), best shape 6912x16384x2048, "
+       "CUDA 12.1"},
+  };
+}
+
+namespace {
+
+// The H100's measured memory-bound kernels (validation/gemm/h100.json) as fractions of its datasheet
+// bandwidth: the rule for a chip measured by nobody is that its kernels reach the same fractions.
+constexpr const char* kReferenceCard = "h100";
+
+double median_rate(const std::string& card, const char* op) { return measured_bytes_per_s(card, op); }
+
+}  // namespace
+
+ChipCalibration chip_calibration(const Chip& chip) {
+  ChipCalibration c;
+  c.chip = chip.name;
+  const auto cards = measured_cards();
+  const bool measured = std::find(cards.begin(), cards.end(), chip.name) != cards.end();
+  c.gemm = &measured_gemm_table(measured ? chip.name : kReferenceCard, Dtype::bf16);
+  for (const auto& curve : c.gemm->curves)
+    for (double r : curve.flops_per_s) c.table_best_flops_per_s = std::max(c.table_best_flops_per_s, r);
+  if (measured) {
+    c.matmul_ceiling_flops_per_s = c.table_best_flops_per_s;
+    c.matmul_source = fmt::format("measured bf16 GEMM table of the {} (validation/gemm/{}.json, {})", c.gemm->card,
+                                  chip.name, c.gemm->measured);
+  } else {
+    c.scaled = true;
+    c.matmul_ceiling_flops_per_s = chip.bf16_flops_per_s;
+    std::string ceiling = "no published achievable-matmul figure: the datasheet peak";
+    for (const auto& p : published_matmul_ceilings())
+      if (chip.name == p.chip) c.matmul_ceiling_flops_per_s = p.flops_per_s, ceiling = p.source;
+    c.matmul_source = ceiling + "; by shape, the measured H100 table (validation/gemm/h100.json) relative to its best";
+  }
+  const std::string card = measured ? chip.name : kReferenceCard;
+  // Fractions of the measuring card's datasheet bandwidth, applied to this chip's.
+  const double scale = measured ? 1.0 : chip.hbm_bytes_per_s / scaling::chip(kReferenceCard).hbm_bytes_per_s;
+  c.norm_bytes_per_s = scale * median_rate(card, "layernorm");
+  c.add_bytes_per_s = scale * median_rate(card, "add");
+  c.activation_bytes_per_s = scale * median_rate(card, "gelu_tanh");
+  c.softmax_bytes_per_s = scale * median_rate(card, "softmax");
+  c.optimizer_bytes_per_s = scale * median_rate(card, "adamw_fused_step");
+  c.copy_bytes_per_s = scale * median_rate(card, "copy");
+  c.hbm_source = measured ? fmt::format("measured kernels of the {} (validation/gemm/{}.json)", chip.name, chip.name)
+                          : fmt::format("the fraction of datasheet bandwidth each kernel kind reached on the measured "
+                                        "H100 (validation/gemm/h100.json), times this chip's {}",
+                                        format_quantity(chip.hbm_bytes_per_s, "B/s"));
+  return c;
+}
+
+double matmul_rate(const ChipCalibration& cal, double m, double k, double n) {
+  const double measured = achieved_flops_per_s(*cal.gemm, m, k, n);
+  if (!cal.scaled) return measured;
+  // The shape's fraction of the reference card's best, at this chip's ceiling; no faster than moving the
+  // bf16 operands and result at this chip's copy rate.
+  const double flops = 2 * m * k * n;
+  const double bytes = 2 * (m * k + k * n + m * n);
+  const double rate = cal.matmul_ceiling_flops_per_s * measured / cal.table_best_flops_per_s;
+  return flops / std::max(flops / rate, bytes / cal.copy_bytes_per_s);
+}
+
+CalibratedContext calibrated_context(const TransformerConfig& model, const System& system, double batch_tokens,
+                                     double seq_len, const TrainingSetup& setup) {
+  CalibratedContext ctx;
+  ctx.model = model;
+  ctx.system = system;
+  ctx.batch_tokens = batch_tokens;
+  ctx.seq_len = seq_len;
+  ctx.setup = setup;
+  ctx.cal = chip_calibration(system.chip);
+  const auto p = param_counts(model);
+  ctx.p_layer = (p.total - p.once) / model.layers;
+  ctx.p_other = p.total - ctx.p_layer * model.layers;
+  return ctx;
+}
+
+namespace {
+
+// The MLP width a token passes through: d_ff, or the routed experts' and shared experts' widths it uses.
+double active_ff(const TransformerConfig& c) {
+  if (!is_moe(c)) return c.d_ff;
+  const double e = c.expert_d_ff > 0 ? c.expert_d_ff : c.d_ff;
+  return (c.experts_per_token + c.shared_experts) * e;
+}
+
+const CalibratedContext::GemmTimes& gemm_times(CalibratedContext& ctx, double b, double y) {
+  for (const auto& g : ctx.cache)
+    if (g.b == b && g.y == y) return g;
+  const auto& c = ctx.model;
+  const double hq = c.q_heads * c.head_dim, hkv = c.kv_heads * c.head_dim, f = active_ff(c);
+  struct Shape {
+    double k, n;
+  };
+  const Shape shapes[] = {{c.d_model, (hq + 2 * hkv) / y},
+                          {hq / y, c.d_model},
+                          {c.d_model, (c.gated_mlp ? 2 : 1) * f / y},
+                          {f / y, c.d_model}};
+  CalibratedContext::GemmTimes g{b, y, 0, 0, 0};
+  for (const auto& s : shapes) {
+    const double flops = 2 * b * s.k * s.n;
+    g.layer_flops += flops;
+    g.layer_fwd_s += flops / matmul_rate(ctx.cal, b, s.k, s.n);
+  }
+  g.unembed_fwd_s = 2 * b * c.d_model * (c.vocab / y) / matmul_rate(ctx.cal, b, c.d_model, c.vocab / y);
+  ctx.cache.push_back(g);
+  return ctx.cache.back();
+}
+
+double bytes_of(Dtype d) { return bytes_per_element(d); }
+
+// Ring time of one AllGather or ReduceScatter of `bytes` (the whole buffer) over n ranks at `bw` per
+// chip, with one latency per hop.
+struct Comm {
+  double t_s = 0, latency_s = 0;
+};
+Comm ring_pass(double bytes, double n, double bw, double hop_latency_s) {
+  if (n <= 1 || bytes <= 0) return {};
+  return {(n - 1) / n * bytes / bw + (n - 1) * hop_latency_s, (n - 1) * hop_latency_s};
+}
+
+}  // namespace
+
+Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ideal) {
+  const auto& c = ctx.model;
+  const auto& sys = ctx.system;
+  const auto& cal = ctx.cal;
+  const double X_fast = [&] { double x = 1; for (const auto& a : l.fast) x *= a.data; return x; }();
+  const double Y = tensor_degree(l), S = pipeline_degree(l);
+  const double X_slow = l.slow.data, S_slow = l.slow.pipeline;
+  const double X = X_fast * X_slow;
+  const double m = l.microbatches;
+  const double chips = X * Y * S;
+  const double lps = std::ceil(c.layers / S);
+  const bool interleaved = l.schedule == Schedule::interleaved;
+  const double v = interleaved ? l.virtual_stages : 1;
+  if (l.virtual_stages < 1)
+    throw std::invalid_argument(fmt::format("virtual stages = {}: must be at least 1", l.virtual_stages));
+  if (!interleaved && l.virtual_stages != 1)
+    throw std::invalid_argument(fmt::format("virtual stages = {} need the interleaved schedule", l.virtual_stages));
+  if (interleaved && S < 2) throw std::invalid_argument("the interleaved schedule needs a pipeline (degree ≥ 2)");
+  if (interleaved && std::fmod(lps, v) != 0)
+    throw std::invalid_argument(fmt::format("virtual stages = {} do not divide the {} layers per stage", l.virtual_stages,
+                                            format_number(lps)));
+
+  const double b = ctx.batch_tokens / (X * m);  // tokens per microbatch per replica
+  const double s = ctx.seq_len;
+  const double a = bytes_of(ctx.setup.activations);
+  const double a_w = bytes_of(ctx.setup.weights);
+  const double a_g = ctx.setup.grads ? bytes_of(*ctx.setup.grads) : a_w;
+  const double D = c.d_model, Fa = active_ff(c);
+  const double heads_per_chip = c.q_heads / Y;
+  const double d_vec = l.sequence_parallel ? D / Y : D;  // the norms' and residuals' width per chip
+
+  // Matmuls of one layer's forward, one microbatch.
+  const auto& g = gemm_times(ctx, b, Y);
+  // The attention core.
+  const bool flash = l.attention == AttentionKernel::flash;
+  const double H = c.head_dim, ceiling = cal.matmul_ceiling_flops_per_s;
+  double t_att_fwd = 0, t_att_bwd = 0, t_scores_fwd = 0, t_scores_bwd = 0;
+  if (flash) {
+    // Every causal (query, key) pair once: (s + 1)/2 keys per query on average, 4H FLOPs each forward.
+    t_att_fwd = 4 * H * b * heads_per_chip * (s + 1) / 2 / ceiling;
+    t_att_bwd = 2.5 * t_att_fwd;
+  } else {
+    // E score elements per microbatch; each GEMM a roofline of its FLOPs and its bytes of scores.
+    const double E = b * heads_per_chip * s;
+    t_att_fwd = std::max(4 * H * E / ceiling, 2 * a * E / cal.copy_bytes_per_s);
+    t_att_bwd = std::max(8 * H * E / ceiling, 4 * a * E / cal.copy_bytes_per_s);
+    t_scores_fwd = 2 * a * E / cal.softmax_bytes_per_s + (2 * a + 1) * E / cal.copy_bytes_per_s;
+    t_scores_bwd = 3 * a * E / cal.softmax_bytes_per_s + (2 * a + 1) * E / cal.copy_bytes_per_s;
+  }
+  // Vector work of one layer, one microbatch, forward and backward (bytes of each kernel: see the header).
+  const double act_in = c.gated_mlp ? 2 : 1;
+  const double t_vec_fwd = c.norms_per_layer * 2 * a * d_vec * b / cal.norm_bytes_per_s +
+                           2 * 3 * a * d_vec * b / cal.add_bytes_per_s +
+                           (act_in + 1) * a * (Fa / Y) * b / cal.activation_bytes_per_s + t_scores_fwd;
+  const double t_vec_bwd = c.norms_per_layer * 3 * a * d_vec * b / cal.norm_bytes_per_s +
+                           2 * 3 * a * d_vec * b / cal.add_bytes_per_s +
+                           (2 * act_in + 1) * a * (Fa / Y) * b / cal.activation_bytes_per_s + t_scores_bwd;
+  // Recompute.
+  double t_re = 0, tp_reruns = 0;
+  switch (l.saved.recompute) {
+    case Remat::block: t_re = g.layer_fwd_s + t_att_fwd + t_vec_fwd, tp_reruns = 1; break;
+    case Remat::big_matmuls: t_re = t_att_fwd + t_scores_fwd; break;
+    case Remat::none: break;
+  }
+  // Tensor-parallel collectives of one layer, one microbatch.
+  double t_tp = 0, lat_tp = 0;
+  if (Y > 1) {
+    const auto gb = group_bandwidths(sys, l.fast.data());
+    double hop = 0;
+    for (size_t i = 0; i < sys.fast.size(); ++i)
+      if (l.fast[i].tensor > 1) hop = std::max(hop, sys.fast[i].hop_latency_s);
+    const Comm pass = ring_pass(b * D * a, Y, gb.tensor, hop);
+    const double passes = 2 * 2 * (2 + tp_reruns);  // 2 collectives each of 2 passes, forward + backward (+ rerun)
+    t_tp = passes * pass.t_s;
+    lat_tp = passes * pass.latency_s;
+    if (l.tp_overlap) {
+      const double hidden_behind = g.layer_fwd_s * (3 + tp_reruns);
+      lat_tp *= t_tp > hidden_behind ? (t_tp - hidden_behind) / t_tp : 0;
+      t_tp = std::max(0.0, t_tp - hidden_behind);
+    }
+  }
+  const double t_layer_mm = 3 * g.layer_fwd_s, t_layer_att = t_att_fwd + t_att_bwd, t_layer_vec = t_vec_fwd + t_vec_bwd;
+  // The first and last stage's extras; the busiest stage pays the larger (both when there is no pipeline).
+  const double t_embed = a * D * b / cal.copy_bytes_per_s;
+  const double t_unembed_mm = 3 * g.unembed_fwd_s;
+  const double t_loss = (2 + 3) * 4 * (c.vocab / Y) * b / cal.softmax_bytes_per_s +
+                        (c.final_norm ? (2 + 3) * a * d_vec * b / cal.norm_bytes_per_s : 0);
+  const bool last_is_busiest = S == 1 || t_unembed_mm + t_loss >= t_embed;
+  const double extra_mm = last_is_busiest ? t_unembed_mm : 0;
+  const double extra_vec = S == 1 ? t_embed + t_loss : last_is_busiest ? t_loss : t_embed;
+  // Pipeline sends per microbatch.
+  const auto gb = group_bandwidths(sys, l.fast.data());
+  double t_send = 0, lat_send = 0;
+  if (S > 1) {
+    const bool slow = S_slow > 1;
+    const double bw = slow ? sys.slow.bytes_per_s : gb.pipeline;
+    double hop = slow ? sys.slow.latency_s : 0;
+    if (!slow)
+      for (size_t i = 0; i < sys.fast.size(); ++i)
+        if (l.fast[i].pipeline > 1) hop = std::max(hop, sys.fast[i].hop_latency_s);
+    const double msg = b * D * a / Y;
+    t_send = 2 * v * (msg / bw + hop);
+    lat_send = 2 * v * hop;
+  }
+  // One microbatch through the busiest stage, by part.
+  const double mb_mm = lps * t_layer_mm + extra_mm, mb_att = lps * t_layer_att, mb_vec = lps * t_layer_vec + extra_vec;
+  const double mb_re = lps * t_re, mb_tp = lps * t_tp;
+  const double t_mb = mb_mm + mb_att + mb_vec + mb_re + mb_tp + t_send;
+  const double bubble_units = S > 1 ? (interleaved ? (S - 1) / v : S - 1) : 0;
+  const double t_bubble = bubble_units * t_mb;
+
+  // Data parallelism and ZeRO over the slice's data group and over the slow tier.
+  const double p_stage = lps * ctx.p_layer + ctx.p_other;
+  const double W = p_stage / Y * a_w, G = p_stage / Y * a_g;
+  const bool zero_all = l.zero_scope == ZeroScope::all;
+  double hop_data = 0;
+  for (size_t i = 0; i < sys.fast.size(); ++i)
+    if (l.fast[i].data > 1) hop_data = std::max(hop_data, sys.fast[i].hop_latency_s);
+  auto pattern = [&](double n, double bw, double hop, double share, int zero) {
+    const Comm ag = ring_pass(W * share, n, bw, hop), rs = ring_pass(G * share, n, bw, hop);
+    Comm out;
+    const double n_ag = zero == 3 ? 2 * m : zero == 2 ? 1 : 1;
+    const double n_rs = zero == 3 ? m : zero == 2 ? m : 1;
+    // ZeRO-0/1: one AllReduce = a ReduceScatter and an AllGather of the gradients.
+    const Comm ag_used = zero <= 1 ? rs : ag;
+    out.t_s = n_ag * ag_used.t_s + n_rs * rs.t_s;
+    out.latency_s = n_ag * ag_used.latency_s + n_rs * rs.latency_s;
+    return out;
+  };
+  Comm dp_fast = pattern(X_fast, gb.data, hop_data, 1, l.zero);
+  Comm dp_slow;
+  if (X_slow > 1)
+    dp_slow = pattern(X_slow, sys.slow.bytes_per_s, sys.slow.latency_s, 1 / X_fast, zero_all ? l.zero : 0);
+  const double C = dp_fast.t_s + dp_slow.t_s;
+  double t_dp = 0;
+  if (C > 0) {
+    if (l.zero == 3) {
+      const double compute = m * lps * (t_layer_mm + t_layer_att + t_layer_vec + t_re);
+      t_dp = C / lps + std::max(0.0, C * (1 - 1 / lps) - compute);
+    } else if (l.dp_overlap) {
+      const double backward = lps * (2 * g.layer_fwd_s + t_att_bwd + t_vec_bwd);
+      t_dp = C / lps + std::max(0.0, C * (1 - 1 / lps) - backward);
+    } else {
+      t_dp = C;
+    }
+  }
+  const double lat_dp = C > 0 ? (dp_fast.latency_s + dp_slow.latency_s) * t_dp / C : 0;
+  // The optimizer update.
+  const double x_zero = l.zero >= 1 ? (zero_all ? X : X_fast) : 1;
+  const double updated = p_stage / Y / x_zero;
+  const bool adam = ctx.setup.optimizer == Optimizer::adam;
+  const double a_o = bytes_of(ctx.setup.optimizer_state);
+  const double per_param = 2 * a_w + a_g + (adam ? 4 * a_o : 0) + (ctx.setup.fp32_master ? 8 : 0);
+  const double t_opt = updated * per_param / cal.optimizer_bytes_per_s;
+
+  Terms t = ideal;
+  auto& p = t.calibrated;
+  p.t_matmul_s = m * mb_mm;
+  p.t_attention_s = m * mb_att;
+  p.t_vector_s = m * mb_vec;
+  p.t_recompute_s = m * mb_re;
+  p.t_tp_s = m * mb_tp;
+  p.t_pipeline_send_s = m * t_send;
+  p.t_dp_exposed_s = t_dp;
+  p.t_optimizer_s = t_opt;
+  p.t_latency_s = m * (lps * lat_tp + lat_send) + lat_dp;
+  p.matmul_efficiency = g.layer_flops / g.layer_fwd_s / sys.chip.bf16_flops_per_s;
+
+  // The summary terms add up to the step: nothing overlaps beyond the rules above.
+  const double dp_slow_share = C > 0 ? dp_slow.t_s / C : 0;
+  t.t_math_s = p.t_matmul_s + p.t_attention_s + p.t_recompute_s;
+  t.t_hbm_s = p.t_vector_s + p.t_optimizer_s;
+  t.t_bubble_s = t_bubble;
+  t.t_ici_s = p.t_tp_s + (S_slow > 1 ? 0 : p.t_pipeline_send_s) + t_dp * (1 - dp_slow_share);
+  t.t_dcn_s = (S_slow > 1 ? p.t_pipeline_send_s : 0) + t_dp * dp_slow_share;
+  t.step_s = m * t_mb + t_bubble + t_dp + t_opt;
+  t.mfu = six_active_flops_per_token(c) * ctx.batch_tokens / (chips * sys.chip.bf16_flops_per_s * t.step_s);
+  // The bound: the largest part of the step.
+  const double parts[] = {t.t_math_s, t.t_hbm_s, t.t_bubble_s, t.t_ici_s, t.t_dcn_s};
+  const Bound bounds[] = {Bound::compute, Bound::memory, Bound::bubble, Bound::ici, Bound::dcn};
+  size_t best = 0;
+  for (size_t i = 1; i < 5; ++i)
+    if (parts[i] > parts[best]) best = i;
+  t.bound = bounds[best];
+
+  // Memory: the schedule's microbatches in flight, ZeRO-3's working set and the collective buffers.
+  const double ideal_inflight = S > 1 ? std::min(m, S) : 1;
+  double inflight = ideal_inflight;
+  if (S > 1) {
+    if (l.schedule == Schedule::gpipe) inflight = m;
+    else if (interleaved) inflight = std::min(m, S) * (1 + (S - 1) / (S * v));
+  }
+  t.memory.activations = ideal.memory.activations * inflight / ideal_inflight;
+  const double x_zero_mem = zero_all ? X : X_fast;
+  t.memory.working = (l.zero == 3 && x_zero_mem > 1 ? 2 * ctx.p_layer / Y * a_w : 0) + 2 * 25e6;
+  t.memory.total = t.memory.params + t.memory.grads + t.memory.optimizer + t.memory.master + t.memory.activations +
+                   t.memory.working;
+  return t;
+}
+
+}  // namespace scaling

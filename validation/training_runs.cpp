@@ -1,0 +1,304 @@
+#include "training_runs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "scaling/cost/training.hpp"
+#include "scaling/hardware/system.hpp"
+
+namespace validation {
+
+using nlohmann::json;
+using namespace scaling;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& run, const std::string& what) {
+  throw std::invalid_argument("training-runs.json, run '" + run + "': " + what);
+}
+
+double num(const json& j, const char* key, const std::string& run) {
+  if (!j.contains(key) || !j[key].is_number()) fail(run, std::string("missing number '") + key + "'");
+  return j[key].get<double>();
+}
+
+const json& assumption(const json& r, const char* key, const std::string& run) {
+  if (!r.contains("assumptions") || !r["assumptions"].contains(key) || !r["assumptions"][key].contains("value"))
+    fail(run, std::string("missing assumption '") + key + "'");
+  return r["assumptions"][key]["value"];
+}
+
+// The files' 16-bit "fp16" has bf16's two bytes (and the same tensor-core peak on these chips).
+Dtype dtype(const std::string& text) { return text == "fp16" ? Dtype::bf16 : parse_dtype(text); }
+
+TransformerConfig model_of(const json& r, const std::string& run) {
+  const json& m = r["model"];
+  const json& a = assumption(r, "model", run);
+  TransformerConfig c;
+  c.name = run;
+  c.layers = num(m, "layers", run);
+  c.d_model = num(m, "hidden", run);
+  c.q_heads = num(m, "heads", run);
+  c.kv_heads = num(m, "kv_heads", run);
+  c.head_dim = num(a, "head_dim", run);
+  c.d_ff = num(m, "ffn_hidden", run);
+  c.vocab = num(m, "vocab", run);
+  c.gated_mlp = a.at("gated_mlp").get<bool>();
+  c.norm_bias = a.at("norm_bias").get<bool>();
+  c.attention_bias = a.at("attention_bias").get<bool>();
+  c.mlp_bias = a.at("mlp_bias").get<bool>();
+  c.tied_embeddings = a.at("tied_embeddings").get<bool>();
+  validate(c);
+  return c;
+}
+
+TrainingSetup setup_of(const json& r, const std::string& run) {
+  const json& d = assumption(r, "dtypes", run);
+  TrainingSetup s;
+  s.weights = dtype(d.at("weights").get<std::string>());
+  s.grads = dtype(d.at("grads").get<std::string>());
+  s.optimizer = Optimizer::adam;
+  s.optimizer_state = dtype(d.at("optimizer_state").get<std::string>());
+  s.fp32_master = d.at("master").get<std::string>() == "fp32";
+  s.activations = dtype(d.at("activations").get<std::string>());
+  return s;
+}
+
+// The recompute policy as the run states it: full → the `input` rule, selective → `matmuls`.
+PlanRule recompute_of(const json& p, const std::string& run) {
+  const std::string text = p.value("recompute", "");
+  if (text.rfind("full", 0) == 0 || text == "remat_policy=full") return saved_rule("input");
+  if (text.rfind("selective", 0) == 0) return saved_rule("matmuls");
+  fail(run, "unknown recompute '" + text + "'");
+}
+
+struct Built {
+  System system;
+  Layout layout;
+  Batch batch;
+  double dp = 1, slices = 1;
+};
+
+Built build_gpu(const json& r, const std::string& run) {
+  const json& h = r["hardware"];
+  const json& p = r["parallelism"];
+  Built b;
+  const int gpus = static_cast<int>(num(h, "count", run)), node = static_cast<int>(num(h, "node_size", run));
+  const int tp = static_cast<int>(num(p, "tp", run)), pp = static_cast<int>(num(p, "pp", run));
+  const int dp = static_cast<int>(num(p, "dp", run));
+  if (tp * pp * dp != gpus) fail(run, "tp · pp · dp must equal the GPU count");
+  GpuOverrides o;
+  o.ib_bytes_per_s = num(assumption(r, "network", run), "infiniband_bytes_per_s", run);
+  const int nodes = std::max(1, gpus / node);
+  b.system = gpu_cluster(chip("a100"), nodes, std::min(gpus, node), o);
+  // Megatron-LM's rank order: tensor innermost, then data, then pipeline.
+  const int in_node = std::min(gpus, node);
+  if (in_node % tp) fail(run, "tp must divide the node");
+  const int d_fast = std::min(dp, in_node / tp);
+  const int p_fast = in_node / tp / d_fast;
+  b.layout.fast = {AxisRoles{d_fast, tp, p_fast}};
+  b.layout.slow = {dp / d_fast, 1, pp / p_fast};
+  const double seq = num(r["model"], "seq", run);
+  const double sequences = num(p, "global_batch", run);
+  const double mb = assumption(r, "microbatch_sequences", run).get<double>();
+  b.batch = {sequences * seq, seq};
+  b.layout.microbatches = static_cast<int>(sequences / (dp * mb));
+  b.layout.zero = assumption(r, "zero", run).get<int>();
+  b.layout.zero_scope = ZeroScope::all;
+  b.layout.saved = recompute_of(p, run);
+  b.layout.sequence_parallel = p.value("sequence_parallel", false);
+  b.dp = dp;
+  return b;
+}
+
+Built build_tpu(const json& r, const std::string& run) {
+  const json& h = r["hardware"];
+  const json& p = r["parallelism"];
+  Built b;
+  const int slices = static_cast<int>(num(h, "slices", run));
+  b.system = tpu_pods(chip("tpu-v5e"), {16, 16}, slices);
+  const int tp = static_cast<int>(num(p, "tp", run));
+  const int fsdp = static_cast<int>(num(p, "fsdp", run));
+  if (tp * fsdp != 256) fail(run, "fsdp · tp must fill the 256-chip slice");
+  b.layout.fast = tp > 1 ? std::vector<AxisRoles>{{16, 1, 1}, {fsdp / 16, tp, 1}} : std::vector<AxisRoles>{{16, 1, 1}, {16, 1, 1}};
+  b.layout.slow = {slices, 1, 1};
+  b.batch = {num(p, "global_batch_tokens", run), num(r["model"], "seq", run)};
+  b.layout.microbatches = 1;
+  b.layout.zero = assumption(r, "zero", run).get<int>();
+  b.layout.zero_scope = ZeroScope::group;
+  b.layout.saved = recompute_of(p, run);
+  b.dp = fsdp * slices;
+  b.slices = slices;
+  return b;
+}
+
+// The step time the run measured, by the formula its row names (measured_step.formula).
+double measured_step(const json& r, const std::string& run, const TransformerConfig& c, double chips, std::string& formula) {
+  const std::string id = run;
+  const json& me = r["measured"];
+  const json& p = r["parallelism"];
+  const double B = p.contains("global_batch") ? num(p, "global_batch", run) : 0;
+  const double s = num(r["model"], "seq", run), l = c.layers, h = c.d_model, V = c.vocab;
+  formula = r.at("measured_step").at("formula").get<std::string>();
+  if (id.rfind("narayanan", 0) == 0) {
+    // Eq. 3: F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), the FLOPs the printed TFLOP/s counts.
+    const double F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    return F / (chips * num(me, "tflops_per_device", run) * 1e12);
+  }
+  if (id.rfind("korthikanti", 0) == 0) {
+    if (me.contains("iteration_time_s") && me["iteration_time_s"].is_number()) return me["iteration_time_s"].get<double>();
+    // Eq. 7: model FLOPs = 72·B·s·l·h²·(1 + s/(6h) + V/(12·h·l)), at the printed MFU of 312 TFLOP/s.
+    const double F = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * h * l));
+    return F / (chips * 312e12 * num(me, "mfu", run) / 100);
+  }
+  // MaxText: tokens per second per chip = printed TFLOP/s over the model FLOPs per token it counts.
+  const double per_chip = num(me, "tflops_per_device", run) * 1e12 / num(r["derived"], "model_flops_per_token", run);
+  return num(p, "global_batch_tokens", run) / (chips * per_chip);
+}
+
+Prediction predict(const TransformerConfig& c, const Built& b, CostModel m, const TrainingSetup& s, double measured) {
+  Prediction out;
+  try {
+    out.terms = step_terms(c, b.system, b.layout, b.batch, m, s);
+    out.step_s = out.terms.step_s;
+    out.error = *out.step_s / measured - 1;
+  } catch (const std::invalid_argument& e) {
+    out.why_not = e.what();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot read " + path);
+  const json file = json::parse(in);
+  std::vector<RunResult> out;
+  for (const json& r : file.at("runs")) {
+    const std::string run = r.at("id").get<std::string>();
+    RunResult res;
+    res.id = run;
+    res.group = run.rfind("maxtext", 0) == 0 ? "maxtext-v5e" : run.substr(0, run.find('-'));
+    const TransformerConfig c = model_of(r, run);
+    const TrainingSetup setup = setup_of(r, run);
+    const bool tpu = r["hardware"].value("kind", "") == "tpu";
+    Built b = tpu ? build_tpu(r, run) : build_gpu(r, run);
+    const json& a = r["assumptions"];
+    b.layout.schedule = parse_schedule(a.at("schedule").at("value").get<std::string>());
+    b.layout.virtual_stages = a.at("virtual_stages").at("value").get<int>();
+    b.layout.attention = parse_attention_kernel(a.at("attention").at("value").get<std::string>());
+    b.layout.dp_overlap = a.at("dp_overlap").at("value").get<bool>();
+    b.layout.tp_overlap = a.at("tp_overlap").at("value").get<bool>();
+    if (a.contains("sequence_parallel")) b.layout.sequence_parallel = a["sequence_parallel"].at("value").get<bool>();
+    res.chips = chips(b.system);
+    res.slices = b.slices;
+    res.dp = b.dp;
+    res.params_b = param_counts(c).total / 1e9;
+    res.measured_step_s = measured_step(r, run, c, res.chips, res.measured_formula);
+    if (r.contains("derived")) {
+      const json& d = r["derived"];
+      if (d.contains("iteration_time_s") && d["iteration_time_s"].is_number()) res.file_step_s = d["iteration_time_s"].get<double>();
+      else if (d.contains("iteration_time_s_from_mfu") && d["iteration_time_s_from_mfu"].is_number())
+        res.file_step_s = d["iteration_time_s_from_mfu"].get<double>();
+    }
+    res.measured_mfu = six_active_flops_per_token(c) * b.batch.tokens /
+                       (res.chips * b.system.chip.bf16_flops_per_s * res.measured_step_s);
+    res.book = predict(c, b, CostModel::book, setup, res.measured_step_s);
+    res.ideal = predict(c, b, CostModel::ideal, setup, res.measured_step_s);
+    res.calibrated = predict(c, b, CostModel::calibrated, setup, res.measured_step_s);
+    if (with_planner) {
+      PlanRequest q;
+      q.model = c;
+      q.system = b.system;
+      q.batch_tokens = b.batch.tokens;
+      q.seq_len = b.batch.seq_len;
+      q.setup = setup;
+      q.cost_model = CostModel::calibrated;
+      q.switches = b.layout;
+      const auto found = plan(q);
+      if (!found.top.empty()) {
+        res.planner_best = found.top.front();
+        res.planner_axes = describe_axes(*res.planner_best, b.system);
+      }
+    }
+    out.push_back(std::move(res));
+  }
+  return out;
+}
+
+namespace {
+
+json terms_json(const Terms& t) {
+  const auto& p = t.calibrated;
+  return {{"step_s", t.step_s},          {"t_math_s", t.t_math_s},
+          {"t_hbm_s", t.t_hbm_s},        {"t_ici_s", t.t_ici_s},
+          {"t_dcn_s", t.t_dcn_s},        {"t_bubble_s", t.t_bubble_s},
+          {"mfu", t.mfu},                {"bound", to_string(t.bound)},
+          {"bytes_per_chip", t.memory.total},
+          {"t_matmul_s", p.t_matmul_s},  {"t_attention_s", p.t_attention_s},
+          {"t_vector_s", p.t_vector_s},  {"t_recompute_s", p.t_recompute_s},
+          {"t_tp_s", p.t_tp_s},          {"t_pipeline_send_s", p.t_pipeline_send_s},
+          {"t_dp_exposed_s", p.t_dp_exposed_s}, {"t_optimizer_s", p.t_optimizer_s},
+          {"t_latency_s", p.t_latency_s}, {"matmul_efficiency", p.matmul_efficiency}};
+}
+
+json prediction_json(const Prediction& p) {
+  if (!p.step_s) return {{"step_s", nullptr}, {"why_not", p.why_not}};
+  return {{"step_s", *p.step_s}, {"error", p.error}, {"terms", terms_json(p.terms)}};
+}
+
+}  // namespace
+
+json runs_json(const std::vector<RunResult>& runs) {
+  json rows = json::array();
+  struct Sum {
+    double n = 0, ideal_abs = 0, ideal_max = 0, cal_abs = 0, cal_max = 0;
+  };
+  std::map<std::string, Sum> groups;
+  for (const auto& r : runs) {
+    rows.push_back({{"id", r.id},
+                    {"group", r.group},
+                    {"params_b", r.params_b},
+                    {"chips", r.chips},
+                    {"data_parallel", r.dp},
+                    {"slices", r.slices},
+                    {"measured_step_s", r.measured_step_s},
+                    {"measured_formula", r.measured_formula},
+                    {"measured_mfu", r.measured_mfu},
+                    {"book", prediction_json(r.book)},
+                    {"ideal", prediction_json(r.ideal)},
+                    {"calibrated", prediction_json(r.calibrated)}});
+    if (r.planner_best) {
+      const auto& [l, t] = *r.planner_best;
+      rows.back()["planner_best"] = {{"dp", data_degree(l)}, {"tp", tensor_degree(l)}, {"pp", pipeline_degree(l)},
+                                     {"microbatches", l.microbatches}, {"zero", l.zero}, {"saved", label(l.saved)},
+                                     {"axes", r.planner_axes}, {"step_s", t.step_s}, {"mfu", t.mfu},
+                                     {"speedup_over_published", r.calibrated.step_s ? *r.calibrated.step_s / t.step_s : 0.0}};
+    }
+    for (const std::string& g : {r.group, std::string("all")}) {
+      auto& s = groups[g];
+      s.n += 1;
+      s.ideal_abs += std::abs(r.ideal.error);
+      s.ideal_max = std::max(s.ideal_max, std::abs(r.ideal.error));
+      s.cal_abs += std::abs(r.calibrated.error);
+      s.cal_max = std::max(s.cal_max, std::abs(r.calibrated.error));
+    }
+  }
+  json summary = json::object();
+  for (const auto& [g, s] : groups)
+    summary[g] = {{"runs", s.n},
+                  {"ideal_mean_abs_error", s.ideal_abs / s.n},
+                  {"ideal_max_abs_error", s.ideal_max},
+                  {"calibrated_mean_abs_error", s.cal_abs / s.n},
+                  {"calibrated_max_abs_error", s.cal_max}};
+  return {{"source", "validation/training-runs.json"}, {"summary", summary}, {"runs", rows}};
+}
+
+}  // namespace validation

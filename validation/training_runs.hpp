@@ -1,0 +1,45 @@
+#pragma once
+// Published training runs (validation/training-runs.json) held against the step models: each run's
+// model, machine and published layout are built as the run states them (with the file's assumptions for
+// what it leaves unstated), the measured step time follows from the printed figures by the run's own
+// formula, and book, ideal and calibrated each predict it. Used by the ctest validation_training_runs
+// and by the `validation_report` program, which prints the table as JSON.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scaling/cost/planner.hpp"
+
+namespace validation {
+
+struct Prediction {
+  std::optional<double> step_s;  // nullopt where the model cannot express the layout (book: pods, pipelines)
+  std::string why_not;           // the model's refusal when it cannot
+  scaling::Terms terms;
+  double error = 0;              // predicted / measured − 1 (0 without a prediction)
+};
+
+struct RunResult {
+  std::string id, group;        // group: "korthikanti2022", "narayanan2021", "maxtext-v5e"
+  double params_b = 0, chips = 0, slices = 1, dp = 1;
+  double measured_step_s = 0;
+  std::string measured_formula;
+  double measured_mfu = 0;      // 6·N·B / (chips · peak · measured step), the workbook's one MFU
+  double file_step_s = 0;       // the file's own derived step time, where it gives one (0 otherwise)
+  Prediction book, ideal, calibrated;
+  // The planner's best layout for the same model, machine, batch and switches under the calibrated model
+  // (filled when asked: evaluate_runs(path, true)); its step against the published layout's prediction.
+  std::optional<scaling::Planned> planner_best;
+  std::string planner_axes;
+};
+
+// Reads the file; throws std::invalid_argument naming a run and what is missing. With `with_planner`,
+// also searches each run's best calibrated layout (seconds, not milliseconds: the report's program only).
+std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner = false);
+
+// The per-run table and the per-group summaries (mean and max |error| of ideal and calibrated) as JSON.
+nlohmann::json runs_json(const std::vector<RunResult>& runs);
+
+}  // namespace validation
