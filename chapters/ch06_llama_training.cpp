@@ -44,7 +44,7 @@ constexpr double kDay = 86400, kYear = 365 * kDay;
 // ("The Llama 3 Herd of Models", 2024, §3.4.1). The book gives none.
 constexpr double kBatch405 = 16.0 * 1024 * 1024;
 
-PlanRequest pod_request(const TransformerConfig& c, int pods, double batch, CostModel cm = CostModel::exact) {
+PlanRequest pod_request(const TransformerConfig& c, int pods, double batch, CostModel cm = CostModel::ideal) {
   PlanRequest r;
   r.model = c;
   r.system = tpu_pods(v5p(), {16, 20, 28}, pods);

@@ -119,7 +119,14 @@ std::string describe_axes(const Layout& l, const System& s) {
   return out;
 }
 
-const char* to_string(CostModel m) { return m == CostModel::book ? "book" : "exact"; }
+const char* to_string(CostModel m) {
+  switch (m) {
+    case CostModel::book: return "book";
+    case CostModel::ideal: return "ideal";
+    case CostModel::calibrated: return "calibrated";
+  }
+  return "book";
+}
 
 const char* to_string(Bound b) {
   switch (b) {

@@ -12,7 +12,7 @@
 // planner exercises) runs the same functions, with what does not depend on the layout hoisted out of its
 // loops, and a test holds every layout the search reports against step_terms.
 //
-// The exact cost model (CostModel::exact), per training step, per chip. Letters: B global batch (tokens),
+// The exact cost model (CostModel::ideal), per training step, per chip. Letters: B global batch (tokens),
 // X = X_fast·X_slow data degree, Y tensor degree, S pipeline degree, m microbatches, b = B/(X·m) tokens
 // per microbatch per data replica, L layers of which the busiest stage holds ⌈L/S⌉ (with the embedding
 // and unembedding: a bound, exact for S = 1), P_s the parameters that stage holds. Every memory and
@@ -77,7 +77,7 @@ struct Batch {
 // do not multiply to an axis, a tensor degree that does not divide the heads, a pipeline deeper than the
 // layers, microbatches that do not divide the batch, data degree × microbatches above the batch, the book model given pods or a pipeline, …).
 Terms step_terms(const TransformerConfig& model, const System& system, const Layout& layout, const Batch& batch,
-                 CostModel cost_model = CostModel::exact, const TrainingSetup& setup = {});
+                 CostModel cost_model = CostModel::ideal, const TrainingSetup& setup = {});
 
 struct PlanRequest {
   TransformerConfig model;
@@ -89,7 +89,7 @@ struct PlanRequest {
   std::vector<int> zero_stages{0, 1, 2, 3};
   int max_microbatches = 256;  // powers of two up to this that divide B (and up to B/X tokens)
   int max_pipeline = 0;        // the largest pipeline degree to try; 0: any (up to the layers)
-  CostModel cost_model = CostModel::exact;
+  CostModel cost_model = CostModel::ideal;
   int top_k = 1;
 };
 
@@ -115,7 +115,7 @@ PlanResult plan(const PlanRequest& r);
 // std::invalid_argument when the degrees do not multiply to the chips or no placement is valid (the
 // message of the last placement's rejection).
 Planned best_placement(const TransformerConfig& model, const System& system, int data, int tensor, int pipeline,
-                       const Layout& base, const Batch& batch, CostModel cost_model = CostModel::exact,
+                       const Layout& base, const Batch& batch, CostModel cost_model = CostModel::ideal,
                        const TrainingSetup& setup = {});
 
 // "16=4·1·4 …" as describe_axes (layout.hpp); for the book model, which maps no axes, "M_X=2 M_Y=1".

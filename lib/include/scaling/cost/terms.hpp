@@ -3,10 +3,11 @@
 // memory per chip by part. Output only: nothing here is an input to a model.
 namespace scaling {
 
-// Which cost model produced the terms. `exact`: the planner's lower bound (perfect overlap of compute
-// and communication, peak FLOPs, exact ring bytes; planner.hpp). `book`: §5.1.4's FSDP × TP equations,
-// to reproduce the book.
-enum class CostModel { exact, book };
+// Which cost model produced the terms. `book`: the chapter's own equations, to reproduce the book (§5.1.4's
+// FSDP × TP equations for training, §7.1.5's step for decoding). `ideal`: the exact lower bound (perfect
+// overlap of compute and communication, peak FLOPs, exact ring bytes; planner.hpp, inference.hpp).
+// `calibrated`: what a real run achieves, each constant with its source (serving: inference.hpp).
+enum class CostModel { book, ideal, calibrated };
 const char* to_string(CostModel m);
 
 enum class Bound { compute, memory, bubble, ici, dcn };
