@@ -296,6 +296,17 @@ TEST_CASE("decode step, calibrated model: matmuls at their measured rates, the K
   // datasheet bandwidth.
   CHECK(s.step_s > decode_terms(in, B, T, CostModel::ideal).step_s);
   CHECK(matmuls > 2 * 8.03e9 / (8 * 3.35e12) * 0.9);
+  // A GPU without its own table (A100): each matmul sits as far above the A100's roofline (1.7e12 B/s
+  // achieved, 3.12e14 FLOPs/s) as the H100's measured time sits above the H100's (its copy rate, 9.894e14).
+  const auto a = decode_inputs(model("llama3-8b"), chip("a100"), 1, {});
+  const double Wh = measured_bytes_per_s("h100", "copy");
+  auto ga = [&](double k, double n) {
+    const double flops = 2 * B * k * n;
+    const double r = (flops / achieved_flops_per_s(t, B, k, n)) / std::max(flops / 9.894e14, 2 * k * n / Wh);
+    return r * std::max(flops / 3.12e14, 2 * k * n / 1.7e12);
+  };
+  const double a_layer = ga(4096, 6144) + ga(4096, 4096) + 2 * ga(4096, 14336) + ga(14336, 4096);
+  CHECK(decode_terms(a, B, T, CostModel::calibrated).t_math_s == Approx(L * a_layer + ga(4096, 128256)).epsilon(1e-12));
   // A chip without measurements (a TPU): the weights at the datasheet bandwidth or the FLOPs at the peak.
   const auto v = decode_inputs(model("llama3-8b"), chip("tpu-v5e"), 1, {});
   const auto one = decode_terms(v, 1, 128, CostModel::calibrated);

@@ -176,7 +176,13 @@ double calibrated_gemm_s(const ServingCalibration& cal, const DecodeModel& m, do
   const GemmTable* table = w_bytes == 2 ? cal.gemm_bf16 : w_bytes == 1 ? cal.gemm_8bit : nullptr;
   const double flops = 2 * M * K * N;
   if (table) return flops / achieved_flops_per_s(*table, M, K, N);
-  return std::max(flops / peak, K * N * w_bytes / cal.hbm_bytes_per_s);
+  const double roofline = std::max(flops / peak, K * N * w_bytes / cal.hbm_bytes_per_s);
+  const GemmTable* proxy = w_bytes == 1 ? cal.proxy_8bit : cal.proxy_bf16;
+  if (!proxy) return roofline;
+  // serving_calibration.hpp: the sibling card's measured time over its own roofline, at the same shape.
+  const double proxy_bytes = K * N * (w_bytes == 1 ? 1.0 : 2.0);
+  const double proxy_roofline = std::max(flops / proxy->peak_flops_per_s, proxy_bytes / cal.proxy_hbm_bytes_per_s);
+  return roofline * (flops / achieved_flops_per_s(*proxy, M, K, N)) / proxy_roofline;
 }
 
 // Σ over one layer's matmuls (and the unembedding once) of their calibrated time at M tokens per chip,

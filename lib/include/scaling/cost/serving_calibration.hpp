@@ -8,7 +8,11 @@
 //                        (github.com/pytorch-labs/gpt-fast README, Speculative Sampling note);
 //                        TPUs: no published figure found — the datasheet rate, and `measured` says so.
 //   matmul time          H100, H200: the measured GEMM tables (cost/gemm_efficiency.hpp) of the weights'
-//                        dtype (bf16; fp8 for 1-byte weights); other chips: max(FLOPs / peak, bytes / achieved HBM).
+//                        dtype (bf16; fp8 for 1-byte weights). A GPU without its own table (A100) is taken
+//                        to sit as far above its own roofline as the H100 sits above the H100's at the same
+//                        (M, K, N): time = r · max(FLOPs / peak, weight bytes / achieved HBM), r = the H100's
+//                        measured time over max(FLOPs / its peak, bytes / its copy rate) — the small-GEMM
+//                        floor and the shape's inefficiency, carried over. TPUs: r = 1 (no measurement).
 //   prefill attention    H100, H200: the measured causal flash-attention (SDPA) forward rate, median over the
 //                        run's sequence lengths; other chips: the peak.
 //   AllReduce latency    NVLink (any GPU): the small-message (512 B) latency of vLLM's custom AllReduce
@@ -28,6 +32,10 @@ struct ServingCalibration {
   std::string hbm_source;
   const GemmTable* gemm_bf16 = nullptr;  // measured tables; null where the chip has none
   const GemmTable* gemm_8bit = nullptr;  // fp8 (no fast accumulation), for 1-byte weights
+  // A GPU without its own table: the sibling card whose table gives the ratio r above, and its figures.
+  const GemmTable* proxy_bf16 = nullptr;
+  const GemmTable* proxy_8bit = nullptr;
+  double proxy_hbm_bytes_per_s = 0;
   double attention_flops_per_s = 0;      // causal prefill attention, per chip
   bool measured = false;                 // false: no achieved figures for this chip (datasheet used)
 };
