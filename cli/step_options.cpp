@@ -90,7 +90,7 @@ scaling::TrainingSetup resolve_setup(const StepArgs& a) {
 scaling::CostModel resolve_cost_model(const StepArgs& s) {
   if (s.cost_model == "exact" || s.cost_model == "ideal") return scaling::CostModel::ideal;
   if (s.cost_model == "book") return scaling::CostModel::book;
-  throw std::invalid_argument("--cost-model '" + scaling::escape_for_message(s.cost_model) + "': expected exact or book");
+  throw std::invalid_argument("--cost-model '" + scaling::escape_for_message(s.cost_model) + "': expected ideal (or its old name exact) or book");
 }
 
 double resolve_seq(const StepArgs& s) { return s.seq.empty() ? 4096 : parse_size("--seq", s.seq); }

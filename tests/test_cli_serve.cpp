@@ -60,7 +60,7 @@ TEST_CASE("scaling serve: LLaMA-2-13B on 8 v5e, every key by hand (ideal model)"
   CHECK_FALSE(j.contains("tokens_per_s"));
   CHECK_FALSE(j.contains("tokens_per_s_per_chip"));
   CHECK_FALSE(j.contains("qps_per_chip"));
-  CHECK(j["bound"] == "kv");
+  CHECK(j["bound"] == "hbm");
   CHECK(j["critical_batch"].get<double>() == Approx(2 * kParams * 1.97e14 / (2 * kMatmulParams * 8.1e11)));
   CHECK(j["min_chips"].get<double>() == std::ceil((2 * kParams + kv) / 16e9));  // 9
   CHECK(j["min_slice"] == "4x4");

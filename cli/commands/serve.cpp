@@ -147,8 +147,9 @@ void run(const Args& a) {
   if (sys && cm != CostModel::book) {
     r.outputs.insert(r.outputs.end() - 2,
                      {"t_comms_s", fmt::format("t_comms ({}{} collectives)", sys->fast_name, sys->slow.groups > 1 ? " + " + sys->slow.name : ""), s.t_comms_s, "s",
-                      fmt::format("({} × {} per step, {} hops each{})", format_number(s.comms_collectives),
-                                  format_quantity(s.comms_bytes, "B"), format_number(s.comms_hops),
+                      fmt::format("({} {} × {} per step, latency {} each{})", format_number(s.comms_collectives),
+                                  cm == CostModel::ideal ? "gathers and reduce-scatters" : "AllReduces",
+                                  format_quantity(s.comms_bytes, "B"), format_quantity(s.comms_latency_s, "s"),
                                   s.comms_latency_bound ? ", latency-bound" : "")});
     r.outputs.push_back({"comms_bytes", "", s.comms_bytes, "B"});
     r.outputs.push_back({"comms_collectives", "", s.comms_collectives, kCount});

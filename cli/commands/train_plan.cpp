@@ -58,7 +58,7 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
       ->check(list_check("--saved", lists ? limits::kMaxSavedRules : 1));
   sub->add_option("--seq", s.seq, "sequence length (the attention a rerun repeats; default 4096)")
       ->check(size_check("--seq"));
-  add_text(sub, "--cost-model", s.cost_model, "exact (default) or book (§5.1.4's FSDP × TP on one slice)");
+  add_text(sub, "--cost-model", s.cost_model, "ideal (default; exact is the old name) or book (§5.1.4's FSDP × TP on one slice)");
   sub->add_option("--weights", s.weights, "dtype of the weights (and of the saved activations)")->capture_default_str();
   sub->add_option("--grads", s.grads, "dtype of the gradient buffer, or none")->capture_default_str();
   sub->add_option("--optimizer", s.optimizer, "adam (two fp32 moments) or sgd (no state)")->capture_default_str();

@@ -339,10 +339,18 @@ PrefillTerms prefill_terms(const DecodeInputs& in, double batch, double prompt_l
 }
 
 const char* bound(const DecodeTerms& s) {
-  if (s.t_kv_s >= s.t_params_s && s.t_kv_s >= s.t_flops_s && s.t_kv_s >= s.t_comms_s) return "kv";
-  if (s.t_params_s >= s.t_flops_s && s.t_params_s >= s.t_comms_s) return "params";
-  if (s.t_flops_s >= s.t_comms_s) return "flops";
-  return "comms";
+  switch (s.cost_model) {
+    case CostModel::book:
+      if (s.t_kv_s >= s.t_params_s && s.t_kv_s >= s.t_flops_s) return "kv";
+      return s.t_params_s >= s.t_flops_s ? "params" : "flops";
+    case CostModel::ideal:
+      if (s.t_hbm_s >= s.t_math_s && s.t_hbm_s >= s.t_comms_s) return "hbm";
+      return s.t_math_s >= s.t_comms_s ? "flops" : "comms";
+    case CostModel::calibrated:
+      if (s.t_math_s >= s.t_hbm_s && s.t_math_s >= s.t_comms_s) return "matmuls";
+      return s.t_hbm_s >= s.t_comms_s ? "kv" : "comms";
+  }
+  return "kv";
 }
 
 // §7.1.5: memory-bandwidth bound in both attention and MLP.

@@ -139,7 +139,9 @@ DecodeTerms decode_terms(const DecodeModel& model, const System& system, double 
                          CostModel cost_model = CostModel::book);
 DecodeTerms decode_terms(const DecodeInputs& in, double batch, double context, CostModel cost_model = CostModel::book);
 
-// Which term is the largest: "kv", "params", "flops" or "comms" (ties go to the earlier name).
+// Which term bounds the step, in the cost model's own terms (ties go to the earlier name): book, the largest
+// of "kv", "params", "flops"; ideal, of the overlapped "hbm", "flops", "comms"; calibrated, the largest
+// addend: "matmuls", "kv" or "comms".
 const char* bound(const DecodeTerms& s);
 
 // §7.1.5's lower bound ("Theoretical Min Step Time", memory alone): (B·T·kv + param bytes) / (N·W_hbm),
