@@ -303,6 +303,10 @@ TEST_CASE("scaling serve --cost-model: calibrated by default, named in the outpu
   const double kv = 32 * 4096 * 2.0 * 80 * 8 * 128 * 2;
   CHECK(cal["t_hbm_s"].get<double>() == Approx(kv / (8 * 3.008e12)).epsilon(0.002));
   CHECK(run(m).out.find("calibrated cost model") != std::string::npos);
+  // fp8 weights, KV and FLOPs on an H100: the fp8 peak (1.979e15) and 1-byte weights.
+  const auto fp8 = serve_json(m.substr(6) + "--weights fp8 --kv fp8 --compute fp8 --cost-model book");
+  CHECK(fp8["t_flops_s"].get<double>() == Approx(book["t_flops_s"].get<double>() * 9.89e14 / 1.979e15));
+  CHECK(fp8["t_params_s"].get<double>() == Approx(book["t_params_s"].get<double>() / 2));
 }
 
 TEST_CASE("scaling serve usage errors exit 2") {

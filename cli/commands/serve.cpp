@@ -74,8 +74,8 @@ void run(const Args& a) {
   const CostModel cm = cost_model_of(a.cost_model);
   const double B = parse_size("--batch", a.batch), T = parse_size("--context", a.context);
   InferenceDtypes d{parse_dtype(a.weights), parse_dtype(a.kv), parse_dtype(a.compute)};
-  if (d.compute != Dtype::bf16 && d.compute != Dtype::int8)
-    check::fail(check::subject("--compute", a.compute), "must be bf16 or int8");
+  if (d.compute != Dtype::bf16 && d.compute != Dtype::int8 && d.compute != Dtype::fp8)
+    check::fail(check::subject("--compute", a.compute), "must be bf16, int8 or fp8");
   for_option("--compute", [&] { return peak_flops_per_s(c, d.compute); });
   const std::string option = a.slice.empty() ? "--chips" : "--slice";
   const bool automatic = a.chips == "auto";
@@ -212,7 +212,7 @@ void add_serve(CLI::App& app) {
   const auto dtype = [](const std::string& t) { scaling::parse_dtype(t); };
   add_name(sub, "--weights", a->weights, "dtype of the stored weights (bf16, int8, int4, …)", dtype)->capture_default_str();
   add_name(sub, "--kv", a->kv, "dtype of the KV cache (bf16, int8, int4, …)", dtype)->capture_default_str();
-  add_name(sub, "--compute", a->compute, "dtype of the FLOPs: bf16 or int8 (picks the chip's peak)", dtype)
+  add_name(sub, "--compute", a->compute, "dtype of the FLOPs: bf16, int8 or fp8 (picks the chip's peak)", dtype)
       ->capture_default_str();
   add_name(sub, "--cost-model", a->cost_model,
            "calibrated (measured rates and latencies), ideal (roofline lower bound) or book (§7.1.5's equation)",
