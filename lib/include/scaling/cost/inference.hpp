@@ -1,6 +1,7 @@
 #pragma once
 // §7.1.5–7.1.6 (and §8.2–8.3): the cost of generating one token per sequence for a batch, from the one model
-// description (model/tensors.hpp, model/transformer.hpp) and the one chip description (hardware/chip.hpp).
+// description (model/tensors.hpp, model/transformer.hpp) and the one machine description (hardware/system.hpp:
+// the chip, its links and their latencies).
 //
 //   t_kv     = B·T·kv_bytes_per_token / (N·W_hbm)     every sequence reads its whole KV cache (never compute-bound)
 //   t_params = param_bytes / (N·W_hbm)                 every stored weight is read once per step
