@@ -286,12 +286,19 @@ TEST_CASE("decode step, calibrated model: matmuls at their measured rates, the K
   // Two AllReduces per layer of B·D·2 bytes: ReduceScatter + AllGather over NVLink (4.5e11 B/s per GPU),
   // and the measured 8-GPU latency of 10.1 µs each.
   const double ar = 10.1e-6 + 2 * 7.0 / 8 * B * 4096 * 2 / 4.5e11;
+  // The non-matmul kernels per layer and token, bf16: two RMSNorms (read and write D), two residual adds
+  // (read 2D, write D), SiLU·gate on this GPU's 14336/8 (read 2F, write F), rotary on Q and K (read and write
+  // (4096 + 1024)/8), each at the rate measured for that kernel on the H100.
+  auto rate = [](const char* op) { return measured_bytes_per_s("h100", op); };
+  const double vector = B * L * (2 * 4096 * 2 * 2 / rate("rmsnorm") + 2 * 3 * 4096 * 2 / rate("add") +
+                                 3 * 14336.0 / 8 * 2 / rate("silu_mul") + 2 * 5120.0 / 8 * 2 / rate("copy"));
   const auto s = decode_terms(in, B, T, CostModel::calibrated);
   CHECK(s.t_math_s == Approx(matmuls).epsilon(1e-12));
+  CHECK(s.t_vector_s == Approx(vector).epsilon(1e-12));
   CHECK(s.t_hbm_s == Approx(kv).epsilon(1e-12));
   CHECK(s.comms_collectives == 2 * L);
   CHECK(s.t_comms_s == Approx(2 * L * ar).epsilon(1e-12));
-  CHECK(s.step_s == Approx(matmuls + kv + 2 * L * ar).epsilon(1e-12));
+  CHECK(s.step_s == Approx(matmuls + kv + vector + 2 * L * ar).epsilon(1e-12));
   // Physically above the ideal lower bound, and each measured matmul no faster than its weights at the
   // datasheet bandwidth.
   CHECK(s.step_s > decode_terms(in, B, T, CostModel::ideal).step_s);

@@ -118,7 +118,7 @@ void run(const Args& a) {
                           format_number(T), to_string(cm));
   const char* step_rule = cm == CostModel::book    ? "step = t_kv + max(t_flops, t_params)"
                           : cm == CostModel::ideal ? "step = max(t_hbm, t_math, t_comms)"
-                                                   : "step = t_math + t_hbm + t_comms";
+                                                   : "step = t_math + t_hbm + t_vector + t_comms";
   r.outputs = {{"model", "", cfg.name},
                {"cost_model", "cost model", std::string(to_string(cm))},
                {"chip", "", c.name},
@@ -144,6 +144,8 @@ void run(const Args& a) {
                {"t_hbm_s", cm == CostModel::calibrated ? "t_hbm (KV read)" : "t_hbm (weights + KV)", s.t_hbm_s, "s"},
                {"step_s", step_rule, s.step_s, "s"},
                {"bound", "bound", std::string(bound(s))}};
+  if (cm == CostModel::calibrated)
+    r.outputs.insert(r.outputs.end() - 2, {"t_vector_s", "t_vector (norms, adds, activation)", s.t_vector_s, "s"});
   if (sys && cm != CostModel::book) {
     r.outputs.insert(r.outputs.end() - 2,
                      {"t_comms_s", fmt::format("t_comms ({}{} collectives)", sys->fast_name, sys->slow.groups > 1 ? " + " + sys->slow.name : ""), s.t_comms_s, "s",

@@ -67,6 +67,11 @@ DecodeModel decode_model(const TransformerConfig& c, const InferenceDtypes& d) {
                        {c.d_ff, c.d_model, 1, true}};
   }
   m.unembedding = {c.d_model, c.vocab, 1, false};
+  m.q_width = c.q_heads * c.head_dim;
+  m.kv_width = c.kv_heads * c.head_dim;
+  m.d_ff = is_moe(c) ? 0 : c.d_ff;
+  m.gated_mlp = c.gated_mlp;
+  m.layer_norm = c.norm_bias;
   validate(m);
   return m;
 }
@@ -205,6 +210,20 @@ MatmulTimes calibrated_matmuls(const ServingCalibration& cal, const DecodeModel&
   return t;
 }
 
+// The non-matmul kernels of every layer for `tokens` tokens on one of n tensor-parallel chips (header): the
+// norms and residual adds see the whole width D on every chip, the activation and the rotary embedding
+// their shard. Bytes: each kernel reads its inputs and writes its output once, bf16.
+double calibrated_vector_s(const ServingCalibration& cal, const DecodeModel& m, double tokens, double n) {
+  if (m.d_model <= 0 || m.layers <= 0) return 0;
+  const double D = m.d_model, b = 2;
+  double t = 2 * (2 * D * b) / (m.layer_norm ? cal.layer_norm_bytes_per_s : cal.norm_bytes_per_s);  // 2 norms
+  t += 2 * (3 * D * b) / cal.add_bytes_per_s;                                                       // 2 adds
+  if (m.d_ff > 0)
+    t += m.gated_mlp ? 3 * m.d_ff / n * b / cal.silu_mul_bytes_per_s : 2 * m.d_ff / n * b / cal.gelu_bytes_per_s;
+  t += 2 * (m.q_width + m.kv_width) / n * b / cal.copy_bytes_per_s;  // rotary on Q and K: read and write
+  return tokens * m.layers * t;
+}
+
 }  // namespace
 
 DecodeTerms decode_terms(const DecodeModel& model, const System& system, double batch, double context,
@@ -279,7 +298,8 @@ DecodeTerms decode_terms(const DecodeModel& model, const System& system, double 
         s.comms_latency_bound = c.t_lat > c.t_bw;
         s.t_comms_s = s.comms_collectives * (c.t_lat + c.t_bw);
       }
-      s.step_s = s.t_math_s + s.t_hbm_s + s.t_comms_s;
+      s.t_vector_s = calibrated_vector_s(cal, model, batch, n);
+      s.step_s = s.t_math_s + s.t_hbm_s + s.t_vector_s + s.t_comms_s;
       break;
     }
   }
@@ -331,7 +351,8 @@ PrefillTerms prefill_terms(const DecodeInputs& in, double batch, double prompt_l
         const Collective c = calibrated_allreduce(in.system, tokens * in.d_model * 2);
         p.t_comms_s = 2 * in.layers * (c.t_lat + c.t_bw);
       }
-      p.step_s = p.t_math_s + p.t_comms_s;
+      p.t_vector_s = calibrated_vector_s(cal, in, tokens, n);
+      p.step_s = p.t_math_s + p.t_vector_s + p.t_comms_s;
       break;
     }
   }

@@ -52,6 +52,16 @@ ServingCalibration serving_calibration(const Chip& chip) {
   c.hbm_bytes_per_s = chip.hbm_bytes_per_s;
   c.hbm_source = "datasheet (no achieved figure for this chip)";
   c.attention_flops_per_s = chip.bf16_flops_per_s;
+  auto kernels_from = [&c](const std::string& card, double scale) {
+    c.norm_bytes_per_s = scale * measured_bytes_per_s(card, "rmsnorm");
+    c.layer_norm_bytes_per_s = scale * measured_bytes_per_s(card, "layernorm");
+    c.add_bytes_per_s = scale * measured_bytes_per_s(card, "add");
+    c.silu_mul_bytes_per_s = scale * measured_bytes_per_s(card, "silu_mul");
+    c.gelu_bytes_per_s = scale * measured_bytes_per_s(card, "gelu_tanh");
+    c.copy_bytes_per_s = scale * measured_bytes_per_s(card, "copy");
+  };
+  c.norm_bytes_per_s = c.layer_norm_bytes_per_s = c.add_bytes_per_s = c.silu_mul_bytes_per_s = c.gelu_bytes_per_s =
+      c.copy_bytes_per_s = chip.hbm_bytes_per_s;
   const auto& m = measured();
   const auto it = std::find(m.cards.begin(), m.cards.end(), chip.name);
   if (it != m.cards.end()) {
@@ -61,6 +71,7 @@ ServingCalibration serving_calibration(const Chip& chip) {
     c.gemm_8bit = &measured_gemm_table(chip.name, Dtype::fp8, false);
     const double a = m.attention_flops_per_s[static_cast<std::size_t>(it - m.cards.begin())];
     if (a > 0) c.attention_flops_per_s = a;
+    kernels_from(chip.name, 1);
     c.measured = true;
   } else if (chip.name == "a100") {
     c.hbm_bytes_per_s = 1.7e12;
@@ -68,6 +79,7 @@ ServingCalibration serving_calibration(const Chip& chip) {
     c.proxy_bf16 = &measured_gemm_table("h100", Dtype::bf16);
     c.proxy_8bit = &measured_gemm_table("h100", Dtype::fp8, false);
     c.proxy_hbm_bytes_per_s = measured_bytes_per_s("h100", "copy");
+    kernels_from("h100", c.hbm_bytes_per_s / c.proxy_hbm_bytes_per_s);
     c.measured = true;
   }
   return c;

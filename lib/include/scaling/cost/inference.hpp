@@ -26,8 +26,10 @@
 //              the tensor cores' real rate at large, in one lookup), else max(FLOPs / peak, weight bytes /
 //              achieved HBM rate); the KV cache read at the achieved HBM rate; two AllReduces per layer
 //              (Megatron's layout) each paying a measured per-collective latency plus its bytes; nothing
-//              overlapped, because each layer waits for the previous one's reduction:
-//                step = Σ_layers (Σ_matmuls t_gemm + t_kv_layer + 2·t_allreduce) + t_unembedding.
+//              overlapped, because each layer waits for the previous one's reduction; and the non-matmul
+//              kernels (two norms, two residual adds, the MLP's activation, the rotary embedding of Q and K),
+//              their bf16 bytes at the rates measured for those kernels (validation/gemm):
+//                step = Σ_layers (Σ_matmuls t_gemm + t_kv_layer + t_vector_layer + 2·t_allreduce) + t_unembedding.
 //
 // with B sequences, T tokens of context each (KV entries read per sequence), N chips, the weights fully
 // sharded and the KV cache fully sharded (§7.3.3). Weights, KV and compute dtypes are independent. An MoE
@@ -72,6 +74,10 @@ struct DecodeModel {
   InferenceDtypes dtypes;              // dtypes.compute picks the chip's peak
   std::vector<MatmulShape> layer_matmuls;  // one layer's (dense models; empty for MoE and by hand)
   MatmulShape unembedding;                 // k = D, n = V (0: none given)
+  // The non-matmul work of one layer, per token, in bf16 activations (calibrated model; 0 by hand): the
+  // widths the norms, residual adds, MLP activation and rotary embedding read and write.
+  double q_width = 0, kv_width = 0, d_ff = 0;  // N·H, K·H, F
+  bool gated_mlp = true, layer_norm = false;   // SiLU·gate or GeLU; LayerNorm (with bias) or RMSNorm
 };
 void validate(const DecodeModel& m);  // throws std::invalid_argument naming a non-positive or non-finite field
 
@@ -119,6 +125,7 @@ struct DecodeTerms {
   // the links; the step. In `calibrated` the matmuls are timed whole (their weight read and FLOPs in one
   // measured time): t_math_s holds them, t_hbm_s the KV read alone.
   double t_math_s = 0, t_hbm_s = 0, t_comms_s = 0;
+  double t_vector_s = 0;  // calibrated: the non-matmul kernels (norms, adds, activation, rotary) at measured rates
   double step_s = 0;
   double tokens_per_s = 0;           // B / step
   double tokens_per_s_per_chip = 0;  // B / (step·N)
@@ -194,7 +201,7 @@ Prefill prefill(const DecodeInputs& in, double prompt_len, double mfu);
 // layer with their latency, in sequence.
 struct PrefillTerms {
   CostModel cost_model = CostModel::book;
-  double t_math_s = 0, t_hbm_s = 0, t_comms_s = 0, step_s = 0;
+  double t_math_s = 0, t_hbm_s = 0, t_comms_s = 0, t_vector_s = 0, step_s = 0;
 };
 PrefillTerms prefill_terms(const DecodeInputs& in, double batch, double prompt_len,
                            CostModel cost_model = CostModel::book);

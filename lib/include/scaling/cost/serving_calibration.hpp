@@ -15,6 +15,9 @@
 //                        floor and the shape's inefficiency, carried over. TPUs: r = 1 (no measurement).
 //   prefill attention    H100, H200: the measured causal flash-attention (SDPA) forward rate, median over the
 //                        run's sequence lengths; other chips: the peak.
+//   non-matmul kernels   H100, H200: the measured memory-bound kernels (median bytes/s of each op: rmsnorm,
+//                        layernorm, add, silu_mul, gelu_tanh, copy); the A100 takes the H100's rates scaled
+//                        by its achieved HBM rate over the H100's copy rate; TPUs: the datasheet HBM rate.
 //   AllReduce latency    NVLink (any GPU): the small-message (512 B) latency of vLLM's custom AllReduce
 //                        measured on H100 at 2 / 4 / 8 GPUs: 9.5 / 9.1 / 10.1 µs (sgl-project/sglang pull
 //                        request 2904, "unit test performance in H100"); the A100 uses the same figures (no
@@ -37,6 +40,9 @@ struct ServingCalibration {
   const GemmTable* proxy_8bit = nullptr;
   double proxy_hbm_bytes_per_s = 0;
   double attention_flops_per_s = 0;      // causal prefill attention, per chip
+  // Achieved bytes/s of the non-matmul kernels (read + write counted once each).
+  double norm_bytes_per_s = 0, layer_norm_bytes_per_s = 0, add_bytes_per_s = 0, silu_mul_bytes_per_s = 0,
+         gelu_bytes_per_s = 0, copy_bytes_per_s = 0;
   bool measured = false;                 // false: no achieved figures for this chip (datasheet used)
 };
 ServingCalibration serving_calibration(const Chip& chip);
