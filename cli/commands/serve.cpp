@@ -112,7 +112,7 @@ void run(const Args& a) {
   const double b_max = max_batch(in, T);
 
   Report r;
-  r.label_width = 30;
+  r.label_width = 44;
   r.heading = fmt::format("{} on {} (weights {}, KV {}, compute {}): batch {}, context {}; {} cost model", cfg.name,
                           system.name, name(d.weights), name(d.kv), name(d.compute), format_number(B),
                           format_number(T), to_string(cm));
