@@ -74,10 +74,7 @@ DecodeInputs round_model(double params, double weight_bytes, double kv_bytes_per
   in.param_bytes = params * weight_bytes;
   in.matmul_flops_per_token = 2 * params;
   in.kv_bytes_per_token = kv_bytes_per_token;
-  in.chips = chips;
-  in.hbm_bytes_per_chip = chip.hbm_bytes;
-  in.hbm_bytes_per_s = chip.hbm_bytes_per_s;
-  in.flops_per_s = peak_flops_per_s(chip, compute);
+  in.system = bare_system(chips, chip.hbm_bytes, chip.hbm_bytes_per_s, peak_flops_per_s(chip, compute));
   return in;
 }
 }  // namespace
@@ -153,20 +150,17 @@ EXERCISE("ch7.attn-intensity", "Arithmetic intensity of attention in prefill and
 
 EXERCISE("ch7.step-time-formula", "The theoretical decode step time") {
   ex.section("§7.1.5");
-  // The exact side is the library's decode_step on hand-filled inputs: P parameters of s_w bytes, KV of
+  // The exact side is the library's decode_terms (book model) on hand-filled inputs: P parameters of s_w bytes, KV of
   // s_kv bytes per sequence, W and C for the whole slice.
   auto inputs = [](const Inputs& v) {
     DecodeInputs in;
     in.param_bytes = workbook::in(v, "P") * workbook::in(v, "s_w");
     in.matmul_flops_per_token = 2 * workbook::in(v, "P");
     in.kv_bytes_per_token = workbook::in(v, "kv");
-    in.chips = 1;
-    in.hbm_bytes_per_chip = 1e15;
-    in.hbm_bytes_per_s = workbook::in(v, "W");
-    in.flops_per_s = workbook::in(v, "C");
+    in.system = bare_system(1, 1e15, workbook::in(v, "W"), workbook::in(v, "C"));
     return in;
   };
-  auto step = [inputs](const Inputs& v) { return decode_step(inputs(v), workbook::in(v, "B"), 1); };
+  auto step = [inputs](const Inputs& v) { return decode_terms(inputs(v), workbook::in(v, "B"), 1, CostModel::book); };
   // Both points below the critical batch, where the memory-only bound is the model's step.
   ex.formula("min_step", "(B · KV cache size + parameter size) / total memory bandwidth",
              [](const Inputs& v) {
@@ -204,11 +198,11 @@ EXERCISE("ch7.quiz-30b", "A 30B dense model decoding on a v5e 4x4") {
   // per token, 8192 tokens of context, 16 chips with the quiz's 8.1e11 B/s and 1.97e14 bf16 FLOPs/s.
   const DecodeInputs in = round_model(30e9, 1, 100e3, 16, v5e());
   ex.answer("kv_per_sequence", kv_bytes(in, 1, 8192), "B").book(819e6, sig(3)).explain("100 kB × 8192 tokens");
-  const auto s4 = decode_step(in, 4, 8192);
+  const auto s4 = decode_terms(in, 4, 8192, CostModel::book);
   ex.answer("step_b4", s4.step_s, "s").book(2.5e-3, sig(2))
       .explain("memory-bound: (4·819 MB + 30 GB)/(16·8.1e11 B/s) = 2.57 ms, which the book prints cut to 2.5 ms "
                "(a truncation, so it agrees)");
-  const auto s256 = decode_step(in, 256, 8192);
+  const auto s256 = decode_terms(in, 256, 8192, CostModel::book);
   ex.answer("step_b256", s256.step_s, "s").book(21e-3, sig(2))
       .explain("KV read plus the MLP's FLOPs, which exceed its weight loading at this batch");
   ex.answer("t_kv_b256", s256.t_kv_s, "s").explain("256 caches of 819 MB over 16 × 8.1e11 B/s");
@@ -370,7 +364,7 @@ void llama2_table(workbook::Exercise& ex, const PrintedTable& t, const DecodeInp
   };
   for (std::size_t i = 0; i < t.batch.size(); ++i) {
     const double B = t.batch[i];
-    const auto s = decode_step(in, B, 8192);
+    const auto s = decode_terms(in, B, 8192, CostModel::book);
     const double kv_book = B * kv_gb_book, total_book = kv_book + book_params_gb;
     const double step_book = total_book * 1e9 / book_w;
     add("KV (GiB as labelled)", "kv", B, t.kv[i], kv_book, "GB", s.kv_bytes, "GiB", kGiB, CellCause::unit_label);
@@ -386,7 +380,7 @@ void llama2_table(workbook::Exercise& ex, const PrintedTable& t, const DecodeInp
 void llama2_plots(workbook::Exercise& ex, const DecodeInputs& in) {
   std::vector<double> xs, kv, params, flops, step, weights, cache, total, hbm;
   for (double B = 1; B <= 256; B += B < 16 ? 1 : 4) {
-    const auto s = decode_step(in, B, 8192);
+    const auto s = decode_terms(in, B, 8192, CostModel::book);
     xs.push_back(B);
     kv.push_back(s.t_kv_s * 1e3);
     params.push_back(s.t_params_s * 1e3);
@@ -428,7 +422,7 @@ EXERCISE("ch7.llama2-table-mha", "LLaMA-2 13B decoding on 8 v5e (MHA)") {
   constexpr double kTiB = 1099511627776.0;
   // The book's HBM here is 8 × §2.1's 16 GiB ("128GiB"); the preset's 16e9 B per chip is shown beside it.
   DecodeInputs in_gib = in;
-  in_gib.hbm_bytes_per_chip = kV5eHbmSection2_1;
+  in_gib.system.chip.hbm_bytes = kV5eHbmSection2_1;
   ex.claim("hbm_gib", "§7.1.7: 8 v5e have 128 GiB of HBM", hbm_bytes(in_gib) / kGiB, "GiB")
       .about(128, sig(3))
       .explain("8 × §2.1's 16 GiB per chip; the §2.3 table and Google's spec sheet write '16 GB', and with 16e9 B "
@@ -443,7 +437,7 @@ EXERCISE("ch7.llama2-table-mha", "LLaMA-2 13B decoding on 8 v5e (MHA)") {
       .explain("the largest batch that fits in 8 × 16 GiB: ⌊(137.4 GB − 26.03 GB) / 6.711 GB⌋. With the preset's "
                "8 × 16e9 B it would be " + format_number(max_batch(in, 8192)) + " (the max_batch answer): the "
                "claim holds with the HBM figure the book uses here");
-  const auto s240 = decode_step(in, 240, 8192);
+  const auto s240 = decode_terms(in, 240, 8192, CostModel::book);
   ex.claim("memory_for_240", "§7.1.7: batch 240 needs an order of magnitude more memory than the 8 chips have",
            (s240.kv_bytes + s240.param_bytes) / hbm_bytes(in), "× HBM")
       .order_of(10)
@@ -475,9 +469,9 @@ EXERCISE("ch7.llama2-table-gqa", "The same model with a 5× smaller KV cache (8 
        {std::tuple{"MHA (40 KV heads), 8k context", mha, 8192.0}, {"GQA (8 KV heads), 8k context", in, 8192.0},
         {"GQA (8 KV heads), 1k context", in, 1024.0}}) {
     DecodeInputs wide = d;
-    wide.chips = 16;  // a v5e 4x4, so that MHA fits more than a handful of sequences
+    wide.system = serving_system(d.system.chip, 16);  // a v5e 4x4, so that MHA fits more than a handful of sequences
     std::vector<double> x, y, px, py;
-    for (const auto& p : frontier(wide, context)) {
+    for (const auto& p : frontier(wide, context, CostModel::book)) {
       x.push_back(p.step_s * 1e3);
       y.push_back(p.tokens_per_s_per_chip);
       if (p.pareto) px.push_back(p.step_s * 1e3), py.push_back(p.tokens_per_s_per_chip);
@@ -586,7 +580,7 @@ EXERCISE("ex7.3", "Time to stream the weights from HBM") {
   // On the v5e 4x4 of ex. 7.2, every chip streaming its 1/16 of the weights.
   for (Dtype w : {Dtype::int8, Dtype::bf16}) {
     const auto in = decode_inputs(c, v5e(), 16, {w, Dtype::int8, Dtype::bf16});
-    ex.answer(std::string("t_params_4x4_") + std::string(name(w)), decode_step(in, 1, 1).t_params_s, "s")
+    ex.answer(std::string("t_params_4x4_") + std::string(name(w)), decode_terms(in, 1, 1, CostModel::book).t_params_s, "s")
         .explain(std::string(name(w)) + " weights over 16 × 8.1e11 B/s: the floor of any step");
   }
 }
@@ -601,9 +595,9 @@ EXERCISE("ex7.4", "Sharding the §7.5 model on a v5e 4x4") {
             model_parallel_limit(c.d_ff, B, v5e().hbm_bytes_per_s, v5e().ici_bidi_bytes_per_s), "chips")
       .explain("F / (B·β) at that batch with β = 9: above 16, so all 16 chips can shard the model");
   // The KV cache: its K = 8 heads over Y = 8, the batch over the remaining Z = 16/8 = 2 (§7.3.3).
-  const auto s = decode_step(in, B, 8192);
+  const auto s = decode_terms(in, B, 8192, CostModel::book);
   ex.answer("step_at_max_batch", s.step_s, "s").explain("t_kv + max(t_flops, t_params) at the largest batch");
-  ex.answer("step_b1", decode_step(in, 1, 8192).step_s, "s").explain("one sequence: weights plus one cache");
+  ex.answer("step_b1", decode_terms(in, 1, 8192, CostModel::book).step_s, "s").explain("one sequence: weights plus one cache");
 }
 
 EXERCISE("ex7.5", "The §7.5 model as a mixture of experts (E = 16, k = 2)") {
@@ -615,7 +609,7 @@ EXERCISE("ex7.5", "The §7.5 model as a mixture of experts (E = 16, k = 2)") {
   const auto in = decode_inputs(moe, v5e_at_8_2(), 1, {});
   ex.answer("critical_batch", critical_batch(in), "tokens")
       .explain("bf16 on a v5e at 8.2e11 B/s: every expert's bytes against the active FLOPs (all experts in use)");
-  const double I = critical_intensity(in.flops_per_s, in.hbm_bytes_per_s);
+  const double I = critical_intensity(peak_flops_per_s(in), hbm_bytes_per_s(in));
   ex.answer("critical_batch_mlp_only", I * moe.experts / moe.experts_per_token, "tokens")
       .explain("the MLP alone: C/W · E/k, each expert's weights serving only k/E of the tokens");
   ex.answer("kv_bytes_per_token", kv_bytes_per_token(moe, Dtype::bf16), "B").explain("unchanged by the experts");
@@ -630,7 +624,8 @@ EXERCISE("ex7.6", "Expert sharding on a v5e 8x16") {
   // Assumptions: the ex. 7.5 MoE with bf16 weights, fully sharded over Y = 8 and Z = 16 (128 chips).
   const auto moe = section_7_5_model(8, 16, 2);
   const auto in = decode_inputs(moe, v5e(), 128, {});
-  ex.answer("t_weight_load", decode_step(in, 1, 1).t_params_s, "s").explain("all weights over 128 × 8.1e11 B/s");
+  ex.answer("t_weight_load", decode_terms(in, 1, 1, CostModel::book).t_params_s, "s")
+      .explain("all weights over 128 × 8.1e11 B/s");
   ex.answer("free_hbm_per_chip", v5e().hbm_bytes - in.param_bytes / 128, "B").explain("16 GB minus 1/128 of the weights");
   const double chips = min_chips(in, 0, 1);
   ex.answer("min_chips", chips, "chips").explain("the weights alone, 16 GB per chip");
@@ -708,7 +703,7 @@ EXERCISE("ch7.batch240-empirical", "How real is the batch-240 rule: one layer on
                                        "'roughly 365us'; 2·8192·32768 = 537M lies 10.5% below it"));
   ex.answer("layer_param_count", params, "").explain("2·D·F");
   const DecodeInputs in = round_model(params, 2, 1, 4, v5e_at_8_2());
-  ex.answer("min_latency", decode_step(in, 1, 1).t_params_s, "s").book(365e-6, sig(3))
+  ex.answer("min_latency", decode_terms(in, 1, 1, CostModel::book).t_params_s, "s").book(365e-6, sig(3))
       .stated_input("§7.6.1: the book's 'about 600M parameters' for the layer (exact 2·8192·32768 = 537M)",
                     600e6 * bytes_per_element(Dtype::bf16) / (4 * kV5eHbmSection1))
       .explain("bf16 weights sharded 4 ways, streamed at 8.2e11 B/s per chip");

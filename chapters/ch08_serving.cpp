@@ -222,7 +222,7 @@ EXERCISE("ch8.kv-per-token", "LLaMA-3 70B's int8 KV cache: per token, per 32k se
       .stated_input("§8.1: the book's '70e9' parameters and '1.3TB' of KV at batch 240 (exact " +
                         format_quantity(in.param_bytes, "B") + " and " + format_quantity(kv_bytes(in, batch, seq), "B") +
                         ")",
-                    std::ceil((kBookParams + 1.3e12) / in.hbm_bytes_per_chip))
+                    std::ceil((kBookParams + 1.3e12) / in.system.chip.hbm_bytes))
       .explain("⌈(weights + 240 sequences of 32k) / 16e9⌉");
 }
 
@@ -237,7 +237,7 @@ EXERCISE("ch8.bs32-memory", "Batch 32 at 8k context in int8: memory and the smal
       .stated_input("§8.1: the book's '160e3 bytes' of int8 KV per token and '70e9 bytes' of weights (exact 163,840 "
                     "and " + format_quantity(in.param_bytes, "B") + ")",
                     160e3 * kContext * B + kBookParams);
-  ex.answer("chips_needed", total / in.hbm_bytes_per_chip, "chips").book(7, sig(1))
+  ex.answer("chips_needed", total / in.system.chip.hbm_bytes, "chips").book(7, sig(1))
       .explain("total bytes over 16e9 B per chip, before rounding up");
   const auto slice = smallest_slice(chip("tpu-v5e"), min_chips(in, B, kContext));
   ex.answer("slice_chips", slice ? chips_in(*slice) : 0, "chips").book(8, exact())
@@ -263,9 +263,9 @@ EXERCISE("ch8.bs32-latency", "Batch 32, int8, on a v5e 4x2 and 4x4: step time an
   ex.section("§8.1");
   // This question names 8.1e11 B/s.
   const double B = 32;
-  const auto s8 = decode_step(exact70(8, Dtype::int8, kW81), B, kContext);
-  const auto s16 = decode_step(exact70(16, Dtype::int8, kW81), B, kContext);
-  const auto book8 = decode_step(book70(8, Dtype::int8, kW81, 160e3), B, kContext);
+  const auto s8 = decode_terms(exact70(8, Dtype::int8, kW81), B, kContext, CostModel::book);
+  const auto s16 = decode_terms(exact70(16, Dtype::int8, kW81), B, kContext, CostModel::book);
+  const auto book8 = decode_terms(book70(8, Dtype::int8, kW81, 160e3), B, kContext, CostModel::book);
   ex.answer("step_4x2_s", s8.step_s, "s").book(17e-3, sig(2))
       .explain("t_kv + max(t_flops, t_params) on 8 chips; the MLP is memory-bound (t_flops " + secs(s8.t_flops_s) +
                " < t_params " + secs(s8.t_params_s) + "). The book's 112e9/(8·8.1e11) = 17.3 ms and the exact "
@@ -297,10 +297,8 @@ EXERCISE("ch8.bs32-latency", "Batch 32, int8, on a v5e 4x2 and 4x4: step time an
   // side is the library's step on the same raw figures, with 2 FLOPs per matmul weight.
   auto raw = [](const workbook::Inputs& v) {
     DecodeInputs in;
-    in.chips = workbook::in(v, "N");
-    in.hbm_bytes_per_s = workbook::in(v, "W");
-    in.flops_per_s = workbook::in(v, "C");
-    in.hbm_bytes_per_chip = 1e15;  // capacity plays no part in the step
+    // capacity (1e15 B per chip) plays no part in the step
+    in.system = bare_system(workbook::in(v, "N"), 1e15, workbook::in(v, "W"), workbook::in(v, "C"));
     in.param_bytes = workbook::in(v, "params") * workbook::in(v, "bytes");
     in.matmul_flops_per_token = 2 * workbook::in(v, "matmul_params");
     in.kv_bytes_per_token = workbook::in(v, "kv");
@@ -314,7 +312,9 @@ EXERCISE("ch8.bs32-latency", "Batch 32, int8, on a v5e 4x2 and 4x4: step time an
                return B * workbook::in(v, "T") * workbook::in(v, "kv") / (N * W) +
                       std::max(2 * B * params / (N * workbook::in(v, "C")), params * workbook::in(v, "bytes") / (N * W));
              },
-             [raw](const workbook::Inputs& v) { return decode_step(raw(v), workbook::in(v, "B"), workbook::in(v, "T")).step_s; })
+             [raw](const workbook::Inputs& v) {
+               return decode_terms(raw(v), workbook::in(v, "B"), workbook::in(v, "T"), CostModel::book).step_s;
+             })
       .exact_text("t_kv + max(t_flops, t_params), t_flops from 2 FLOPs per matmul weight (lib/cost/inference)")
       .at({{"B", B}, {"N", 8}, {"W", kW81}, {"C", 1.97e14}, {"T", kContext}, {"kv", s8.kv_bytes / (B * kContext)},
            {"params", llama70_params()}, {"matmul_params", llama70_matmul_params()}, {"bytes", 1}})
@@ -373,7 +373,7 @@ EXERCISE("ch8.min-topology", "The smallest v5e slice for bf16, int8 and int4, an
     const auto bk = book70(n, r.d, kW82);
     auto& params = ex.answer("param_bytes" + k, in.param_bytes, "B").book(p.params, sig(r.d == Dtype::int8 ? 1 : 2));
     auto& kv = ex.answer("kv_per_token" + k, in.kv_bytes_per_token, "B").book(p.kv, sig(r.d == Dtype::int4 ? 2 : 3));
-    auto& chips = ex.answer("min_chips" + k, in.param_bytes / in.hbm_bytes_per_chip, "chips").book(p.min_chips, sig(3));
+    auto& chips = ex.answer("min_chips" + k, in.param_bytes / in.system.chip.hbm_bytes, "chips").book(p.min_chips, sig(3));
     auto& sl = ex.answer("slice_chips" + k, n, "chips").book(p.slice, exact())
                    .explain("smallest v5e slice with ⌈weights/16e9⌉ chips: " + slice_text(slice));
     auto& free = ex.answer("free_hbm" + k, hbm_bytes(in) - in.param_bytes, "B").book(p.free_hbm, sig(r.d == Dtype::bf16 ? 3 : 2));
@@ -393,10 +393,10 @@ EXERCISE("ch8.min-topology", "The smallest v5e slice for bf16, int8 and int4, an
       params.erratum(kInt4Params)
           .book_inputs_give(bk.param_bytes, "70e9 parameters · 0.5 B, the rule the row's own header states "
                                             "(param size = 70e9 · sizeof(dtype))");
-      chips.erratum(kInt4Params).reproduced_by(book_weights / bk.hbm_bytes_per_chip, "45e9 / 16e9: the printed 45 GB, by the row's rule");
+      chips.erratum(kInt4Params).reproduced_by(book_weights / bk.system.chip.hbm_bytes, "45e9 / 16e9: the printed 45 GB, by the row's rule");
       free.erratum(kInt4Params).reproduced_by(hbm_bytes(bk) - book_weights, "4 · 16e9 − 45e9: the printed 45 GB, by the row's rule");
     } else {
-      chips.stated_input(stated, bk.param_bytes / bk.hbm_bytes_per_chip);
+      chips.stated_input(stated, bk.param_bytes / bk.system.chip.hbm_bytes);
     }
     if (r.d == Dtype::bf16) {
       free.stated_input(stated, hbm_bytes(bk) - bk.param_bytes);
@@ -415,7 +415,7 @@ EXERCISE("ch8.min-topology", "The smallest v5e slice for bf16, int8 and int4, an
     };
     row("weights", params, bk.param_bytes);
     row("KV per token", kv, bk.kv_bytes_per_token);
-    row("chips for the weights", chips, bk.param_bytes / bk.hbm_bytes_per_chip);
+    row("chips for the weights", chips, bk.param_bytes / bk.system.chip.hbm_bytes);
     row("slice (chips)", sl, n);
     row("HBM left for KV", free, hbm_bytes(bk) - bk.param_bytes);
     row("8k caches that fit", caches, max_batch(bk, kContext));
@@ -427,19 +427,19 @@ EXERCISE("ch8.max-batch-latency", "Step time when the batch fills HBM") {
   // 16 GB / 8.2e11: this question uses §1.1's bandwidth.
   for (const auto& r : rows()) {
     const auto in = exact70(r.chips, r.d, kW82);
-    const auto s = decode_step(in, max_batch(in, kContext), kContext);
+    const auto s = decode_terms(in, max_batch(in, kContext), kContext, CostModel::book);
     ex.answer("step_full_" + r.dtype, s.step_s, "s").book(19e-3, sig(2))
         .explain("batch " + num(s.batch) + " on " + num(r.chips) + " chips: weights + KV = " +
                  bytes(s.param_bytes + s.kv_bytes) + " of " + bytes(hbm_bytes(in)));
   }
   const auto bf16 = exact70(16, Dtype::bf16, kW82);
-  const double full_s = decode_step(bf16, max_batch(bf16, kContext), kContext).step_s;
+  const double full_s = decode_terms(bf16, max_batch(bf16, kContext), kContext, CostModel::book).step_s;
   ex.claim("decode_512_s", "§8.1.1: 512 decode steps at the full-HBM step time take about 9 s", full_s * kDecodeLen, "s")
       .about(9, workbook::within(1).because("'about 9s' (§8.1.1): the book's 0.019 s · 512 = 9.7 s, cut to whole "
                                             "seconds and hedged"));
   const auto int4 = exact70(4, Dtype::int4, kW82);
   ex.claim("int4_params_only_s", "§8.1.1: with int4 weights and only the weights to read, a step takes about 10 ms",
-           decode_step(int4, 1, kContext).t_params_s, "s")
+           decode_terms(int4, 1, kContext, CostModel::book).t_params_s, "s")
       .about(10e-3, sig(1))
       .explain("t_params of the int4 weights on the 2x2 (4 chips)");
   ex.formula("step_full_hbm", "step ≈ HBM per chip / W_hbm (16 GB / 8.2e11 = 19 ms)",
@@ -464,7 +464,7 @@ EXERCISE("ch8.qps-per-chip", "Queries per second per chip on the three smallest 
   for (size_t i = 0; i < rows().size(); ++i) {
     const auto& r = rows()[i];
     const auto in = exact70(r.chips, r.d, kW82);
-    const auto s = decode_step(in, max_batch(in, kContext), kContext);
+    const auto s = decode_terms(in, max_batch(in, kContext), kContext, CostModel::book);
     auto& a = ex.answer("qps_" + r.dtype, qps_per_chip(s, kDecodeLen), "queries/s").book(printed[i], sig(i == 2 ? 3 : 2));
     const double book_batch = max_batch(book70(r.chips, r.d, kW82), kContext);
     if (r.d == Dtype::bf16)
@@ -484,7 +484,7 @@ EXERCISE("ch8.qps-per-chip", "Queries per second per chip on the three smallest 
                return workbook::in(v, "B") / (workbook::in(v, "step") * workbook::in(v, "G") * workbook::in(v, "N"));
              },
              [](const workbook::Inputs& v) {
-               DecodeStep s{};
+               DecodeTerms s{};
                s.batch = workbook::in(v, "B");
                s.step_s = workbook::in(v, "step");
                s.tokens_per_s_per_chip = s.batch / (s.step_s * workbook::in(v, "N"));
@@ -506,7 +506,7 @@ EXERCISE("ch8.double-topology", "Throughput per chip after doubling each slice")
     const auto& r = rows()[i];
     const double n = 2 * r.chips;
     const auto in = exact70(n, r.d, kW82);
-    const auto s = decode_step(in, max_batch(in, kContext), kContext);
+    const auto s = decode_terms(in, max_batch(in, kContext), kContext, CostModel::book);
     auto& a = ex.answer("qps_" + r.dtype, qps_per_chip(s, kDecodeLen), "queries/s")
                   .book(printed[i], sig(i == 0 ? 2 : 3))
                   .erratum(kDoubledSlice, "Exactly: " + num(s.batch) + " caches at a " + secs(s.step_s) + " step.")
@@ -522,7 +522,7 @@ EXERCISE("ch8.double-topology", "Throughput per chip after doubling each slice")
   const auto bf16 = exact70(32, Dtype::bf16, kW82);
   ex.answer("free_hbm_bf16", hbm_bytes(bf16) - bf16.param_bytes, "B").book(186e9, sig(3))
       .erratum(kDoubledSlice)
-      .reproduced_by(16 * bf16.hbm_bytes_per_chip - kBookParams,
+      .reproduced_by(16 * bf16.system.chip.hbm_bytes - kBookParams,
                      "16 · 16e9 − 70e9: the int8 weights on a 4x4, not bf16 on a 4x8 (the same as half of 372 GB)")
       .book_inputs_give(hbm_bytes(book70(32, Dtype::bf16, kW82)) - book70(32, Dtype::bf16, kW82).param_bytes,
                         "32 · 16e9 − 140e9: the bf16 weights on the 4x8 the text names");
@@ -532,8 +532,9 @@ EXERCISE("ch8.double-topology", "Throughput per chip after doubling each slice")
                         "⌊(32 · 16e9 − 140e9) / (324e3 · 8192)⌋ = ⌊140.2⌋, the rule of the bf16 row's 43; the "
                         "printed 186 GB would give ⌊70.1⌋ = 70");
   const auto small = exact70(16, Dtype::bf16, kW82);
-  const double q_small = qps_per_chip(decode_step(small, max_batch(small, kContext), kContext), kDecodeLen);
-  const double q_big = qps_per_chip(decode_step(bf16, max_batch(bf16, kContext), kContext), kDecodeLen);
+  const double q_small =
+      qps_per_chip(decode_terms(small, max_batch(small, kContext), kContext, CostModel::book), kDecodeLen);
+  const double q_big = qps_per_chip(decode_terms(bf16, max_batch(bf16, kContext), kContext, CostModel::book), kDecodeLen);
   ex.claim("bigger_slice_more_per_chip", "§8.1.1: the smallest slice is not the most efficient one — doubling it "
            "raises the throughput per chip", q_big / q_small, "")
       .above(1)
@@ -591,7 +592,7 @@ EXERCISE("ch8.prefill-time", "An 8k prefill on 16 v5e at 40% MFU") {
   const auto p = prefill(in16, kContext, 0.4);
   // The book states its FLOP count: 2 FLOPs per parameter per token (§4's rule, "2 * 70e9 * B"). Under that
   // stated rule, with the model's exact parameter count:
-  const double t_2n = 2 * llama70_params() * kContext / (16 * in16.flops_per_s * 0.4);
+  const double t_2n = 2 * llama70_params() * kContext / (16 * peak_flops_per_s(in16) * 0.4);
   ex.answer("prefill_2n_s", t_2n, "s").book(0.91, sig(2))
       .explain("2 · " + num(llama70_params()) + " parameters · 8192 tokens at 40% of 16 × 1.97e14 FLOPs/s, which "
                "prints as 0.91 s cut to two digits (the book's 70e9 gives 0.910 s)");
@@ -607,7 +608,7 @@ EXERCISE("ch8.prefill-time", "An 8k prefill on 16 v5e at 40% MFU") {
              },
              [](const workbook::Inputs& v) {
                auto in = exact70(workbook::in(v, "N"), Dtype::bf16, kW81);
-               in.flops_per_s = workbook::in(v, "C");
+               in.system.chip.bf16_flops_per_s = workbook::in(v, "C");
                return prefill(in, workbook::in(v, "P"), workbook::in(v, "U")).t_s;
              })
       .exact_text("(P · 2 · matmul weights + 4LNH · P(P+1)/2) / (N · C · MFU): causal attention included")
@@ -650,8 +651,8 @@ EXERCISE("ch8.disagg-ratio", "Prefill servers per decode server in disaggregated
   // 32)") and the prefill time of §8.1.2's 2·params rule; the decode step is the step of that batch.
   const auto in = exact70(16, Dtype::bf16, kW82);
   const double B = 32;
-  const auto s = decode_step(in, B, kContext);
-  const double t_2n = 2 * llama70_params() * kContext / (16 * in.flops_per_s * 0.4);
+  const auto s = decode_terms(in, B, kContext, CostModel::book);
+  const double t_2n = 2 * llama70_params() * kContext / (16 * peak_flops_per_s(in) * 0.4);
   ex.answer("prefill_per_decode_server", prefill_to_decode_servers(t_2n, s.step_s, B, kDecodeLen), "")
       .book(3, sig(1))
       .explain("decode batch 32 at " + secs(s.step_s) + " per step, 512 steps per request; prefill " + secs(t_2n) +
@@ -660,7 +661,7 @@ EXERCISE("ch8.disagg-ratio", "Prefill servers per decode server in disaggregated
                "; a consistent batch 43 at 19 ms gives " + num(0.91 * 43 / (kBookStep_s * kDecodeLen)));
   // The full-HBM decode server (batch as large as fits) with the exact prefill, attention included.
   const double B_full = max_batch(in, kContext);
-  const auto full = decode_step(in, B_full, kContext);
+  const auto full = decode_terms(in, B_full, kContext, CostModel::book);
   const auto p = prefill(in, kContext, 0.4);
   ex.answer("prefill_per_decode_server_full", prefill_to_decode_servers(p.t_s, full.step_s, B_full, kDecodeLen), "")
       .explain("decode batch " + num(B_full) + " (HBM full) at " + secs(full.step_s) + " per step; prefill " +
@@ -675,17 +676,17 @@ EXERCISE("ch8.pareto", "The latency–throughput frontier of LLaMA-3 70B on v5e"
   auto& by_context = ex.series("frontier_by_context", "step time (ms)", "tokens/s per chip");
   for (double T : contexts) {
     std::vector<double> x, y;
-    for (const auto& s : frontier(in, T)) x.push_back(1e3 * s.step_s), y.push_back(s.tokens_per_s_per_chip);
+    for (const auto& s : frontier(in, T, CostModel::book)) x.push_back(1e3 * s.step_s), y.push_back(s.tokens_per_s_per_chip);
     by_context.line("context " + num(T), x, y);
   }
-  const auto one = decode_step(in, 1, kContext);
-  const auto full = decode_step(in, max_batch(in, kContext), kContext);
+  const auto one = decode_terms(in, 1, kContext, CostModel::book);
+  const auto full = decode_terms(in, max_batch(in, kContext), kContext, CostModel::book);
   ex.claim("min_latency_s", "§8.2: at small batch a step takes about 5.5 ms", one.step_s, "s").about(5.5e-3, sig(2))
       .explain("batch 1 at 8k context");
   ex.claim("max_latency_s", "§8.2: at the largest batches a step takes about 20 ms", full.step_s, "s").about(20e-3, sig(1))
       .explain("batch " + num(full.batch) + ", the most that fits at 8k context");
   const double T2k = 2048;
-  const auto top2k = decode_step(in, max_batch(in, T2k), T2k);
+  const auto top2k = decode_terms(in, max_batch(in, T2k), T2k, CostModel::book);
   ex.claim("plateau_2k", "§8.2: at 2k context the throughput levels off around 1 token per ms per chip",
            top2k.tokens_per_s_per_chip, "tokens/s")
       .about(1000, rel(0.15).because("read off the book's plot ('around'); the plateau is the compute-bound limit "
@@ -693,14 +694,14 @@ EXERCISE("ch8.pareto", "The latency–throughput frontier of LLaMA-3 70B on v5e"
       .explain("at the largest batch that fits at 2k context (" + num(top2k.batch) + ")");
   // t_kv/t_flops = T·kv·C/(W·FLOPs per token) does not depend on B: KV reading passes the FLOPs beyond one context.
   ex.claim("kv_over_flops_context", "§8.2: beyond 2048 tokens of context, reading the KV cache takes longer than the FLOPs",
-           in.hbm_bytes_per_s * in.matmul_flops_per_token / (in.kv_bytes_per_token * in.flops_per_s), "tokens")
+           hbm_bytes_per_s(in) * in.matmul_flops_per_token / (in.kv_bytes_per_token * peak_flops_per_s(in)), "tokens")
       .between(2048, 4096)
       .explain("the context where t_kv = t_flops at any batch; the plot's next context after 2048 is 4096, and "
                "between the two the FLOPs still take longer");
   // 'doubling the latency buys ~100× cheaper tokens': at 2k, the best throughput within twice batch 1's step.
-  const auto one2k = decode_step(in, 1, T2k);
+  const auto one2k = decode_terms(in, 1, T2k, CostModel::book);
   double best = 0;
-  for (const auto& s : frontier(in, T2k))
+  for (const auto& s : frontier(in, T2k, CostModel::book))
     if (s.step_s <= 2 * one2k.step_s) best = std::max(best, s.tokens_per_s_per_chip);
   ex.claim("cost_ratio_2x_latency", "§8.2: doubling the per-token latency cuts the cost per token about 100×",
            best / one2k.tokens_per_s_per_chip, "").order_of(100)
@@ -712,7 +713,7 @@ EXERCISE("ch8.pareto", "The latency–throughput frontier of LLaMA-3 70B on v5e"
   for (const auto& r : rows()) {
     const auto d_in = exact70(16, r.d, kW82);
     std::vector<double> x, y;
-    for (const auto& p : frontier(d_in, kContext)) {
+    for (const auto& p : frontier(d_in, kContext, CostModel::book)) {
       x.push_back(1e3 * p.step_s), y.push_back(p.tokens_per_s_per_chip);
       all.push_back(p);
     }
@@ -731,7 +732,7 @@ EXERCISE("ch8.pareto", "The latency–throughput frontier of LLaMA-3 70B on v5e"
   std::vector<FrontierPoint> every;
   for (const std::vector<int>& shape : {std::vector<int>{2, 4}, {4, 4}, {4, 8}, {8, 8}}) {
     std::vector<double> x, y;
-    for (const auto& p : frontier(exact70(chips_in(shape), Dtype::int8, kW82), kContext)) {
+    for (const auto& p : frontier(exact70(chips_in(shape), Dtype::int8, kW82), kContext, CostModel::book)) {
       x.push_back(1e3 * p.step_s), y.push_back(p.tokens_per_s_per_chip);
       every.push_back(p);
     }
@@ -746,8 +747,8 @@ EXERCISE("ch8.pareto", "The latency–throughput frontier of LLaMA-3 70B on v5e"
   // Step time against batch with its terms (int8 on 16 chips at 8k, the book's code).
   auto& terms = ex.series("step_terms", "batch", "time (ms)");
   std::vector<double> b, kv, params, flops, step;
-  for (const auto& p : frontier(in, kContext)) {
-    const auto s = decode_step(in, p.batch, kContext);
+  for (const auto& p : frontier(in, kContext, CostModel::book)) {
+    const auto s = decode_terms(in, p.batch, kContext, CostModel::book);
     b.push_back(s.batch), kv.push_back(1e3 * s.t_kv_s), params.push_back(1e3 * s.t_params_s);
     flops.push_back(1e3 * s.t_flops_s), step.push_back(1e3 * s.step_s);
   }
@@ -762,9 +763,9 @@ EXERCISE("ex8.1", "LLaMA-3 405B: FLOPs per token and the two lower bounds of a f
   ex.answer("flops_per_token", in.matmul_flops_per_token, "FLOPs")
       .explain("2 FLOPs per matmul weight (the embedding lookup is free); attention over the context adds "
                "4·L·N·H per cached token");
-  ex.answer("t_flops_one_chip_s", in.matmul_flops_per_token / in.flops_per_s, "s")
+  ex.answer("t_flops_one_chip_s", in.matmul_flops_per_token / peak_flops_per_s(in), "s")
       .explain("FLOPs-bound: divide by N for N chips");
-  ex.answer("t_params_one_chip_s", in.param_bytes / in.hbm_bytes_per_s, "s")
+  ex.answer("t_params_one_chip_s", in.param_bytes / hbm_bytes_per_s(in), "s")
       .explain("bandwidth-bound: every bf16 weight read once; divide by N for N chips");
 }
 
@@ -780,7 +781,7 @@ EXERCISE("ex8.2", "Serving LLaMA-3 8B at batch 240 with int8 weights and KV") {
   ex.answer("kv_bytes", kv_bytes(in, B, kContext), "B").explain("240 sequences of 8192 tokens, 2·32·8·128 B per token");
   ex.answer("activation_bytes", acts, "B").explain("fp32 logits of the batch, B·V·4");
   const auto slice = smallest_slice(chip("tpu-v5e"), std::ceil((in.param_bytes + kv_bytes(in, B, kContext) + acts) /
-                                                               in.hbm_bytes_per_chip));
+                                                               in.system.chip.hbm_bytes));
   ex.answer("slice_chips", slice ? chips_in(*slice) : 0, "chips").explain("smallest v5e slice: " + slice_text(slice));
 }
 
@@ -811,7 +812,7 @@ EXERCISE("ex8.3", "Serving LLaMA-3 405B under 15 ms per step") {
       t.row({shape_text(shape), num(chips_in(shape)), "none", "", "", ""});
       continue;
     }
-    const auto s = decode_step(sin, best_batch_within(sin, kContext, 15e-3), kContext);
+    const auto s = decode_terms(sin, best_batch_within(sin, kContext, 15e-3), kContext, CostModel::book);
     t.row({shape_text(shape), num(chips_in(shape)), num(b_cap), num(s.batch), secs(s.step_s),
            num(s.tokens_per_s_per_chip)});
   }

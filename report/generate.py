@@ -1682,6 +1682,40 @@ def pandoc_self_contained_flag(pandoc):
     return "--embed-resources" if "--embed-resources" in help_text else "--self-contained"
 
 
+def serving_section(program, source_dir, out_dir):
+    """The appendix: every published serving run against the three serving cost models (serving_runs)."""
+    results_path = os.path.join(out_dir, "serving-runs.json")
+    subprocess.run([program, os.path.join(source_dir, "validation", "serving-runs.json"), "--out", results_path],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(results_path) as f:
+        results = json.load(f)
+    models = ("book", "ideal", "calibrated")
+    rows = []
+    for r in results["runs"]:
+        cells = [r["id"], r["model"], f"{r['gpus']} × {r['chip']}", str(r["batch"]), r["metric"],
+                 f"{r['measured_time_s']:.4g} s"]
+        cells += [f"{r[m]['time_s']:.4g} s ({100 * r[m]['error']:+.1f}%)" for m in models]
+        rows.append(cells)
+    s = results["summary"]
+    t = results.get("targets", {})
+    lines = ["# Serving models against published runs {#serving-validation}", "",
+             "Each row is a published decode or prefill measurement (its source and the assumptions made for "
+             "what the source leaves unstated are in `validation/serving-runs.json`), given as the time it implies, "
+             "beside the time each serving cost model of `lib/include/scaling/cost/inference.hpp` predicts and its "
+             "error (predicted / measured − 1; negative: the model predicts a faster run). The calibrated model's "
+             "constants and their sources are in `lib/include/scaling/cost/serving_calibration.hpp`; none is fitted "
+             "to these rows.", "",
+             markdown_table(["run", "model", "machine", "batch", "measured", "measured time", "book", "ideal",
+                             "calibrated"], rows), "",
+             "Mean |error|: " + ", ".join(f"{m} {100 * s[m]['mean_abs_error']:.1f}%" for m in models) +
+             "; largest: " + ", ".join(f"{m} {100 * s[m]['max_abs_error']:.1f}%" for m in models) + "."]
+    if t:
+        lines += ["", f"The ctest `validation_serving_runs` fails when the calibrated model's mean |error| passes "
+                      f"{100 * t['calibrated_mean_abs_error']:.0f}% or any run's {100 * t['calibrated_max_abs_error']:.0f}%. "
+                      + t.get("why", "")]
+    return "\n".join(lines)
+
+
 def render(args):
     started = time.monotonic()
     out_dir = os.path.abspath(args.out)
@@ -1733,6 +1767,8 @@ def render(args):
     parts += [errata_section(chapters, index), notes_section(chapters)]
     if args.validation:
         parts.append(validation_section(run_validation(args.validation), plot_dir))
+    if args.serving_runs:
+        parts.append(serving_section(args.serving_runs, args.source, out_dir))
     if glossary:
         parts.append(glossary)
     document = "\n\n".join(parts) + "\n"
@@ -1822,6 +1858,7 @@ def main():
     parser.add_argument("--pandoc", default="pandoc")
     parser.add_argument("--no-pdf", action="store_true", help="skip printing the PDF")
     parser.add_argument("--validation", help="validation_report: adds the appendix 'The model against reality'")
+    parser.add_argument("--serving-runs", help="the serving_runs program: adds the serving-validation appendix")
     parser.add_argument("programs", nargs="+", help="chapter programs, run with --json")
     args = parser.parse_args()
     try:

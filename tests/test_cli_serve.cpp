@@ -27,9 +27,11 @@ constexpr double kParams = L * (4 * D * NH + 3 * D * F + 2 * D) + 2 * V * D + D;
 constexpr double kMatmulParams = L * (4 * D * NH + 3 * D * F) + V * D;  // the input embedding is a lookup
 }  // namespace
 
-TEST_CASE("scaling serve: LLaMA-2-13B on 8 v5e, every key by hand") {
+TEST_CASE("scaling serve: LLaMA-2-13B on 8 v5e, every key by hand (ideal model)") {
   const auto j = serve_json(
-      "--model llama2-13b --chip tpu-v5e --chips 8 --batch 16 --context 8192 --decode-len 512 --prefill-len 4096 --mfu 0.5");
+      "--model llama2-13b --chip tpu-v5e --chips 8 --batch 16 --context 8192 --decode-len 512 --prefill-len 4096 --mfu 0.5 "
+      "--cost-model ideal");
+  CHECK(j["cost_model"] == "ideal");
   const double W = 8 * 8.1e11, C = 8 * 1.97e14, kv_token = 2 * L * NH * 2, kv = 16 * 8192 * kv_token;
   CHECK(j["param_bytes"].get<double>() == Approx(2 * kParams));
   CHECK(j["kv_bytes_per_token"].get<double>() == Approx(kv_token));
@@ -48,19 +50,24 @@ TEST_CASE("scaling serve: LLaMA-2-13B on 8 v5e, every key by hand") {
   CHECK(j["comms_bytes"].get<double>() == act);
   CHECK(j["comms_collectives"].get<double>() == 4 * L);
   CHECK(j["t_comms_s"].get<double>() == Approx(4 * L * per));
-  const double step = kv / W + std::max(2 * kParams / W, 4 * L * per);
+  // ideal: HBM (weights + KV), FLOPs (matmuls + attention over 8192 keys) and the collectives overlapped.
+  const double attention = 4 * L * NH * 8192;
+  const double step = std::max({(kv + 2 * kParams) / W, 16 * (2 * kMatmulParams + attention) / C, 4 * L * per});
+  CHECK(j["t_hbm_s"].get<double>() == Approx((kv + 2 * kParams) / W));
+  CHECK(j["t_math_s"].get<double>() == Approx(16 * (2 * kMatmulParams + attention) / C));
   CHECK(j["step_s"].get<double>() == Approx(step));
   // It does not fit, so no throughput is printed (§7.1.7's point: batch 16 needs more than 8 chips).
   CHECK_FALSE(j.contains("tokens_per_s"));
   CHECK_FALSE(j.contains("tokens_per_s_per_chip"));
   CHECK_FALSE(j.contains("qps_per_chip"));
-  CHECK(j["bound"] == "kv");
+  CHECK(j["bound"] == "hbm");
   CHECK(j["critical_batch"].get<double>() == Approx(2 * kParams * 1.97e14 / (2 * kMatmulParams * 8.1e11)));
   CHECK(j["min_chips"].get<double>() == std::ceil((2 * kParams + kv) / 16e9));  // 9
   CHECK(j["min_slice"] == "4x4");
-  const auto fit = serve_json("--model llama2-13b --chip tpu-v5e --chips 8 --batch 8 --context 8192 --decode-len 512");
+  const auto fit = serve_json("--model llama2-13b --chip tpu-v5e --chips 8 --batch 8 --context 8192 --decode-len 512 --cost-model ideal");
   CHECK(fit["fits"] == true);
-  const double step8 = 8 * 8192 * kv_token / W + std::max(2 * kParams / W, 4 * L * std::max(4e-6, 7.0 / 8 * 8 * D * 2 / 1.8e11));
+  const double step8 = std::max({(8 * 8192 * kv_token + 2 * kParams) / W, 8 * (2 * kMatmulParams + attention) / C,
+                                 4 * L * std::max(4e-6, 7.0 / 8 * 8 * D * 2 / 1.8e11)});
   CHECK(fit["tokens_per_s"].get<double>() == Approx(8 / step8));
   CHECK(fit["tokens_per_s_per_chip"].get<double>() == Approx(1 / step8));
   CHECK(fit["qps_per_chip"].get<double>() == Approx(1 / step8 / 512));
@@ -141,11 +148,17 @@ TEST_CASE("scaling serve: a model that does not fit is an answer, not an error")
 // LLaMA-3 written out (8B: D 4096, L 32; 70B: D 8192, L 80, 8 KV heads of 128) for the collectives below.
 TEST_CASE("scaling serve: the tensor-parallel collectives on a whole v5e pod, latency-bound") {
   // 16x16 wraps both axes (§2.2): 8 + 8 hops of 1 µs per collective, far above 2·4096·2 bytes over 2 × 9e10.
-  const auto j = serve_json("--model llama3-8b --chip tpu-v5e --slice 16x16 --batch 2 --context 1024");
+  const auto j = serve_json("--model llama3-8b --chip tpu-v5e --slice 16x16 --batch 2 --context 1024 --cost-model ideal");
   const double per = std::max(16 * 1e-6, 255.0 / 256 * 2 * 4096 * 2 / (2 * 9e10));
   CHECK(j["t_comms_s"].get<double>() == Approx(4 * 32 * per));
   CHECK(j["bound"] == "comms");
-  CHECK(j["step_s"].get<double>() == Approx(j["t_kv_s"].get<double>() + 4 * 32 * per));
+  CHECK(j["step_s"].get<double>() == Approx(4 * 32 * per));  // above the weights' and KV's 61 µs on 256 chips
+  // calibrated: two AllReduces per layer, each a ReduceScatter and an AllGather (8 + 8 hops of 1 µs each),
+  // in sequence with the matmuls and the KV read.
+  const auto c = serve_json("--model llama3-8b --chip tpu-v5e --slice 16x16 --batch 2 --context 1024");
+  CHECK(c["cost_model"] == "calibrated");
+  CHECK(c["comms_collectives"].get<double>() == 2 * 32);
+  CHECK(c["t_comms_s"].get<double>() == Approx(2 * 32 * (2 * 16e-6 + 2 * 255.0 / 256 * 2 * 4096 * 2 / (2 * 9e10))));
   const auto text = run("serve --model llama3-8b --chip tpu-v5e --slice 16x16 --batch 2 --context 1024");
   CHECK(text.out.find("t_comms (ICI collectives)") != std::string::npos);
   CHECK(text.out.find("latency-bound") != std::string::npos);
@@ -155,15 +168,15 @@ TEST_CASE("scaling serve on GPUs: one NVLink node, and two over InfiniBand") {
   // H100: 80 GB at 3.35e12 B/s, 9.89e14 FLOPs/s; NVLink 4.5e11 B/s per GPU; InfiniBand 5e10 B/s per GPU;
   // no hop latency in the sources (0). LLaMA-3-70B: D 8192, L 80, KV 2·80·8·128·2 B per token.
   const double act = 64 * 8192 * 2, kv = 64 * 4096 * 2.0 * 80 * 8 * 128 * 2;
-  const auto one = serve_json("--model llama3-70b --chip h100 --chips 8 --batch 64 --context 4096");
+  const auto one = serve_json("--model llama3-70b --chip h100 --chips 8 --batch 64 --context 4096 --cost-model ideal");
   CHECK(one["system"] == "1 × 8 NVIDIA H100");
   CHECK(one["t_comms_s"].get<double>() == Approx(4 * 80 * 7.0 / 8 * act / 4.5e11));
   CHECK(one["t_kv_s"].get<double>() == Approx(kv / (8 * 3.35e12)));
-  const double step1 = one["t_kv_s"].get<double>() +
-                       std::max({one["t_params_s"].get<double>(), one["t_flops_s"].get<double>(), 4 * 80 * 7.0 / 8 * act / 4.5e11});
+  const double step1 = std::max({one["t_kv_s"].get<double>() + one["t_params_s"].get<double>(),
+                                 one["t_math_s"].get<double>(), 4 * 80 * 7.0 / 8 * act / 4.5e11});
   CHECK(one["step_s"].get<double>() == Approx(step1));
   CHECK(one["tokens_per_s"].get<double>() == Approx(64 / step1));
-  const auto two = serve_json("--model llama3-70b --chip h100 --chips 16 --batch 64 --context 4096");
+  const auto two = serve_json("--model llama3-70b --chip h100 --chips 16 --batch 64 --context 4096 --cost-model ideal");
   CHECK(two["system"] == "2 × 8 NVIDIA H100");
   CHECK(two["t_comms_s"].get<double>() == Approx(4 * 80 * (7.0 / 8 * act / 4.5e11 + 0.5 * act / 5e10)));
   CHECK(run("serve --model llama3-70b --chip h100 --chips 16 --batch 64 --context 4096").out.find(
@@ -210,8 +223,9 @@ TEST_CASE("scaling serve: a chip with neither ICI nor NVLink has no collectives 
   const auto path = std::filesystem::temp_directory_path() / ("serve_bare_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << chip.dump();
   const std::string m = "serve --model llama3-8b --chip-file '" + path.string() + "' --batch 1 --context 8 ";
-  const auto j = serve_json(m.substr(6) + "--chips 2");
+  const auto j = serve_json(m.substr(6) + "--chips 2 --cost-model book");
   CHECK_FALSE(j.contains("t_comms_s"));
+  CHECK_FALSE(serve_json(m.substr(6) + "--chips 2").contains("t_comms_s"));  // calibrated: no links, no collectives
   CHECK(j["step_s"].get<double>() == Approx(j["t_kv_s"].get<double>() +
                                             std::max(j["t_params_s"].get<double>(), j["t_flops_s"].get<double>())));
   expect_rejected({{m + "--chips auto", "--chips 'auto': auto needs a TPU or GPU preset"}});
@@ -267,7 +281,32 @@ TEST_CASE("scaling serve rejects bad values with one line naming them, exit 1") 
       {"serve --model llama3-70b --chip h100 --chips 12 --batch 1 --context 8", "--chips '12': 12 GPUs span nodes of 8"},
       {m + "--batch 1 --context 8 --prefill-len 1e200 --mfu 0.5", "--prefill-len '1e200': must be at most"},
       {m + "--batch 1 --context 8 --prefill-len 8192 --mfu 1e-320", "--mfu '1e-320': must be within [1e-6, 1]"},
+      {m + "--batch 1 --context 8 --cost-model exact", "--cost-model 'exact': must be calibrated, ideal or book"},
+      {m + "--batch 1 --context 8 --cost-model ''", "--cost-model"},
   });
+}
+
+TEST_CASE("scaling serve --cost-model: calibrated by default, named in the output, above the ideal bound") {
+  const std::string m = "serve --model llama3-70b --chip h100 --chips 8 --batch 32 --context 4096 ";
+  const auto cal = serve_json(m.substr(6));
+  const auto ideal = serve_json(m.substr(6) + "--cost-model ideal");
+  const auto book = serve_json(m.substr(6) + "--cost-model book");
+  CHECK(cal["cost_model"] == "calibrated");
+  CHECK(ideal["cost_model"] == "ideal");
+  CHECK(book["cost_model"] == "book");
+  // The lower bound below what measured rates and latencies give; the book's §7.1.5 step has no collectives.
+  CHECK(cal["step_s"].get<double>() > ideal["step_s"].get<double>());
+  CHECK_FALSE(book.contains("t_comms_s"));
+  CHECK(book["step_s"].get<double>() ==
+        Approx(book["t_kv_s"].get<double>() + std::max(book["t_params_s"].get<double>(), book["t_flops_s"].get<double>())));
+  // calibrated reads the KV cache at the measured H100 copy rate (3.01e12 B/s, validation/gemm/h100.json), not 3.35e12.
+  const double kv = 32 * 4096 * 2.0 * 80 * 8 * 128 * 2;
+  CHECK(cal["t_hbm_s"].get<double>() == Approx(kv / (8 * 3.008e12)).epsilon(0.002));
+  CHECK(run(m).out.find("calibrated cost model") != std::string::npos);
+  // fp8 weights, KV and FLOPs on an H100: the fp8 peak (1.979e15) and 1-byte weights.
+  const auto fp8 = serve_json(m.substr(6) + "--weights fp8 --kv fp8 --compute fp8 --cost-model book");
+  CHECK(fp8["t_flops_s"].get<double>() == Approx(book["t_flops_s"].get<double>() * 9.89e14 / 1.979e15));
+  CHECK(fp8["t_params_s"].get<double>() == Approx(book["t_params_s"].get<double>() / 2));
 }
 
 TEST_CASE("scaling serve usage errors exit 2") {

@@ -528,7 +528,7 @@ TEST_CASE("executed decode steps against chapter 7's step model (cost/inference.
             const auto got = sim::executed_decode_step(c, B, T, w, kv);
             const double chips = 4;
             const auto in = decode_inputs(c, v5e, chips, {w, kv, Dtype::bf16});
-            const auto s = decode_step(in, B, T);
+            const auto s = decode_terms(in, B, T);
             CHECK(s.kv_bytes == got.kv_bytes_read);
             CHECK(s.flops == got.matmul_flops);
             const double D = c.d_model, V = c.vocab, lookup_gap = ((tied ? 0 : V) - B) * D * bytes_per_element(w);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scaling/cost/frontier.hpp"
+#include "scaling/cost/gemm_efficiency.hpp"
 #include "scaling/cost/inference.hpp"
 #include "scaling/cost/inference_sharding.hpp"
 #include "scaling/hardware/chip.hpp"
@@ -25,17 +26,14 @@ DecodeInputs quiz() {
   in.param_bytes = 30e9;
   in.matmul_flops_per_token = 2 * 30e9;
   in.kv_bytes_per_token = 100e3;
-  in.chips = 16;
-  in.hbm_bytes_per_chip = 16e9;
-  in.hbm_bytes_per_s = 8.1e11;
-  in.flops_per_s = 1.97e14;
+  in.system = bare_system(16, 16e9, 8.1e11, 1.97e14);
   return in;
 }
 }  // namespace
 
 TEST_CASE("decode step: the §7.1.5 pop quiz, term by term") {
   const auto in = quiz();
-  const auto s4 = decode_step(in, 4, 8192);
+  const auto s4 = decode_terms(in, 4, 8192);
   CHECK(s4.kv_bytes == Approx(4 * 8192 * 100e3));
   CHECK(s4.t_kv_s == Approx(4 * 819.2e6 / (16 * 8.1e11)));
   CHECK(s4.t_params_s == Approx(30e9 / 1.296e13));
@@ -43,7 +41,7 @@ TEST_CASE("decode step: the §7.1.5 pop quiz, term by term") {
   CHECK(s4.step_s == Approx((3.2768e9 + 30e9) / 1.296e13));  // memory-bound: 2.57 ms
   CHECK(std::string(bound(s4)) == "params");
   CHECK_FALSE(s4.mlp_compute_bound);
-  const auto s256 = decode_step(in, 256, 8192);
+  const auto s256 = decode_terms(in, 256, 8192);
   CHECK(s256.mlp_compute_bound);
   CHECK(s256.step_s == Approx(256 * 819.2e6 / 1.296e13 + 256 * 6e10 / 3.152e15));  // ≈ 21 ms
   CHECK(std::string(bound(s256)) == "kv");
@@ -58,25 +56,25 @@ TEST_CASE("decode step: critical batch is the chip's intensity times bytes per p
   CHECK(critical_batch(in) == Approx(1.97e14 / 8.1e11));
   in.param_bytes = 30e9;  // int8 weights, bf16 FLOPs: half
   CHECK(critical_batch(in) == Approx(1.97e14 / 8.1e11 / 2));
-  in.flops_per_s = 3.94e14;  // int8 FLOPs: back to the bf16 figure
+  in.system.chip.bf16_flops_per_s = 3.94e14;  // int8 FLOPs: back to the bf16 figure
   CHECK(critical_batch(in) == Approx(1.97e14 / 8.1e11));
   // At B*, t_flops = t_params; just below, memory-bound; just above, compute-bound.
   const double b = critical_batch(in);
-  CHECK(decode_step(in, b, 1).t_flops_s == Approx(decode_step(in, b, 1).t_params_s));
-  CHECK_FALSE(decode_step(in, std::floor(b), 1).mlp_compute_bound);
-  CHECK(decode_step(in, std::ceil(b) + 1, 1).mlp_compute_bound);
+  CHECK(decode_terms(in, b, 1).t_flops_s == Approx(decode_terms(in, b, 1).t_params_s));
+  CHECK_FALSE(decode_terms(in, std::floor(b), 1).mlp_compute_bound);
+  CHECK(decode_terms(in, std::ceil(b) + 1, 1).mlp_compute_bound);
 }
 
 TEST_CASE("decode step: tokens/s rises with batch and saturates at 1/(t_kv + t_flops) per token") {
   const auto in = quiz();
   double previous = 0;
   for (double b : {1.0, 2.0, 8.0, 64.0, 200.0}) {
-    const double t = decode_step(in, b, 1024).tokens_per_s;
+    const double t = decode_terms(in, b, 1024).tokens_per_s;
     CHECK(t > previous);
     previous = t;
   }
   const double per_token = 1024 * 100e3 / (16 * 8.1e11) + 6e10 / (16 * 1.97e14);
-  CHECK(decode_step(in, 1e6, 1024).tokens_per_s == Approx(1 / per_token));
+  CHECK(decode_terms(in, 1e6, 1024).tokens_per_s == Approx(1 / per_token));
 }
 
 TEST_CASE("memory: fits, max batch, min chips") {
@@ -87,7 +85,7 @@ TEST_CASE("memory: fits, max batch, min chips") {
   CHECK_FALSE(fits(in, 276, 8192));
   CHECK(min_chips(in, 0, 8192) == 2);                             // 30e9 / 16e9 = 1.875
   CHECK(min_chips(in, 10, 8192) == std::ceil(38.192e9 / 16e9));  // 3
-  in.chips = 1;
+  in.system = bare_system(1, 16e9, 8.1e11, 1.97e14);
   in.param_bytes = 20e9;  // weights alone exceed one chip: an answer, not an error
   CHECK(max_batch(in, 8192) == 0);
   CHECK_FALSE(fits(in, 1, 8192));
@@ -105,13 +103,13 @@ TEST_CASE("from the model and chip descriptions: LLaMA-2-13B on a v5e, dtypes in
   CHECK(bf16.matmul_flops_per_token == Approx(2 * matmul));
   CHECK(bf16.kv_bytes_per_token == Approx(2 * L * NH * 2));
   CHECK(bf16.attention_flops_per_key == Approx(4 * L * NH));
-  CHECK(bf16.flops_per_s == 1.97e14);
+  CHECK(peak_flops_per_s(bf16) == 1.97e14);
   const auto w8 = decode_inputs(c, v5e, 8, {Dtype::int8, Dtype::bf16, Dtype::bf16});
   CHECK(w8.param_bytes == Approx(total));
   CHECK(w8.kv_bytes_per_token == bf16.kv_bytes_per_token);
   const auto kv4 = decode_inputs(c, v5e, 8, {Dtype::bf16, Dtype::int4, Dtype::int8});
   CHECK(kv4.kv_bytes_per_token == Approx(2 * L * NH * 0.5));
-  CHECK(kv4.flops_per_s == 3.94e14);
+  CHECK(peak_flops_per_s(kv4) == 3.94e14);
   // A100 has no fp8 tensor cores: no peak to compute in.
   CHECK_THROWS_AS(decode_inputs(c, chip("a100"), 8, {Dtype::bf16, Dtype::bf16, Dtype::fp8}), std::invalid_argument);
 }
@@ -164,13 +162,13 @@ TEST_CASE("prefill, disaggregation, eviction, prefix cache, FLOPs per dollar") {
   // Full: 3 + (1+2+3) = 9 units; with 2 cached: 1 + 3 = 4 units.
   CHECK(prefix_cache_flops_fraction(in, 3, 2) == Approx(4.0 / 9));
   CHECK(flops_per_dollar(1.97e14, 1.20) == Approx(1.97e14 * 3600 / 1.2));
-  CHECK(qps_per_chip(decode_step(quiz(), 32, 8192), 512) ==
-        Approx(decode_step(quiz(), 32, 8192).tokens_per_s_per_chip / 512));
+  CHECK(qps_per_chip(decode_terms(quiz(), 32, 8192), 512) ==
+        Approx(decode_terms(quiz(), 32, 8192).tokens_per_s_per_chip / 512));
 }
 
 TEST_CASE("frontier: every batch that fits, Pareto set by brute-force dominance") {
   auto in = quiz();
-  in.chips = 4;  // 64e9 of HBM: (64e9 − 30e9)/(2048·100e3) = 166 sequences of 2048
+  in.system = bare_system(4, 16e9, 8.1e11, 1.97e14);  // 64e9 of HBM: (64e9 − 30e9)/(2048·100e3) = 166 sequences of 2048
   const auto points = frontier(in, 2048);
   REQUIRE(points.size() == 166);
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -212,50 +210,114 @@ TEST_CASE("sharding for decode: model-parallel limit, latency-bound collectives,
 
 TEST_CASE("inference library rejects bad sizes with the field named") {
   const auto in = quiz();
-  CHECK_THROWS_WITH_AS(decode_step(in, 0, 8192), doctest::Contains("batch"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(decode_step(in, 4, -1), doctest::Contains("context"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(decode_step(in, 4, NAN), doctest::Contains("context"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(decode_terms(in, 0, 8192), doctest::Contains("batch"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(decode_terms(in, 4, -1), doctest::Contains("context"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(decode_terms(in, 4, NAN), doctest::Contains("context"), std::invalid_argument);
   auto bad = in;
-  bad.hbm_bytes_per_s = 0;
-  CHECK_THROWS_WITH_AS(decode_step(bad, 1, 1), doctest::Contains("hbm_bytes_per_s"), std::invalid_argument);
+  bad.system.chip.hbm_bytes_per_s = 0;
+  CHECK_THROWS_WITH_AS(decode_terms(bad, 1, 1), doctest::Contains("hbm_bytes_per_s"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(prefill(in, 10, 1.5), doctest::Contains("mfu"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(prefix_cache_matmul_fraction(3, 4), doctest::Contains("cached"), std::invalid_argument);
-  CHECK_THROWS_AS(frontier(in, 1, 10), std::invalid_argument);  // more batches than the cap
-  CHECK_THROWS_AS(qps_per_chip(decode_step(in, 1, 1), 0), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(decode_step(in, 1e300, 1e300), doctest::Contains("overflow"), std::invalid_argument);
-  auto many = in;
-  many.chips = 1e300;
-  CHECK_THROWS_WITH_AS(decode_step(many, 1, 1), doctest::Contains("chips"), std::invalid_argument);
+  CHECK_THROWS_AS(frontier(in, 1, CostModel::book, 10), std::invalid_argument);  // more batches than the cap
+  CHECK_THROWS_AS(qps_per_chip(decode_terms(in, 1, 1), 0), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(decode_terms(in, 1e300, 1e300), doctest::Contains("overflow"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(bare_system(1e300, 16e9, 8.1e11, 1.97e14), doctest::Contains("chips"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(bare_system(2.5, 16e9, 8.1e11, 1.97e14), doctest::Contains("chips = 2.5"), std::invalid_argument);
+  auto huge = in;
+  huge.system.chip.hbm_bytes = 1e300;
+  huge.system = serving_system(huge.system.chip, 1e9);
+  CHECK_THROWS_WITH_AS(decode_terms(huge, 1, 1), doctest::Contains("overflow"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(serving_system(chip("h100"), 12), doctest::Contains("whole nodes"), std::invalid_argument);
 }
 
-TEST_CASE("decode step with a System: the tensor-parallel collectives of §7.2 beside HBM and FLOPs") {
-  // The quiz's 30B model given a shape: 48 layers of D = 7168. A hand-made System of two axes (4 wrapping at
-  // 9e10 B/s with 1 µs hops, 2 open at 4.5e10 with 2 µs) and 2 groups over a slow tier (1e10 B/s, 10 µs).
+TEST_CASE("decode step, ideal model: the exact lower bound with §7.2's collectives beside HBM and FLOPs") {
+  // The quiz's 30B model given a shape: 48 layers of D = 7168, 4·48·7168 attention FLOPs per cached key. A
+  // hand-made System of two axes (4 wrapping at 9e10 B/s with 1 µs hops, 2 open at 4.5e10 with 2 µs) and
+  // 2 groups over a slow tier (1e10 B/s, 10 µs): 16 chips of the quiz's figures.
   DecodeInputs in = quiz();
-  in.chips = 16;
   in.layers = 48;
   in.d_model = 7168;
+  in.attention_flops_per_key = 4 * 48 * 7168;
   System sys;
+  sys.chip = in.system.chip;
   sys.fast = {{4, true, 9e10, 1e-6}, {2, false, 4.5e10, 2e-6}};
   sys.slow = {2, 1e10, 10e-6, "DCN"};
-  const double batch = 64, bytes = 64 * 7168 * 2;
+  in.system = sys;
+  const double batch = 64, T = 1024, bytes = 64 * 7168 * 2;
   // By hand: 8 chips on the fast axes share 1.35e11 B/s, then half the bytes cross the slow tier once.
   const double t_bw = 7.0 / 8 * bytes / 1.35e11 + 0.5 * bytes / 1e10;
   const double t_lat = 2 * 1e-6 + 1 * 2e-6 + 1 * 10e-6;  // ⌊4/2⌋ + (2−1) fast hops, ⌊2/2⌋ slow hop
-  const DecodeStep plain = decode_step(in, batch, 1024), s = decode_step(in, batch, 1024, sys);
-  CHECK(plain.t_comms_s == 0);
+  const DecodeTerms book = decode_terms(in, batch, T), s = decode_terms(in, batch, T, CostModel::ideal);
+  CHECK(book.t_comms_s == 0);
   CHECK(s.comms_bytes == bytes);
   CHECK(s.comms_collectives == 4 * 48);
   CHECK(s.comms_hops == 4);
   CHECK(s.t_comms_s == Approx(4 * 48 * std::max(t_bw, t_lat)));
   CHECK(s.comms_latency_bound == (t_lat > t_bw));
-  CHECK(s.t_kv_s == plain.t_kv_s);
-  CHECK(s.step_s == Approx(plain.t_kv_s + std::max({plain.t_params_s, plain.t_flops_s, s.t_comms_s})));
+  const double hbm = (30e9 + 64 * 1024 * 100e3) / (16 * 8.1e11);
+  const double math = (64 * 6e10 + 64 * 1024 * 4 * 48 * 7168.0) / (16 * 1.97e14);
+  CHECK(s.t_hbm_s == Approx(hbm));
+  CHECK(s.t_math_s == Approx(math));
+  CHECK(s.step_s == Approx(std::max({hbm, math, 4 * 48 * std::max(t_bw, t_lat)})));
   CHECK(s.tokens_per_s == Approx(batch / s.step_s));
-  // A System of another chip count, or inputs without a shape, are refused.
-  sys.slow.groups = 1;
-  CHECK_THROWS_WITH_AS(decode_step(in, batch, 1024, sys), doctest::Contains("8 chips"), std::invalid_argument);
-  sys.slow.groups = 2;
+  // With nothing the book leaves out (one chip: no collectives; no attention FLOPs) the ideal step is never
+  // above the book's, which adds the KV read to the weights' or the FLOPs' time instead of overlapping them.
+  DecodeInputs lone = quiz();
+  lone.system = bare_system(1, 16e9, 8.1e11, 1.97e14);
+  for (double b : {1.0, 8.0, 64.0, 256.0})
+    CHECK(decode_terms(lone, b, T, CostModel::ideal).step_s <= decode_terms(lone, b, T).step_s * (1 + 1e-12));
   in.layers = 0;
-  CHECK_THROWS_WITH_AS(decode_step(in, batch, 1024, sys), doctest::Contains("layers"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(decode_terms(in, batch, T, CostModel::ideal), doctest::Contains("layers"), std::invalid_argument);
+}
+
+TEST_CASE("decode step, calibrated model: matmuls at their measured rates, the KV read, AllReduces with latency") {
+  // LLaMA-3-8B on one H100 node (8 GPUs), written out: D 4096, F 14336, 32 Q heads and 8 KV heads of 128,
+  // V 128256. Each layer's matmuls sharded Megatron's way: QKV (4096 → 6144/8), O (4096/8 → 4096), up+gate
+  // (4096 → 2·14336/8), down (14336/8 → 4096); the unembedding 4096 → 128256/8.
+  const auto& h100 = chip("h100");
+  const auto in = decode_inputs(model("llama3-8b"), h100, 8, {});
+  const GemmTable& t = measured_gemm_table("h100");
+  const double B = 16, T = 2048, L = 32;
+  auto g = [&](double k, double n) { return 2 * B * k * n / achieved_flops_per_s(t, B, k, n); };
+  const double layer = g(4096, 6144.0 / 8) + g(4096.0 / 8, 4096) + 2 * g(4096, 14336.0 / 8) + g(14336.0 / 8, 4096);
+  const double matmuls = L * layer + g(4096, 128256.0 / 8);
+  const double W = measured_bytes_per_s("h100", "copy");  // the achieved HBM rate
+  const double kv = B * T * 2 * L * 8 * 128 * 2 / (8 * W);
+  // Two AllReduces per layer of B·D·2 bytes: ReduceScatter + AllGather over NVLink (4.5e11 B/s per GPU),
+  // and the measured 8-GPU latency of 10.1 µs each.
+  const double ar = 10.1e-6 + 2 * 7.0 / 8 * B * 4096 * 2 / 4.5e11;
+  // The non-matmul kernels per layer and token, bf16: two RMSNorms (read and write D), two residual adds
+  // (read 2D, write D), SiLU·gate on this GPU's 14336/8 (read 2F, write F), rotary on Q and K (read and write
+  // (4096 + 1024)/8), each at the rate measured for that kernel on the H100.
+  auto rate = [](const char* op) { return measured_bytes_per_s("h100", op); };
+  const double vector = B * L * (2 * 4096 * 2 * 2 / rate("rmsnorm") + 2 * 3 * 4096 * 2 / rate("add") +
+                                 3 * 14336.0 / 8 * 2 / rate("silu_mul") + 2 * 5120.0 / 8 * 2 / rate("copy"));
+  const auto s = decode_terms(in, B, T, CostModel::calibrated);
+  CHECK(s.t_math_s == Approx(matmuls).epsilon(1e-12));
+  CHECK(s.t_vector_s == Approx(vector).epsilon(1e-12));
+  CHECK(s.t_hbm_s == Approx(kv).epsilon(1e-12));
+  CHECK(s.comms_collectives == 2 * L);
+  CHECK(s.t_comms_s == Approx(2 * L * ar).epsilon(1e-12));
+  CHECK(s.step_s == Approx(matmuls + kv + vector + 2 * L * ar).epsilon(1e-12));
+  // Physically above the ideal lower bound, and each measured matmul no faster than its weights at the
+  // datasheet bandwidth.
+  CHECK(s.step_s > decode_terms(in, B, T, CostModel::ideal).step_s);
+  CHECK(matmuls > 2 * 8.03e9 / (8 * 3.35e12) * 0.9);
+  // A GPU without its own table (A100): each matmul sits as far above the A100's roofline (1.7e12 B/s
+  // achieved, 3.12e14 FLOPs/s) as the H100's measured time sits above the H100's (its copy rate, 9.894e14).
+  const auto a = decode_inputs(model("llama3-8b"), chip("a100"), 1, {});
+  const double Wh = measured_bytes_per_s("h100", "copy");
+  auto ga = [&](double k, double n) {
+    const double flops = 2 * B * k * n;
+    const double r = (flops / achieved_flops_per_s(t, B, k, n)) / std::max(flops / 9.894e14, 2 * k * n / Wh);
+    return r * std::max(flops / 3.12e14, 2 * k * n / 1.7e12);
+  };
+  const double a_layer = ga(4096, 6144) + ga(4096, 4096) + 2 * ga(4096, 14336) + ga(14336, 4096);
+  CHECK(decode_terms(a, B, T, CostModel::calibrated).t_math_s == Approx(L * a_layer + ga(4096, 128256)).epsilon(1e-12));
+  // A chip without measurements (a TPU): the weights at the datasheet bandwidth or the FLOPs at the peak.
+  const auto v = decode_inputs(model("llama3-8b"), chip("tpu-v5e"), 1, {});
+  const auto one = decode_terms(v, 1, 128, CostModel::calibrated);
+  CHECK(one.t_comms_s == 0);
+  CHECK(one.t_math_s >= v.param_bytes * 0.9 / 8.1e11);
+  CHECK(one.t_math_s <= v.param_bytes / 8.1e11);  // the lookup embedding's bytes are stored, not multiplied
 }

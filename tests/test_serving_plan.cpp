@@ -14,12 +14,9 @@ namespace {
 // (0.05 ms of FLOPs per sequence), with room for 100 sequences.
 DecodeInputs toy() {
   DecodeInputs in;
-  in.chips = 1;
-  in.hbm_bytes_per_s = 1e12;
-  in.hbm_bytes_per_chip = 1e9 + 100 * 1e8;
+  in.system = bare_system(1, 1e9 + 100 * 1e8, 1e12, 1e15);
   in.param_bytes = 1e9;               // t_params = 1 ms
   in.kv_bytes_per_token = 1e8 / 1000;  // 1000 tokens of context: 1e8 B = 0.1 ms per sequence
-  in.flops_per_s = 1e15;
   in.matmul_flops_per_token = 5e10;  // 0.05 ms per sequence
   in.attention_flops_per_key = 1;
   return in;
@@ -48,7 +45,7 @@ TEST_CASE("best_throughput_within: LLaMA-3 70B int8 on v5e, 20 ms") {
   for (const auto& shape : allowed_slices(c)) {
     const auto in = decode_inputs(model("llama3-70b"), c, chips_in(shape), d);
     for (double B = 1; B <= max_batch(in, 8192); ++B) {
-      const auto s = decode_step(in, B, 8192);
+      const auto s = decode_terms(in, B, 8192);
       if (s.step_s <= 20e-3) CHECK(s.tokens_per_s_per_chip <= best->step.tokens_per_s_per_chip * (1 + 1e-9));
     }
   }

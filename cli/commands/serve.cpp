@@ -1,8 +1,9 @@
-// `scaling serve`: the §7.1.5 decode-step model for a model on a slice — step time and its terms, memory,
+// `scaling serve`: the decode step of a model on a slice or GPU node under one of the three cost models
+// (--cost-model calibrated, the default; ideal; book = §7.1.5's equation) — step time and its terms, memory,
 // the largest batch, the smallest slice, and with --frontier every batch's latency and throughput.
-// The step includes §7.2's tensor-parallel collectives over the slice's ICI axes or the GPUs' NVLink (and
-// InfiniBand across nodes): every chip holds a shard of every weight, so each layer gathers and
-// reduce-scatters its activations; the rule is in cost/inference.hpp. `--chips auto` serves on the
+// ideal and calibrated include the tensor-parallel collectives over the slice's ICI axes or the GPUs'
+// NVLink (and InfiniBand across nodes): every chip holds a shard of every weight, so each layer reduces its
+// activations; the rules are in cost/inference.hpp, the calibrated constants in cost/serving_calibration.hpp. `--chips auto` serves on the
 // smallest allowed slice (GPUs: 1, 2, 4, 8 of a node, then whole nodes) that holds the weights and the
 // batch's KV cache. A configuration that does not fit prints its memory and terms but no throughput.
 #include <fmt/format.h>
@@ -32,32 +33,17 @@ constexpr double kMaxFrontierPoints = 1e6;
 struct Args {
   ChipArgs chip;
   std::string model, config, slice, chips, batch, context, weights = "bf16", kv = "bf16", compute = "bf16";
-  std::string decode_len, prefill_len, mfu;
+  std::string decode_len, prefill_len, mfu, cost_model = "calibrated";
   bool frontier = false, json = false;
 };
 
-// The System the chips form: a TPU slice of `shape`, or GPUs on NVLink (whole nodes over InfiniBand past one).
-// `option` is named when the chip count is not a machine the chip comes in.
-scaling::System serving_system(const scaling::Chip& c, const std::vector<int>& shape, double n, const std::string& option,
-                               const std::string& text) {
-  using namespace scaling;
-  if (is_gpu(c)) {
-    const int g = c.gpus_per_node, gpus = static_cast<int>(n);
-    if (gpus > g && gpus % g != 0)
-      check::fail(check::subject(option, text),
-                  fmt::format("{} GPUs span nodes of {}: more than one node must be whole nodes", gpus, g));
-    return for_option(option, [&] { return gpus <= g ? gpu_cluster(c, 1, gpus) : gpu_cluster(c, gpus / g, g); });
-  }
-  return for_option(option, [&] { return tpu_pods(c, shape, 1); });
+scaling::CostModel cost_model_of(const std::string& text) {
+  using scaling::CostModel;
+  for (CostModel m : {CostModel::calibrated, CostModel::ideal, CostModel::book})
+    if (text == scaling::to_string(m)) return m;
+  scaling::check::fail(scaling::check::subject("--cost-model", text), "must be calibrated, ideal or book");
 }
 
-// A TPU slice of n chips for --chips N: the allowed slice of exactly n chips, else a line of n chips
-// (no wraparound) — the collectives then take the longest path.
-std::vector<int> shape_of(const scaling::Chip& c, double n) {
-  for (const auto& s : scaling::allowed_slices(c))
-    if (scaling::chips_in(s) == n) return s;
-  return {static_cast<int>(n)};
-}
 
 // --chips auto: the smallest allowed machine whose HBM holds weights + KV (none: the largest one, which
 // does not fit). GPUs past one node: whole nodes, up to the chip limit.
@@ -85,10 +71,11 @@ void run(const Args& a) {
     throw UsageError(a.slice.empty() ? "serve: give --slice AxB[xC] or --chips N" : "serve: give --slice or --chips, not both");
   if (a.prefill_len.empty() != a.mfu.empty()) throw UsageError("serve: --prefill-len and --mfu go together");
   const Chip c = resolve_chip(a.chip);
+  const CostModel cm = cost_model_of(a.cost_model);
   const double B = parse_size("--batch", a.batch), T = parse_size("--context", a.context);
   InferenceDtypes d{parse_dtype(a.weights), parse_dtype(a.kv), parse_dtype(a.compute)};
-  if (d.compute != Dtype::bf16 && d.compute != Dtype::int8)
-    check::fail(check::subject("--compute", a.compute), "must be bf16 or int8");
+  if (d.compute != Dtype::bf16 && d.compute != Dtype::int8 && d.compute != Dtype::fp8)
+    check::fail(check::subject("--compute", a.compute), "must be bf16, int8 or fp8");
   for_option("--compute", [&] { return peak_flops_per_s(c, d.compute); });
   const std::string option = a.slice.empty() ? "--chips" : "--slice";
   const bool automatic = a.chips == "auto";
@@ -102,18 +89,22 @@ void run(const Args& a) {
   else if (!a.slice.empty())
     shape = slice_on_chip(c, "--slice", a.slice).shape, n = chips_in(shape);
   else
-    n = parse_size("--chips", a.chips, limits::kMaxChips), shape = shape_of(c, n);
-  const DecodeInputs in = for_option(option, [&] { return decode_inputs(cfg, c, n, d); });
-  // The interconnect: a TPU's ICI or a GPU's NVLink. A chip file with neither is served without the
-  // collectives (t_comms_s absent), as §7.1.5 alone.
-  std::optional<System> sys;
-  if (is_gpu(c) || c.ici_bidi_bytes_per_s > 0) sys = serving_system(c, shape, n, option, a.chips);
+    n = parse_size("--chips", a.chips, limits::kMaxChips);
+  if (is_gpu(c) && n > c.gpus_per_node && std::fmod(n, c.gpus_per_node) != 0)
+    check::fail(check::subject(option, a.chips), fmt::format("{} GPUs span nodes of {}: more than one node must be whole nodes",
+                                                             format_number(n), c.gpus_per_node));
+  // The machine: the slice given, else serving_system's (a TPU slice of n chips, a GPU node or whole nodes).
+  const System system = for_option(option, [&] { return shape.empty() ? serving_system(c, n) : tpu_pods(c, shape, 1); });
+  const DecodeInputs in = for_option(option, [&] { return decode_inputs(cfg, system, d); });
+  // A TPU's ICI or a GPU's NVLink; a chip file with neither is served without the collectives.
+  const bool links = has_links(system);
+  const std::optional<System> sys = links ? std::optional<System>(system) : std::nullopt;
   auto options = chip_overrides(a.chip);
   options.insert(options.begin(), {{"--model", a.model}, {"--config", a.config}, {"--slice", a.slice},
                                    {"--chips", a.chips}, {"--batch", a.batch}, {"--context", a.context}});
   const std::string inputs = given(options);
   require_finite("the KV cache's bytes", B * T * in.kv_bytes_per_token, inputs);
-  const DecodeStep s = sys ? decode_step(in, B, T, *sys) : decode_step(in, B, T);
+  const DecodeTerms s = for_option("--cost-model", [&] { return decode_terms(in, B, T, cm); });
   const bool fit = fits(in, B, T);
   const double chips_needed = min_chips(in, B, T);
   const auto slice = smallest_slice(c, chips_needed);
@@ -121,14 +112,18 @@ void run(const Args& a) {
   const double b_max = max_batch(in, T);
 
   Report r;
-  r.label_width = 30;
-  r.heading = fmt::format("{} on {} (weights {}, KV {}, compute {}): batch {}, context {}", cfg.name,
-                          sys ? sys->name : format_number(n) + " × " + c.display, name(d.weights), name(d.kv), name(d.compute), format_number(B),
-                          format_number(T));
+  r.label_width = 44;
+  r.heading = fmt::format("{} on {} (weights {}, KV {}, compute {}): batch {}, context {}; {} cost model", cfg.name,
+                          system.name, name(d.weights), name(d.kv), name(d.compute), format_number(B),
+                          format_number(T), to_string(cm));
+  const char* step_rule = cm == CostModel::book    ? "step = t_kv + max(t_flops, t_params)"
+                          : cm == CostModel::ideal ? "step = max(t_hbm, t_math, t_comms)"
+                                                   : "step = t_math + t_hbm + t_vector + t_comms";
   r.outputs = {{"model", "", cfg.name},
+               {"cost_model", "cost model", std::string(to_string(cm))},
                {"chip", "", c.name},
                {"chips", "", n, kCount},
-               {"system", "", sys ? sys->name : format_number(n) + " × " + c.display},
+               {"system", "", system.name},
                {"batch", "", B, kCount},
                {"context", "", T, kCount},
                {"weights", "", std::string(name(d.weights))},
@@ -144,13 +139,19 @@ void run(const Args& a) {
                {"t_kv_s", "t_kv (KV read)", s.t_kv_s, "s"},
                {"t_params_s", "t_params (weight read)", s.t_params_s, "s"},
                {"t_flops_s", "t_flops (MLP and projections)", s.t_flops_s, "s"},
-               {"step_s", sys ? "step = t_kv + max(..., comms)" : "step = t_kv + max(...)", s.step_s, "s"},
+               {"t_math_s", cm == CostModel::calibrated ? "t_math (every matmul, measured rates)" : "t_math (all FLOPs)",
+                s.t_math_s, "s"},
+               {"t_hbm_s", cm == CostModel::calibrated ? "t_hbm (KV read)" : "t_hbm (weights + KV)", s.t_hbm_s, "s"},
+               {"step_s", step_rule, s.step_s, "s"},
                {"bound", "bound", std::string(bound(s))}};
-  if (sys) {
+  if (cm == CostModel::calibrated)
+    r.outputs.insert(r.outputs.end() - 2, {"t_vector_s", "t_vector (norms, adds, activation)", s.t_vector_s, "s"});
+  if (sys && cm != CostModel::book) {
     r.outputs.insert(r.outputs.end() - 2,
                      {"t_comms_s", fmt::format("t_comms ({}{} collectives)", sys->fast_name, sys->slow.groups > 1 ? " + " + sys->slow.name : ""), s.t_comms_s, "s",
-                      fmt::format("({} × {} per step, {} hops each{})", format_number(s.comms_collectives),
-                                  format_quantity(s.comms_bytes, "B"), format_number(s.comms_hops),
+                      fmt::format("({} {} × {} per step, latency {} each{})", format_number(s.comms_collectives),
+                                  cm == CostModel::ideal ? "gathers and reduce-scatters" : "AllReduces",
+                                  format_quantity(s.comms_bytes, "B"), format_quantity(s.comms_latency_s, "s"),
                                   s.comms_latency_bound ? ", latency-bound" : "")});
     r.outputs.push_back({"comms_bytes", "", s.comms_bytes, "B"});
     r.outputs.push_back({"comms_collectives", "", s.comms_collectives, kCount});
@@ -180,7 +181,7 @@ void run(const Args& a) {
                      fmt::format("{} batches fit at this context, more than the {} points the frontier prints; give a "
                                  "longer context or fewer chips",
                                  format_number(b_max), format_number(kMaxFrontierPoints)));
-    const auto points = frontier(in, T, kMaxFrontierPoints, sys ? &*sys : nullptr);
+    const auto points = frontier(in, T, cm, kMaxFrontierPoints);
     auto& f = r.extra["frontier"] = nlohmann::json::array();
     r.tail = fmt::format("\n  {:>8} {:>12} {:>18} {}\n", "batch", "step", "tokens/s/chip", "Pareto");
     for (const auto& p : points) {
@@ -213,7 +214,11 @@ void add_serve(CLI::App& app) {
   const auto dtype = [](const std::string& t) { scaling::parse_dtype(t); };
   add_name(sub, "--weights", a->weights, "dtype of the stored weights (bf16, int8, int4, …)", dtype)->capture_default_str();
   add_name(sub, "--kv", a->kv, "dtype of the KV cache (bf16, int8, int4, …)", dtype)->capture_default_str();
-  add_name(sub, "--compute", a->compute, "dtype of the FLOPs: bf16 or int8 (picks the chip's peak)", dtype)
+  add_name(sub, "--compute", a->compute, "dtype of the FLOPs: bf16, int8 or fp8 (picks the chip's peak)", dtype)
+      ->capture_default_str();
+  add_name(sub, "--cost-model", a->cost_model,
+           "calibrated (measured rates and latencies), ideal (roofline lower bound) or book (§7.1.5's equation)",
+           [](const std::string& t) { cost_model_of(t); })
       ->capture_default_str();
   add_size(sub, "--decode-len", a->decode_len, "G: tokens decoded per request (adds qps_per_chip)");
   add_size(sub, "--prefill-len", a->prefill_len, "P: prompt tokens of one prefill (with --mfu: adds prefill_s)");

@@ -8,7 +8,7 @@
 
 namespace scaling {
 
-std::vector<FrontierPoint> frontier(const DecodeInputs& in, double context, double max_points, const System* system) {
+std::vector<FrontierPoint> frontier(const DecodeInputs& in, double context, CostModel cost_model, double max_points) {
   const double b_max = max_batch(in, context);
   if (b_max > max_points)
     throw std::invalid_argument("max batch " + format_number(b_max) + " exceeds the frontier's limit of " +
@@ -16,7 +16,7 @@ std::vector<FrontierPoint> frontier(const DecodeInputs& in, double context, doub
   std::vector<FrontierPoint> out;
   out.reserve(static_cast<std::size_t>(b_max));
   for (double b = 1; b <= b_max; ++b) {
-    const DecodeStep s = system ? decode_step(in, b, context, *system) : decode_step(in, b, context);
+    const DecodeTerms s = decode_terms(in, b, context, cost_model);
     out.push_back({b, s.step_s, s.tokens_per_s_per_chip, false});
   }
   mark_pareto(out);

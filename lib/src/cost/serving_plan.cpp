@@ -12,11 +12,11 @@ namespace scaling {
 namespace {
 constexpr double kTie = 1e-9;
 double fastest_batch_at_best_throughput(const DecodeInputs& in, double context, double b_cap) {
-  const double target = decode_step(in, b_cap, context).tokens_per_s_per_chip * (1 - kTie);
+  const double target = decode_terms(in, b_cap, context).tokens_per_s_per_chip * (1 - kTie);
   double lo = 1, hi = b_cap;
   while (lo < hi) {
     const double mid = std::floor((lo + hi) / 2);
-    if (decode_step(in, mid, context).tokens_per_s_per_chip >= target) hi = mid;
+    if (decode_terms(in, mid, context).tokens_per_s_per_chip >= target) hi = mid;
     else lo = mid + 1;
   }
   return lo;
@@ -28,11 +28,11 @@ double largest_batch_within(const DecodeInputs& in, double context, double step_
   check::positive("context", context);
   check::positive("step cap", step_cap_s);
   double lo = 0, hi = max_batch(in, context);  // invariant: lo meets the cap (or is 0), hi + 1 does not fit
-  if (hi < 1 || decode_step(in, 1, context).step_s > step_cap_s) return 0;
+  if (hi < 1 || decode_terms(in, 1, context).step_s > step_cap_s) return 0;
   lo = 1;
   while (lo < hi) {
     const double mid = std::floor((lo + hi + 1) / 2);
-    if (decode_step(in, mid, context).step_s <= step_cap_s) lo = mid;
+    if (decode_terms(in, mid, context).step_s <= step_cap_s) lo = mid;
     else hi = mid - 1;
   }
   return lo;
@@ -52,7 +52,7 @@ std::optional<ServingChoice> best_throughput_within(const TransformerConfig& mod
     const auto in = decode_inputs(model, chip, n, dtypes);
     const double b = best_batch_within(in, context, step_cap_s);
     if (b < 1) continue;
-    const auto s = decode_step(in, b, context);
+    const auto s = decode_terms(in, b, context);
     // A tie (equal to rounding: the compute-bound plateau is the same on every slice) keeps the fewer chips.
     if (!best || s.tokens_per_s_per_chip > best->step.tokens_per_s_per_chip * (1 + kTie)) best = ServingChoice{shape, n, s};
   }
@@ -67,7 +67,7 @@ std::optional<ServingChoice> shortest_step(const TransformerConfig& model, const
     const double n = chips_in(shape);
     const auto in = decode_inputs(model, chip, n, dtypes);
     if (max_batch(in, context) < 1) continue;
-    const auto s = decode_step(in, 1, context);
+    const auto s = decode_terms(in, 1, context);
     if (!best || s.step_s < best->step.step_s) best = ServingChoice{shape, n, s};
   }
   return best;

@@ -17,9 +17,9 @@ struct FrontierPoint {
 
 // Every batch 1 … max_batch(in, context) (empty when the weights alone do not fit). `max_points` caps the
 // work for absurd inputs: more batches than that throws std::invalid_argument.
-// With `system`, each step includes the tensor-parallel collectives (inference.hpp's second decode_step).
-std::vector<FrontierPoint> frontier(const DecodeInputs& in, double context, double max_points = 1e7,
-                                    const System* system = nullptr);
+// Each step under `cost_model` (inference.hpp's decode_terms; ideal and calibrated include the collectives).
+std::vector<FrontierPoint> frontier(const DecodeInputs& in, double context, CostModel cost_model = CostModel::book,
+                                    double max_points = 1e7);
 
 // Marks `pareto` on points given in any order (ties: equal points are all kept).
 void mark_pareto(std::vector<FrontierPoint>& points);

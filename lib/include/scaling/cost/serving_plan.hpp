@@ -14,7 +14,7 @@ namespace scaling {
 struct ServingChoice {
   std::vector<int> slice;
   double chips = 0;
-  DecodeStep step{};  // at the chosen batch (step.batch)
+  DecodeTerms step{};  // at the chosen batch (step.batch)
 };
 
 // The largest batch on `in`'s slice whose step at `context` is at most `step_cap_s` and whose KV fits;

@@ -7,7 +7,8 @@ namespace scaling {
 // and communication, peak FLOPs, exact ring bytes; planner.hpp) — called `exact` before, renamed so that
 // nobody reads "exact" as "accurate". `book`: §5.1.4's FSDP × TP equations, to reproduce the book.
 // `calibrated`: what a real step achieves (cost/calibrated.hpp): achieved matmul throughput, non-matmul
-// work, attention FLOPs, exposed collectives with latency, pipeline schedules.
+// work, attention FLOPs, exposed collectives with latency, pipeline schedules. Serving takes the same three
+// models (decode_terms, inference.hpp): book is §7.1.5's step, calibrated its achieved rates.
 enum class CostModel { ideal, book, calibrated };
 const char* to_string(CostModel m);
 
