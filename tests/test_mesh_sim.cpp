@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "scaling/cost/collectives.hpp"
+#include "scaling/hardware/system.hpp"
 #include "scaling/sim/mesh_sim.hpp"
 
 using namespace scaling;
@@ -101,6 +102,18 @@ TEST_CASE("ppermute sends each shard once along the shortest path") {
   const auto half = sim::simulate(sim::ring(8, sim::Direction::bi), {sim::Ppermute{4}, {0}, 64});  // antipodal: split
   CHECK(half.correct);
   CHECK(half.max_link_elements == 4 * 4);  // 8 shards of 8, halves of 4, each link on 4 routes
+}
+
+TEST_CASE("the mesh of a System is its fast axes: a v5p pod's 16x20x28, each axis wrapped") {
+  const auto system = tpu_pods(chip("tpu-v5p"), {16, 20, 28}, 2);  // the DCN tier is not part of the mesh
+  const auto mesh = sim::from_system(system);
+  CHECK(mesh.shape == std::vector<int>{16, 20, 28});
+  CHECK(mesh.wraps == std::vector<bool>{true, true, true});
+  CHECK(mesh.links == sim::Direction::bi);
+  // An AllGather over the 28-chip ring: ⌊28/2⌋ = 14 hops, and each directed link carries (28 − 1)/2 shards.
+  const auto r = sim::simulate(mesh, {Collective::all_gather, {2}, 28 * 1024, true});
+  CHECK(r.steps == 14);
+  CHECK(r.max_link_elements == 27.0 / 2 * 1024);
 }
 
 TEST_CASE("count-only mode handles a whole v5p pod quickly") {
