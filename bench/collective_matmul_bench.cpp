@@ -10,7 +10,7 @@ namespace {
 sim::CmProblem problem(sim::CmKind kind, double B, double D, double F, sim::Direction dir) {
   sim::CmProblem p;
   p.kind = kind;
-  p.mesh = sim::Topology{{2, 4}, {false, true}, sim::Links::bi};
+  p.mesh = sim::Topology{{2, 4}, {false, true}, sim::Direction::bi};
   p.B = B, p.D = D, p.F = F;
   p.direction = dir;
   return p;

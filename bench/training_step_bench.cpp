@@ -11,7 +11,7 @@ using namespace scaling;
 
 namespace {
 const sim::MlpShape kShape{4, 256, 64, 256};
-const sim::Topology kMesh{{2, 4}, {true, true}, sim::Links::bi};
+const sim::Topology kMesh{{2, 4}, {true, true}, sim::Direction::bi};
 double step_flops() {  // 4BDF forward + 8BDF backward per layer
   return 12.0 * static_cast<double>(kShape.batch * kShape.d_model * kShape.d_ff) * kShape.layers;
 }
@@ -40,7 +40,7 @@ BENCHMARK(BM_ShardedStep)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
 
 static void BM_PipelineStep(benchmark::State& state) {
   const auto p = sim::example_problem(kShape, sim::InitKind::gaussian, 1);
-  const sim::Topology line{{4}, {false}, sim::Links::bi};
+  const sim::Topology line{{4}, {false}, sim::Direction::bi};
   for (auto _ : state)
     benchmark::DoNotOptimize(sim::pipeline_step(line, p, sim::Optimizer{}, sim::PipelineOptions{static_cast<int>(state.range(0))}).loss);
   count(state);

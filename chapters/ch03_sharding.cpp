@@ -393,8 +393,8 @@ EXERCISE("ch3.collective-table", "The collective cost rules (§3.4 table)") {
                [](const Inputs& p) { return in(p, "V") / in(p, "W") * (in(p, "n") - 1) / in(p, "n"); },
                [](const Inputs& p) {
                  // bf16 elements through the busiest link of a one-way ring on the virtual mesh
-                 const auto r = sim::simulate(sim::ring(static_cast<int>(in(p, "n")), sim::Links::uni),
-                                              {sim::Op::all_gather, {0}, in(p, "V") / 2, 1, true});
+                 const auto r = sim::simulate(sim::ring(static_cast<int>(in(p, "n")), sim::Direction::uni),
+                                              {Collective::all_gather, {0}, in(p, "V") / 2, true});
                  return r.max_link_elements * 2 / in(p, "W");
                })
         .at({{"V", v}, {"n", 16}, {"W", link.oneway_bytes_per_s}}).at({{"V", 6e7}, {"n", 12}, {"W", 9e10}});
@@ -687,7 +687,7 @@ EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
   // One wrapped axis of 16 v5e chips; bf16 arrays from 8 KiB to 512 MiB. Small sizes run on real data,
   // large ones count only.
   const Link link = ici_link(chip("tpu-v5e"));
-  const auto ring = sim::ring(16, sim::Links::bi);
+  const auto ring = sim::ring(16, sim::Direction::bi);
   auto& s = ex.series("collectives", "array size V (bytes)", "simulated time (s)");
   double first_bw_bound_ag = 0, crossover_ag = 0;
   for (auto op : {Collective::all_gather, Collective::reduce_scatter, Collective::all_reduce, Collective::all_to_all}) {
@@ -695,7 +695,7 @@ EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
     for (double v = 8192; v <= 512.0 * 1024 * 1024; v *= 4) {
       const double elements = v / 2;
       const bool small = elements * 16 <= 4e6;
-      const auto r = sim::simulate(ring, {sim::to_op(op), {0}, elements, 1, !small});
+      const auto r = sim::simulate(ring, {op, {0}, elements, !small});
       if (small && !r.correct) throw std::logic_error("simulated " + std::string(name(op)) + " gave a wrong result");
       const auto t = sim::to_time(r, 2, link);
       x.push_back(v);
@@ -705,7 +705,7 @@ EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
     // The knee, solved exactly: the simulated latency is fixed and its bandwidth time linear in V, so the
     // two meet at V* = t_latency · V / t_bandwidth; the plot gets that point, not just the sweep's.
     const double v_big = x.back();
-    const auto t_big = sim::to_time(sim::simulate(ring, {sim::to_op(op), {0}, v_big / 2, 1, true}), 2, link);
+    const auto t_big = sim::to_time(sim::simulate(ring, {op, {0}, v_big / 2, true}), 2, link);
     const double knee = t_big.t_latency_s * v_big / t_big.t_bandwidth_s;
     const auto at = std::lower_bound(x.begin(), x.end(), knee) - x.begin();
     x.insert(x.begin() + at, knee);
@@ -714,7 +714,7 @@ EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
     s.line(std::string(name(op)), x, y);
   }
   auto sim_time = [&](Collective op, double v) {
-    return sim::to_time(sim::simulate(ring, {sim::to_op(op), {0}, v / 2, 1, true}), 2, link).t_s;
+    return sim::to_time(sim::simulate(ring, {op, {0}, v / 2, true}), 2, link).t_s;
   };
   const double big = 512.0 * 1024 * 1024;
   ex.answer("all_gather_512mib", sim_time(Collective::all_gather, big), "s");
@@ -740,10 +740,10 @@ EXERCISE("ex3.9", "Multiply shards, then AllReduce or ReduceScatter") {
       for (int k = 0; k < K; ++k)
         for (int m = d * M / devices; m < (d + 1) * M / devices; ++m) partial[d][n * K + k] += a(n, m) * b(m, k);
   auto reduced = partial;
-  const auto ring = sim::ring(devices, sim::Links::bi);
-  sim::run_on(ring, {sim::Op::all_reduce, {0}, double(N * K)}, reduced);
+  const auto ring = sim::ring(devices, sim::Direction::bi);
+  sim::run_on(ring, {Collective::all_reduce, {0}, double(N * K)}, reduced);
   auto scattered = partial;
-  sim::run_on(ring, {sim::Op::reduce_scatter, {0}, double(N * K)}, scattered);
+  sim::run_on(ring, {Collective::reduce_scatter, {0}, double(N * K)}, scattered);
   double err_all_reduce = 0, err_scatter = 0;
   for (int n = 0; n < N; ++n)
     for (int k = 0; k < K; ++k) {
@@ -756,8 +756,8 @@ EXERCISE("ex3.9", "Multiply shards, then AllReduce or ReduceScatter") {
   ex.answer("max_error_all_reduce", err_all_reduce, "").explain("largest difference from the unsharded product, any device");
   ex.answer("max_error_reduce_scatter", err_scatter, "").explain("the same for the ReduceScatter onto N");
   // Communication: gathering A moves N·M per device group, reduce-scattering O moves N·K: ratio M/K.
-  const auto gather_a = sim::simulate(ring, {sim::Op::all_gather, {0}, double(N * M)});
-  const auto scatter_o = sim::simulate(ring, {sim::Op::reduce_scatter, {0}, double(N * K)});
+  const auto gather_a = sim::simulate(ring, {Collective::all_gather, {0}, double(N * M)});
+  const auto scatter_o = sim::simulate(ring, {Collective::reduce_scatter, {0}, double(N * K)});
   ex.answer("comms_ratio_gather_over_scatter", gather_a.max_link_elements / scatter_o.max_link_elements, "")
       .book(double(M) / K, rel(1e-12))
       .explain("busiest-link elements of AllGather(A) over ReduceScatter(O) on the virtual ring: M/K for M = 16, K = 12");
@@ -768,27 +768,27 @@ EXERCISE("ex3.10", "Where the AllToAll's factor of 4 comes from") {
   const double N = 64;
   const int D = 8;
   const double e = N * N;
-  auto busiest = [&](sim::Op op, sim::Links links, int d) {
-    return sim::simulate(sim::ring(d, links), {op, {0}, d == D ? e : double(d) * d * 4, 1, d != D}).max_link_elements;
+  auto busiest = [&](sim::Op op, sim::Direction links, int d) {
+    return sim::simulate(sim::ring(d, links), {op, {0}, d == D ? e : double(d) * d * 4, d != D}).max_link_elements;
   };
-  const double ag_uni = busiest(sim::Op::all_gather, sim::Links::uni, D);
-  const double a2a_uni = busiest(sim::Op::all_to_all, sim::Links::uni, D);
-  const double ag_bi = busiest(sim::Op::all_gather, sim::Links::bi, D);
-  const double a2a_bi = busiest(sim::Op::all_to_all, sim::Links::bi, D);
+  const double ag_uni = busiest(Collective::all_gather, sim::Direction::uni, D);
+  const double a2a_uni = busiest(Collective::all_to_all, sim::Direction::uni, D);
+  const double ag_bi = busiest(Collective::all_gather, sim::Direction::bi, D);
+  const double a2a_bi = busiest(Collective::all_to_all, sim::Direction::bi, D);
   {
     using workbook::Inputs;
     using workbook::in;
     auto uni = [](sim::Op op, const Inputs& v) {
       const int d = static_cast<int>(in(v, "D"));
-      return sim::simulate(sim::ring(d, sim::Links::uni), {op, {0}, in(v, "N") * in(v, "N"), 1, true}).max_link_elements;
+      return sim::simulate(sim::ring(d, sim::Direction::uni), {op, {0}, in(v, "N") * in(v, "N"), true}).max_link_elements;
     };
     ex.formula("ag_uni_formula", "AllGather, unidirectional ring: N²(D − 1)/D scalars per link",
                [](const Inputs& v) { return in(v, "N") * in(v, "N") * (in(v, "D") - 1) / in(v, "D"); },
-               [uni](const Inputs& v) { return uni(sim::Op::all_gather, v); })
+               [uni](const Inputs& v) { return uni(Collective::all_gather, v); })
         .at({{"N", N}, {"D", D}}).at({{"N", 60}, {"D", 6}});
     ex.formula("a2a_uni_formula", "AllToAll, unidirectional ring: N²(D − 1)/(2D) scalars per link",
                [](const Inputs& v) { return in(v, "N") * in(v, "N") * (in(v, "D") - 1) / (2 * in(v, "D")); },
-               [uni](const Inputs& v) { return uni(sim::Op::all_to_all, v); })
+               [uni](const Inputs& v) { return uni(Collective::all_to_all, v); })
         .at({{"N", N}, {"D", D}}).at({{"N", 60}, {"D", 6}});
   }
   ex.answer("ag_uni_link_scalars", ag_uni, "").derived(N * N * (D - 1) / D, "N²(D − 1)/D, solution 3.10 part 1")
@@ -801,10 +801,10 @@ EXERCISE("ex3.10", "Where the AllToAll's factor of 4 comes from") {
   ex.answer("a2a_gain_bi_d8", a2a_uni / a2a_bi, "").explain("D = 8: (D − 1)·D / (D²/4) = 3.5");
   ex.answer("ag_over_a2a_bi_d8", ag_bi / a2a_bi, "").explain("D = 8: also 3.5");
   const int big = 256;
-  const double gain_big = busiest(sim::Op::all_to_all, sim::Links::uni, big) / busiest(sim::Op::all_to_all, sim::Links::bi, big);
+  const double gain_big = busiest(Collective::all_to_all, sim::Direction::uni, big) / busiest(Collective::all_to_all, sim::Direction::bi, big);
   ex.answer("a2a_gain_bi_d256", gain_big, "").book(4, sig(1)).notes("000", 4, sig(1))
       .explain("the factor of 4 (D²/2 against D²/8 chunk-hops) appears as D grows");
-  const double ratio_big = busiest(sim::Op::all_gather, sim::Links::bi, big) / busiest(sim::Op::all_to_all, sim::Links::bi, big);
+  const double ratio_big = busiest(Collective::all_gather, sim::Direction::bi, big) / busiest(Collective::all_to_all, sim::Direction::bi, big);
   ex.answer("ag_over_a2a_bi_d256", ratio_big, "").book(4, sig(1)).notes("000", 4, sig(1));
   {
     using workbook::Inputs;
@@ -824,7 +824,7 @@ EXERCISE("ex3.10", "Where the AllToAll's factor of 4 comes from") {
                [](const Inputs& v) {
                  const int d = static_cast<int>(in(v, "D"));
                  const double e = double(d) * d * 4;  // N = 2D: blocks of 4 scalars
-                 return sim::simulate(sim::ring(d, sim::Links::bi), {sim::Op::all_to_all, {0}, e, 1, true})
+                 return sim::simulate(sim::ring(d, sim::Direction::bi), {Collective::all_to_all, {0}, e, true})
                             .max_link_elements / (e / (double(d) * d));
                })
         .at({{"D", D}}).at({{"D", 64}})

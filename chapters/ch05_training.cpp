@@ -15,6 +15,7 @@
 
 #include "exercise.hpp"
 #include "scaling/base/format.hpp"
+#include "scaling/cost/planner.hpp"
 #include "scaling/cost/training.hpp"
 #include "scaling/hardware/chip.hpp"
 #include "scaling/hardware/topology.hpp"
@@ -636,9 +637,14 @@ EXERCISE("ch5.llama-pod-recipe", "LLaMA-3 70B on a single v5p pod") {
   ex.answer("y_chosen", kCubeChips / power_of_two_nearest(X), "").book(8, exact());
   // The recipe's whole split at 3.5M, summed: the bound above assumes X at its continuous optimum (§5.1.4 allows
   // non-integer X), and the whole power-of-two X = 1,024 sits a little off it.
-  const auto recipe_at_3p5m = mixed_forward(B, c.d_model, kLlamaF30k, power_of_two_nearest(X),
-                                            kCubeChips / power_of_two_nearest(X), 2, 1, CommsModel::summed,
-                                            v5p().bf16_flops_per_s, v5p_W_bidi());
+  // Timed by the one step model in the book's equations (CostModel::book), on an 8,192-chip v5p slice (16×16×32:
+  // three wrapped axes, so M_X = 2, M_Y = 1) with the section's F = 30,000.
+  TransformerConfig c30k = c;
+  c30k.d_ff = kLlamaF30k;
+  const auto recipe_at_3p5m =
+      best_placement(c30k, tpu_pods(v5p(), {16, 16, 32}, 1), static_cast<int>(power_of_two_nearest(X)),
+                     static_cast<int>(kCubeChips / power_of_two_nearest(X)), 1, Layout{}, Batch{B}, CostModel::book)
+          .terms;
   ex.claim("bs_3p5m_compute_bound", "§5.1.6: the recipe's 3.5M batch is the smallest that keeps LLaMA-3 70B "
            "compute-bound on one 8k-chip pod with mixed FSDP + TP (the two axes' comms summed, as the section's 432 "
            "per chip assumes)",
@@ -647,7 +653,7 @@ EXERCISE("ch5.llama-pod-recipe", "LLaMA-3 70B on a single v5p pod") {
       .explain("8,192 × 433.5 = 3.55M, which truncates to the recipe's 3.5M (the book's own 8k × 432 gives 3.46M with "
                "8,000 chips, 3.54M with 8,192). It holds for X at its continuous optimum, as §5.1.4 lets X be; at the "
                "recipe's whole split (X = 1,024, Y = 8, M_X = 2, M_Y = 1) the summed comms are " +
-               format_number(recipe_at_3p5m.t_comms_s / recipe_at_3p5m.t_math_s, 3) +
+               format_number(recipe_at_3p5m.t_ici_s / recipe_at_3p5m.t_math_s, 3) +
                " times the FLOPs, at the edge as the section says. With the axes concurrent, the workbook's model, "
                "the floor is min_batch_pod_concurrent");
   ex.answer("min_batch_pod_summed", kCubeChips * mixed_min_batch_per_chip(alpha, kLlamaF30k, 2, 1, CommsModel::summed),

@@ -63,6 +63,15 @@ TrainingSetup memory_setup(const char* rule) {
   return s;
 }
 
+// X-way FSDP × Y-way tensor parallelism of LLaMA-3 70B on a v5p slice of `shape` with the §6.3 batch,
+// timed by the one step model in the book's equations (CostModel::book: §5.1.4's forward pass, the two
+// axes' comms summed, M_X and M_Y from the slice's axes): its communication time over its FLOPs time.
+double book_comms_over_math(const std::vector<int>& shape, int X, int Y) {
+  const auto planned = best_placement(llama70(), tpu_pods(v5p(), shape, 1), X, Y, 1, Layout{}, Batch{kBatch, kSeq},
+                                      CostModel::book);
+  return planned.terms.t_ici_s / planned.terms.t_math_s;
+}
+
 const Finding kFourYears{"nearly-four-years", Severity::slip, "1752 days called 'nearly four years'",
                          "§6.2's own 1752 days are 1752 / 365 = 4.8 years (4.80 in 365.25-day years): nearly five "
                          "years, not nearly four; no reading of the section's numbers gives under four. The point it "
@@ -211,10 +220,9 @@ EXERCISE("ch6.fsdp-seq", "FSDP over batch and sequence on 8960 chips (§6.3)") {
   ex.claim("comms_bound", "§6.3: 8960-way FSDP is solidly communication-bound: 468 tokens per chip is below 850",
            per_chip / dp_min_batch_per_chip(alpha, 3), "")
       .below(1);
-  // The book model's pure FSDP on the pod: the ratio of comms to FLOPs time.
-  const auto cost = layer_cost(MlpLayer{kBatch, llama70().d_model, llama70().d_ff}, Strategy::fsdp, kPodChips, 1);
-  const auto t = layer_time(cost, Pass::forward, v5p().bf16_flops_per_s, v5p().ici_bidi_bytes_per_s, 3, 1);
-  ex.answer("comms_over_math", t.t_comms_s / t.t_math_s, "").explain("forward pass, three axes: 850 / 468");
+  // The book model's pure FSDP on the pod (M_X = 3): the ratio of comms to FLOPs time.
+  ex.answer("comms_over_math", book_comms_over_math({16, 20, 28}, static_cast<int>(kPodChips), 1), "")
+      .explain("forward pass, three axes: 850 / 468");
 }
 
 EXERCISE("ch6.mixed-fsdp-tp", "Mixed FSDP and tensor parallelism on the pod (§6.3)") {
@@ -272,21 +280,15 @@ EXERCISE("ch6.mixed-fsdp-tp", "Mixed FSDP and tensor parallelism on the pod (§6
   // §6.3 asks whether some mix is compute-bound and answers with the continuous X ≈ 1927 (Y ≈ 4.65), then
   // 2048 × 4. On all 8960 chips the only whole Y in the compute-bound range is 5, which splits neither the
   // 64 heads nor F evenly; the book's own layout uses 8192 chips and is compute-bound there (below).
-  {
-    const auto cost = layer_cost(MlpLayer{kBatch, c.d_model, F}, Strategy::fsdp_tp, 1792, 5);
-    const auto t = layer_time(cost, Pass::forward, v5p().bf16_flops_per_s, v5p().ici_bidi_bytes_per_s, 2, 1,
-                              CommsModel::summed);
-    ex.answer("pod_y5_comms_over_math", t.t_comms_s / t.t_math_s, "")
-        .explain("X = 1792, Y = 5 on all 8960 chips: compute-bound in the book's model, but 5 divides neither "
-                 "64 heads nor F = 28,672");
-  }
-  {  // The takeaway's layout on its own 8192 chips: 1024 DP × 2 sequence × 4 TP = 2048 × 4.
-    const auto cost = layer_cost(MlpLayer{kBatch, c.d_model, F}, Strategy::fsdp_tp, 2048, 4);
-    const auto t = layer_time(cost, Pass::forward, v5p().bf16_flops_per_s, v5p().ici_bidi_bytes_per_s, 2, 1,
-                              CommsModel::summed);
-    ex.answer("takeaway_comms_over_math", t.t_comms_s / t.t_math_s, "").explain("2048 × 4 on 8192 chips");
+  // (The book model needs no head count to divide Y, so it times Y = 5 as the section's continuous X does.)
+  ex.answer("pod_y5_comms_over_math", book_comms_over_math({16, 20, 28}, 1792, 5), "")
+      .explain("X = 1792, Y = 5 on all 8960 chips: compute-bound in the book's model, but 5 divides neither "
+               "64 heads nor F = 28,672");
+  {  // The takeaway's layout on its own 8192 chips (a 16×16×32 slice): 1024 DP × 2 sequence × 4 TP = 2048 × 4.
+    const double ratio = book_comms_over_math({16, 16, 32}, 2048, 4);
+    ex.answer("takeaway_comms_over_math", ratio, "").explain("2048 × 4 on 8192 chips");
     ex.claim("takeaway_8192", "§6.3 takeaway: 1024-way DP × 2-way sequence × 4-way TP is not communication-bound",
-             t.t_comms_s / t.t_math_s, "")
+             ratio, "")
         .below(1)
         .explain("on its 2048 · 4 = 8192 chips, by §5.1.4's summed model");
   }

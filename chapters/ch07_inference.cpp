@@ -255,7 +255,7 @@ EXERCISE("ch7.llama2-memory", "LLaMA-2 13B's memory in training and in inference
   ex.section("§7.1.6");
   const auto& c = model("llama2-13b");
   const double P = param_counts(c).total;
-  const auto train = training_memory(c, 1, Remat::block, Dtype::bf16, Dtype::bf16, Dtype::fp32);
+  const auto train = training_memory(c, 1, parse_saved_rule("D"), Dtype::bf16, Dtype::bf16, Dtype::fp32);
   ex.claim("training_params_optimizer", "§7.1.6: bf16 parameters with an fp32 optimizer state use around 100 GB",
            train.params + train.optimizer, "B")
       .about(100e9, sig(1)).explain("2 bytes of weights and 2 × 4 bytes of Adam moments per parameter (gradients not counted)");

@@ -170,7 +170,7 @@ EXERCISE("ch10.slice-and-average", "shard_map: the first four local elements, av
     const long long shard = c[0] * 4 + c[1];
     for (int k = 0; k < kTaken; ++k) data[static_cast<size_t>(d)][static_cast<size_t>(k)] = double(shard * n_local + k);
   }
-  sim::run_on(topo, {sim::Op::all_reduce, {0, 1}, double(devices)}, data);
+  sim::run_on(topo, {Collective::all_reduce, {0, 1}, double(devices)}, data);
   for (int d = 1; d < devices; ++d)
     if (data[static_cast<size_t>(d)] != data[0]) throw std::logic_error("pmean: the devices disagree");
   ex.answer("out_len", kTaken, "").book(4, exact()).explain("the output spec P(None,): one replicated (4,) array");

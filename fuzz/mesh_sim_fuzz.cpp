@@ -23,20 +23,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     t.shape.push_back(static_cast<int>(1 + in.next() % 9));
     t.wraps.push_back(in.next() % 2 == 1);
   }
-  t.links = in.next() % 2 ? sim::Links::uni : sim::Links::bi;
+  t.links = in.next() % 2 ? sim::Direction::uni : sim::Direction::bi;
   sim::Request r{};
-  r.op = static_cast<sim::Op>(in.next() % 5);
+  const unsigned kind = in.next() % 5;  // the four collectives, or a ppermute
   const unsigned mask = in.next();
   for (unsigned a = 0; a < axes; ++a)
     if (mask & (1u << a)) r.axes.push_back(static_cast<int>(a));
   if (mask & 8) std::reverse(r.axes.begin(), r.axes.end());  // routing order matters for AllToAll
   double n = 1;
   for (int a : r.axes) n *= t.shape[static_cast<size_t>(a)];
-  if (r.op == sim::Op::all_to_all && n > 40) return 0;  // keeps data mode fast: n² blocks of every device
-  const double unit = r.op == sim::Op::all_to_all ? n * n : n;
+  if (kind == 3 && n > 40) return 0;  // keeps data mode fast: n² blocks of every device
+  const double unit = kind == 3 ? n * n : n;
   r.elements = unit * (1 + in.next() % 5);
   if (in.next() % 8 == 0) r.elements += 1;  // sometimes not a multiple: refused by both modes
-  r.shift = static_cast<int>(in.next() % 19) - 9;
+  const int shift = static_cast<int>(in.next() % 19) - 9;
+  if (kind < 4) r.op = static_cast<scaling::Collective>(kind);  // all_gather, reduce_scatter, all_reduce, all_to_all
+  else r.op = sim::Ppermute{shift};
 
   sim::Result data_mode{}, counted{};
   std::string data_refusal;

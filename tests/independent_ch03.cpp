@@ -20,11 +20,11 @@ const Link kV5p = ici_link(chip("tpu-v5p"));
 
 // Simulated time of a bf16 collective (count-only: it is the link counts that are being checked).
 double sim_time(const sim::Topology& t, sim::Op op, std::vector<int> axes, double elements, const Link& link) {
-  return sim::to_time(sim::simulate(t, {op, std::move(axes), elements, 1, true}), 2, link).t_s;
+  return sim::to_time(sim::simulate(t, {op, std::move(axes), elements, true}), 2, link).t_s;
 }
-const sim::Topology kCube{{4, 4, 4}, {true, true, true}, sim::Links::bi};
-const sim::Topology kOpen4x4{{4, 4}, {false, false}, sim::Links::bi};
-const sim::Topology kOpen2x2{{2, 2}, {false, false}, sim::Links::bi};
+const sim::Topology kCube{{4, 4, 4}, {true, true, true}, sim::Direction::bi};
+const sim::Topology kOpen4x4{{4, 4}, {false, false}, sim::Direction::bi};
+const sim::Topology kOpen2x2{{2, 2}, {false, false}, sim::Direction::bi};
 }  // namespace
 
 namespace {
@@ -61,15 +61,15 @@ INDEPENDENT("ch3.jax-local-shapes.plan_case", "the J blocks each of the 8 device
 }
 INDEPENDENT("ch3.allgather-cost.t_book_rule", "2^30 / 9e10", 1e-12) { return std::pow(2.0, 30) / 9e10; }
 INDEPENDENT("ch3.allgather-cost.t_exact", "virtual mesh: AllGather on a bidirectional ring of 16", 1e-12) {
-  return sim_time(sim::ring(16, sim::Links::bi), sim::Op::all_gather, {0}, std::pow(2.0, 29), kV5e);
+  return sim_time(sim::ring(16, sim::Direction::bi), Collective::all_gather, {0}, std::pow(2.0, 29), kV5e);
 }
 INDEPENDENT("ch3.allgather-cost.t_exact_two_axes", "virtual mesh: AllGather over both axes of a 16x16 torus", 1e-12) {
-  return sim_time({{16, 16}, {true, true}, sim::Links::bi}, sim::Op::all_gather, {0, 1}, std::pow(2.0, 29), kV5e);
+  return sim_time({{16, 16}, {true, true}, sim::Direction::bi}, Collective::all_gather, {0, 1}, std::pow(2.0, 29), kV5e);
 }
 INDEPENDENT("ch3.latency-threshold.shard_bytes_ring16", "bisection on the virtual mesh's two time terms", 1e-6) {
   // Smallest shard whose simulated AllGather is bandwidth-bound: simulate shards of 2048 elements once,
   // then vary the bytes per element so that a shard holds `mid` bytes.
-  const auto r = sim::simulate(sim::ring(16, sim::Links::bi), {sim::Op::all_gather, {0}, 16.0 * 2048, 1, true});
+  const auto r = sim::simulate(sim::ring(16, sim::Direction::bi), {Collective::all_gather, {0}, 16.0 * 2048, true});
   double lo = 1, hi = 1e7;
   for (int i = 0; i < 100; ++i) {
     const double mid = 0.5 * (lo + hi);
@@ -80,12 +80,12 @@ INDEPENDENT("ch3.latency-threshold.shard_bytes_ring16", "bisection on the virtua
 }
 INDEPENDENT("ch3.quiz-allgather.t_if_wrapped_book_rule", "2048·8192·2 / 9e10", 1e-12) { return 2048.0 * 8192 * 2 / 9e10; }
 INDEPENDENT("ch3.quiz-allgather.fraction_of_measured", "virtual mesh: open line of 4, then / 680 µs", 1e-12) {
-  return sim_time(sim::line(4), sim::Op::all_gather, {0}, 2048.0 * 8192, kV5e) / 680e-6;
+  return sim_time(sim::line(4), Collective::all_gather, {0}, 2048.0 * 8192, kV5e) / 680e-6;
 }
 INDEPENDENT("ch3.alltoall-cost.ratio_n8", "virtual mesh: AllToAll over AllGather, ring of 8", 1e-12) {
-  const auto ring = sim::ring(8, sim::Links::bi);
-  return sim::simulate(ring, {sim::Op::all_to_all, {0}, 64 * 64}).max_link_elements /
-         sim::simulate(ring, {sim::Op::all_gather, {0}, 64 * 64}).max_link_elements;
+  const auto ring = sim::ring(8, sim::Direction::bi);
+  return sim::simulate(ring, {Collective::all_to_all, {0}, 64 * 64}).max_link_elements /
+         sim::simulate(ring, {Collective::all_gather, {0}, 64 * 64}).max_link_elements;
 }
 INDEPENDENT("ch3.alltoall-cost.fully_connected_gain_n8", "counting bytes per link on a complete graph of 8", 1e-12) {
   const int n = 8;
@@ -100,37 +100,37 @@ INDEPENDENT("ch3.alltoall-cost.fully_connected_gain_n8", "counting bytes per lin
   return ag_max / a2a_max;
 }
 INDEPENDENT("ex3.2.ag_x_exact", "virtual mesh: AllGather over one axis of a 4x4x4 torus", 1e-12) {
-  return sim_time(kCube, sim::Op::all_gather, {0}, 1024.0 * 4096 / 4, kV4p);
+  return sim_time(kCube, Collective::all_gather, {0}, 1024.0 * 4096 / 4, kV4p);
 }
 INDEPENDENT("ex3.2.ag_xy_exact", "virtual mesh: AllGather over two axes of a 4x4x4 torus", 1e-12) {
-  return sim_time(kCube, sim::Op::all_gather, {0, 1}, 1024.0 * 4096, kV4p);
+  return sim_time(kCube, Collective::all_gather, {0, 1}, 1024.0 * 4096, kV4p);
 }
 INDEPENDENT("ex3.2.ar_z_exact", "virtual mesh: AllReduce over the third axis", 1e-12) {
-  return sim_time(kCube, sim::Op::all_reduce, {2}, 1024.0 * 4096 / 16, kV4p);
+  return sim_time(kCube, Collective::all_reduce, {2}, 1024.0 * 4096 / 16, kV4p);
 }
 INDEPENDENT("ex3.3.hop_time_bandwidth", "64 / 4.5e10", 1e-12) { return 64 / 4.5e10; }
 INDEPENDENT("ex3.4.t_strategy1_example", "full FLOPs by hand; gather of Y on the virtual mesh", 1e-12) {
   const double B = 1024, D = 8192, F = 32768;
-  return std::max(2 * B * D * F / 4.59e14, sim_time(sim::ring(4, sim::Links::bi), sim::Op::all_gather, {0}, D * F, kV5p));
+  return std::max(2 * B * D * F / 4.59e14, sim_time(sim::ring(4, sim::Direction::bi), Collective::all_gather, {0}, D * F, kV5p));
 }
 INDEPENDENT("ex3.4.t_strategy2_example", "a quarter of the FLOPs by hand; AllReduce of Z on the virtual mesh", 1e-12) {
   const double B = 1024, D = 8192, F = 32768;
   return std::max(2 * B * D * F / 4 / 4.59e14,
-                  sim_time(sim::ring(4, sim::Links::bi), sim::Op::all_reduce, {0}, B * F, kV5p));
+                  sim_time(sim::ring(4, sim::Direction::bi), Collective::all_reduce, {0}, B * F, kV5p));
 }
 INDEPENDENT("ex3.4.s2_cheaper_comms_below_batch", "search over B on the virtual mesh's link counts", 1e-12) {
   // Smallest B (a multiple of 4) whose AllReduce of Z[B, F] moves at least as much as gathering Y[D, F].
   const double D = 8192, F = 64;  // F cancels; a small F keeps the search quick
-  const auto ring = sim::ring(4, sim::Links::bi);
-  const double gather = sim::simulate(ring, {sim::Op::all_gather, {0}, D * F, 1, true}).max_link_elements;
+  const auto ring = sim::ring(4, sim::Direction::bi);
+  const double gather = sim::simulate(ring, {Collective::all_gather, {0}, D * F, true}).max_link_elements;
   for (double B = 4;; B += 4)
-    if (sim::simulate(ring, {sim::Op::all_reduce, {0}, B * F, 1, true}).max_link_elements >= gather) return B;
+    if (sim::simulate(ring, {Collective::all_reduce, {0}, B * F, true}).max_link_elements >= gather) return B;
 }
 namespace {
 // The AllGather time per byte over all three axes of a v5p 4x4x4, from the virtual mesh.
 double v5p_cube_gather_per_byte() {
   const double elements = 64.0 * 3 * 1024;
-  return sim::to_time(sim::simulate(kCube, {sim::Op::all_gather, {0, 1, 2}, elements, 1, true}), 2, kV5p).t_bandwidth_s /
+  return sim::to_time(sim::simulate(kCube, {Collective::all_gather, {0, 1, 2}, elements, true}), 2, kV5p).t_bandwidth_s /
          (elements * 2);
 }
 }  // namespace
@@ -141,10 +141,10 @@ INDEPENDENT("ex3.5.d_replication_pays", "4.59e14 · (simulated AllGather time pe
   return 4.59e14 * v5p_cube_gather_per_byte();
 }
 INDEPENDENT("ex3.6.base_comms", "virtual mesh: AllReduce of C[I_X, K] over the open Y axis", 1e-12) {
-  return sim_time(kOpen4x4, sim::Op::all_reduce, {1}, 8192.0 * 8192 / 4, kV5e);
+  return sim_time(kOpen4x4, Collective::all_reduce, {1}, 8192.0 * 8192 / 4, kV5e);
 }
 INDEPENDENT("ex3.6.training_comms", "virtual mesh: AllGather of B[J, K_Y] over the open X axis", 1e-12) {
-  return sim_time(kOpen4x4, sim::Op::all_gather, {0}, 8192.0 * 8192 / 4, kV5e);
+  return sim_time(kOpen4x4, Collective::all_gather, {0}, 8192.0 * 8192 / 4, kV5e);
 }
 INDEPENDENT("ex3.6.inference_comms", "elements each device lacks for its C[I_X, K_Y] block, counted", 0) {
   // A[I_X, J] and B[J, K_Y] on a 4x4 mesh, I = J = K = 16. Ownership as the shardings say it; the output
@@ -174,10 +174,10 @@ INDEPENDENT("ex3.7.t_compute", "2 matmuls × 2·128·8192·32768 / 4 chips / 1.9
   return 2 * 2 * 128.0 * 8192 * 32768 / 4 / 1.97e14;
 }
 INDEPENDENT("ex3.7.t_comms", "virtual mesh: AllReduce of out[B, D] over both axes of an open 2x2", 1e-12) {
-  return sim_time(kOpen2x2, sim::Op::all_reduce, {0, 1}, 128.0 * 8192, kV5e);
+  return sim_time(kOpen2x2, Collective::all_reduce, {0, 1}, 128.0 * 8192, kV5e);
 }
 INDEPENDENT("ex3.7.compute_bound", "hand comparison of the two times", 0) {
-  return 2 * 2 * 128.0 * 8192 * 32768 / 4 / 1.97e14 > sim_time(kOpen2x2, sim::Op::all_reduce, {0, 1}, 128.0 * 8192, kV5e);
+  return 2 * 2 * 128.0 * 8192 * 32768 / 4 / 1.97e14 > sim_time(kOpen2x2, Collective::all_reduce, {0, 1}, 128.0 * 8192, kV5e);
 }
 namespace {
 double model_time(Collective op, double bytes) { return collective_cost(op, {{16, true}}, bytes, kV5e).t_s; }
@@ -198,7 +198,7 @@ INDEPENDENT("ex3.8.all_gather_bandwidth_bound_from", "the cost model over the sa
 }
 namespace {
 // An AllReduce or ReduceScatter of random real partial sums on the virtual ring against plain sums.
-double max_error(sim::Op op) {
+double max_error(Collective op) {
   const int devices = 4, e = 96;
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-1, 1);
@@ -206,13 +206,13 @@ double max_error(sim::Op op) {
   for (auto& d : data)
     for (auto& x : d) x = u(rng);
   auto out = data;
-  sim::run_on(sim::ring(devices, sim::Links::bi), {op, {0}, double(e)}, out);
+  sim::run_on(sim::ring(devices, sim::Direction::bi), {op, {0}, double(e)}, out);
   double err = 0;
   for (int x = 0; x < e; ++x) {
     double sum = 0;
     for (const auto& d : data) sum += d[static_cast<size_t>(x)];
     for (int d = 0; d < devices; ++d)
-      if (op == sim::Op::all_reduce || x / (e / devices) == d) err = std::max(err, std::fabs(out[static_cast<size_t>(d)][static_cast<size_t>(x)] - sum));
+      if (op == Collective::all_reduce || x / (e / devices) == d) err = std::max(err, std::fabs(out[static_cast<size_t>(d)][static_cast<size_t>(x)] - sum));
   }
   return err;
 }
@@ -273,11 +273,11 @@ double ex39_error(bool all_reduce) {
 }  // namespace
 // Absolute checks: integer data makes every partial sum exact, so a correct collective gives 0.
 INDEPENDENT_WITHIN("ex3.9.max_error_all_reduce", "a ring AllReduce written in the test, on the same matrices", 1e-12) {
-  CHECK(max_error(sim::Op::all_reduce) < 1e-12);  // and the simulator on random real data
+  CHECK(max_error(Collective::all_reduce) < 1e-12);  // and the simulator on random real data
   return ex39_error(true);
 }
 INDEPENDENT_WITHIN("ex3.9.max_error_reduce_scatter", "a ring ReduceScatter written in the test, on the same matrices", 1e-12) {
-  CHECK(max_error(sim::Op::reduce_scatter) < 1e-12);
+  CHECK(max_error(Collective::reduce_scatter) < 1e-12);
   return ex39_error(false);
 }
 INDEPENDENT("ex3.10.a2a_gain_bi_d8", "closed form (D − 1)·D / ⌊D²/4⌋ at D = 8", 1e-12) { return 7.0 * 8 / 16; }
@@ -330,9 +330,9 @@ TEST_CASE("§3.1 notation: only a complete {U_...} may follow the brackets") {
 }
 
 TEST_CASE("virtual mesh: a request above 1e15 elements is refused, 1e15 itself is not") {
-  const auto ring = sim::ring(4, sim::Links::bi);
-  CHECK_THROWS_AS(sim::simulate(ring, {sim::Op::all_gather, {0}, 1.5e15, 1, true}), std::invalid_argument);
-  CHECK_NOTHROW(sim::simulate(ring, {sim::Op::all_gather, {0}, 1e15, 1, true}));
+  const auto ring = sim::ring(4, sim::Direction::bi);
+  CHECK_THROWS_AS(sim::simulate(ring, {Collective::all_gather, {0}, 1.5e15, true}), std::invalid_argument);
+  CHECK_NOTHROW(sim::simulate(ring, {Collective::all_gather, {0}, 1e15, true}));
 }
 
 // §3.2 footnote 3: the farthest device on a bidirectional ring of 7, by walking both ways from device 0.

@@ -51,7 +51,7 @@ struct Case {
 
 // Runs one case on random data and checks every device's block against the plain product.
 void check_case(const Case& c, std::mt19937& rng) {
-  CmProblem p{c.kind, Topology{c.shape, c.wraps, Links::bi}, c.x_axis, c.y_axis, double(c.B), double(c.D),
+  CmProblem p{c.kind, Topology{c.shape, c.wraps, Direction::bi}, c.x_axis, c.y_axis, double(c.B), double(c.D),
               double(c.F), c.direction, c.tiles};
   const bool rs = c.kind == CmKind::reduce_scatter;
   const Matrix lhs = random_matrix(size_t(c.B), size_t(rs ? c.F : c.D), rng);
@@ -89,7 +89,7 @@ void check_case(const Case& c, std::mt19937& rng) {
 
 CmProblem problem(CmKind kind, std::vector<int> shape, std::vector<bool> wraps, double B, double D, double F,
                   Direction dir) {
-  return {kind, Topology{std::move(shape), std::move(wraps), Links::bi}, 0, 1, B, D, F, dir, 0};
+  return {kind, Topology{std::move(shape), std::move(wraps), Direction::bi}, 0, 1, B, D, F, dir, 0};
 }
 
 }  // namespace
@@ -128,14 +128,14 @@ TEST_CASE("ppermute: link loads counted by hand") {
   // A ring of 4 (wrapped): a shift by −1 puts one block on each of the 4 leftward links.
   std::vector<Block> blocks(4, zeros(2, 3));
   for (int d = 0; d < 4; ++d) blocks[size_t(d)].values.assign(6, d);
-  const Topology ring4{{4}, {true}, Links::bi};
+  const Topology ring4{{4}, {true}, Direction::bi};
   auto t = ppermute(ring4, {{0, -1, &blocks}});
   CHECK(t.max_link_elements == 6);
   CHECK(t.total_link_elements == 24);
   CHECK(t.max_hops == 1);
   for (int d = 0; d < 4; ++d) CHECK(blocks[size_t(d)].values[0] == (d + 1) % 4);  // d received from d + 1
   // An open line of 4: the message from position 0 to 3 crosses all three rightward links.
-  const Topology line4{{4}, {false}, Links::bi};
+  const Topology line4{{4}, {false}, Direction::bi};
   t = ppermute(line4, {{0, -1, &blocks}});
   CHECK(t.max_link_elements == 6);
   CHECK(t.total_link_elements == 3 * 6 + 3 * 6);
@@ -147,9 +147,9 @@ TEST_CASE("ppermute: link loads counted by hand") {
   t = ppermute(ring4, {{0, -1, &left}, {0, +1, &right}});
   CHECK(t.max_link_elements == 2);
   // uni links go the long way round; on an open axis they are refused
-  t = ppermute(Topology{{4}, {true}, Links::uni}, {{0, -1, &left}});
+  t = ppermute(Topology{{4}, {true}, Direction::uni}, {{0, -1, &left}});
   CHECK(t.max_hops == 3);
-  CHECK_THROWS_AS(ppermute(Topology{{4}, {false}, Links::uni}, {{0, 1, &left}}), std::invalid_argument);
+  CHECK_THROWS_AS(ppermute(Topology{{4}, {false}, Direction::uni}, {{0, 1, &left}}), std::invalid_argument);
   CHECK_THROWS_AS(ppermute(ring4, {{1, 1, &left}}), std::invalid_argument);
   std::vector<Block> three(3);
   CHECK_THROWS_AS(ppermute(ring4, {{0, 1, &three}}), std::invalid_argument);
@@ -226,11 +226,11 @@ TEST_CASE("collective matmul rejects impossible problems") {
   p.D = 8, p.F = 2.5;
   CHECK_THROWS_AS(validate(p), ShapeError);
   p.F = 8;
-  p.mesh = Topology{{8}, {false}, Links::bi};
+  p.mesh = Topology{{8}, {false}, Direction::bi};
   CHECK_THROWS_AS(validate(p), std::invalid_argument);
-  p.mesh = Topology{{2, 4}, {false, false}, Links::uni};
+  p.mesh = Topology{{2, 4}, {false, false}, Direction::uni};
   CHECK_THROWS_AS(validate(p), std::invalid_argument);
-  p.mesh = Topology{{2, 4}, {false, false}, Links::bi};
+  p.mesh = Topology{{2, 4}, {false, false}, Direction::bi};
   p.kind = CmKind::all_reduce, p.F = 3, p.tiles = 4;
   CHECK_THROWS_AS(validate(p), std::invalid_argument);
   // Real numbers are capped before anything is allocated.

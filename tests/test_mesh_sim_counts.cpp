@@ -29,8 +29,8 @@ void for_each_topology(int axes, int max_size, const std::function<void(const si
     for (int wraps = 0; wraps < (1 << axes); ++wraps) {
       std::vector<bool> w;
       for (int a = 0; a < axes; ++a) w.push_back(((wraps >> a) & 1) != 0);
-      f({shape, w, sim::Links::bi});
-      if (wraps == (1 << axes) - 1) f({shape, w, sim::Links::uni});
+      f({shape, w, sim::Direction::bi});
+      if (wraps == (1 << axes) - 1) f({shape, w, sim::Direction::uni});
     }
     size_t a = 0;
     while (a < shape.size() && shape[a] == max_size) shape[a++] = 1;
@@ -56,15 +56,18 @@ TEST_CASE("count-only equals data mode on every small mesh, operation, axis orde
       for (const auto& group : subsets) {
         double n = 1;
         for (int a : group) n *= t.shape[static_cast<size_t>(a)];
-        for (auto op : {sim::Op::all_gather, sim::Op::reduce_scatter, sim::Op::all_reduce, sim::Op::all_to_all,
-                        sim::Op::ppermute}) {
-          if (op == sim::Op::ppermute && group.size() != 1) continue;
-          const double unit = op == sim::Op::all_to_all ? n * n : n;
+        for (const sim::Op& kind : {sim::Op{Collective::all_gather}, sim::Op{Collective::reduce_scatter},
+                                    sim::Op{Collective::all_reduce}, sim::Op{Collective::all_to_all},
+                                    sim::Op{sim::Ppermute{}}}) {
+          const bool ppermute = std::holds_alternative<sim::Ppermute>(kind);
+          if (ppermute && group.size() != 1) continue;
+          const double unit = sim::is(kind, Collective::all_to_all) ? n * n : n;
           for (const double times : {1.0, 2.0, 3.0, 5.0})
-            for (const int shift : op == sim::Op::ppermute ? std::vector<int>{-3, 1, 2, 4} : std::vector<int>{1}) {
-              INFO(shape_text(t.shape) << " wraps " << t.wraps[0] << (t.links == sim::Links::uni ? " uni" : " bi")
-                                       << " op " << static_cast<int>(op) << " axes " << group.size() << " E " << unit * times);
-              compare(t, {op, group, unit * times, shift});
+            for (const int shift : ppermute ? std::vector<int>{-3, 1, 2, 4} : std::vector<int>{1}) {
+              const sim::Op op = ppermute ? sim::Op{sim::Ppermute{shift}} : kind;
+              INFO(shape_text(t.shape) << " wraps " << t.wraps[0] << (t.links == sim::Direction::uni ? " uni" : " bi")
+                                       << " op " << kind.index() << " axes " << group.size() << " E " << unit * times);
+              compare(t, {op, group, unit * times});
               ++runs;
             }
         }

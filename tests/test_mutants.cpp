@@ -91,7 +91,7 @@ TEST_CASE("planner: an axis shared by data and pipeline parallelism splits its b
 TEST_CASE("collective matmul: the FFN run holds every shard and global array, counted by hand") {
   sim::CmProblem p;
   p.kind = sim::CmKind::ffn;
-  p.mesh = sim::Topology{{2, 4}, {true, true}, sim::Links::bi};
+  p.mesh = sim::Topology{{2, 4}, {true, true}, sim::Direction::bi};
   p.B = 16, p.D = 8, p.F = 32;
   // Per device (b = 8, |Y| = 4): In[b, D/Y] 16, W_in[D, F/Y] 64, the hidden [b, F/Y] 64, W_out[F/Y, D] 64,
   // Out[b, D/Y] 16: 224 on each of 8 devices. Global: In 128, W_in 256, W_out 256, hidden 512, Out 128.

@@ -67,11 +67,11 @@ TEST_CASE("data mode refuses sizes it cannot hold before building anything") {
                    {"simulate --op all-to-all --devices 2000 --direction bi --elements 4e6", "count-only"},
                    {"simulate --op all-gather --devices 2000000 --direction bi --elements 2e6 --count-only", "--devices"}});
   CHECK_THROWS_WITH_AS(scaling::sim::simulate(scaling::sim::Topology{std::vector<int>(9, 2), std::vector<bool>(9, true)},
-                                              {scaling::sim::Op::all_gather, {0}, 2}),
+                                              {scaling::Collective::all_gather, {0}, 2}),
                        doctest::Contains("at most 8"), std::invalid_argument);
   // Axis sizes whose product overflows an int are refused, not wrapped around.
   CHECK_THROWS_WITH_AS(scaling::sim::simulate(scaling::sim::Topology{{100000, 100000}, {true, true}},
-                                              {scaling::sim::Op::all_gather, {0}, 1e5, 1, true}),
+                                              {scaling::Collective::all_gather, {0}, 1e5, true}),
                        doctest::Contains("at most"), std::invalid_argument);
 }
 

@@ -99,7 +99,7 @@ void check_exact_adam(const MlpWeights& updated, const MlpProblem& p, const IntS
     }
 }
 
-Topology torus(std::vector<int> shape) { return {shape, std::vector<bool>(shape.size(), true), Links::bi}; }
+Topology torus(std::vector<int> shape) { return {shape, std::vector<bool>(shape.size(), true), Direction::bi}; }
 
 MlpShape small_shape() { return {3, 16, 8, 16}; }
 
@@ -258,7 +258,7 @@ TEST_CASE("training step: the mesh counts what each device sends, forwarded elem
   // middle sends its own both ways and forwards each end's element to the other end.
   std::vector<std::vector<double>> data(3, std::vector<double>(3, 0.0));
   for (int d = 0; d < 3; ++d) data[static_cast<size_t>(d)][static_cast<size_t>(d)] = 10 + d;
-  const auto r = run_on(Topology{{3}, {false}, Links::bi}, Request{Op::all_gather, {0}, 3}, data);
+  const auto r = run_on(Topology{{3}, {false}, Direction::bi}, Request{scaling::Collective::all_gather, {0}, 3}, data);
   REQUIRE(r.sent_elements.size() == 3);
   CHECK(r.sent_elements[0] == 1);
   CHECK(r.sent_elements[1] == 4);
@@ -362,7 +362,7 @@ TEST_CASE("training pipeline: the corrected schedule gives the unsharded step bi
     for (int M : {1, 2, 4, 8, 16}) {
       CAPTURE(S);
       CAPTURE(M);
-      for (const auto& topo : {Topology{{S}, {false}, Links::bi}, Topology{{S}, {true}, Links::bi}}) {
+      for (const auto& topo : {Topology{{S}, {false}, Direction::bi}, Topology{{S}, {true}, Direction::bi}}) {
         const auto run = pipeline_step(topo, p, Optimizer{OptimizerKind::sgd, kLr}, PipelineOptions{M});
         CHECK(run.loss * 2 == static_cast<double>(exact.loss_times_2));
         check_exact_sgd(run.updated, p, exact);
@@ -380,7 +380,7 @@ TEST_CASE("training pipeline: the bubble is (S − 1)/(M + S − 1)") {
   const auto p = example_problem(shape, InitKind::integers, 5);
   for (int S : {1, 2, 4, 8})
     for (int M : {1, 2, 4, 8, 32}) {
-      const auto run = pipeline_step(Topology{{S}, {false}, Links::bi}, p, Optimizer{}, PipelineOptions{M});
+      const auto run = pipeline_step(Topology{{S}, {false}, Direction::bi}, p, Optimizer{}, PipelineOptions{M});
       // Fill and drain: M + S − 1 forward slots of 1 and as many backward slots of 2 (backward FLOPs are
       // twice the forward's), of which each stage is busy M of each.
       CHECK(run.makespan == doctest::Approx(3.0 * (M + S - 1)).epsilon(1e-15));
@@ -393,7 +393,7 @@ TEST_CASE("training pipeline: Gaussian data with microbatches within the reducti
   const auto p = example_problem(shape, InitKind::gaussian, 13);
   const auto ref = reference_step(p, Optimizer{OptimizerKind::sgd, kLr});
   const auto mag = gradient_magnitudes(p);
-  const Topology line{{4}, {false}, Links::bi};
+  const Topology line{{4}, {false}, Direction::bi};
   CHECK(max_abs_difference(pipeline_step(line, p, Optimizer{OptimizerKind::sgd, kLr}, PipelineOptions{1}).updated, ref.updated) == 0);
   for (int M : {2, 4, 8}) {
     const auto run = pipeline_step(line, p, Optimizer{OptimizerKind::sgd, kLr}, PipelineOptions{M});
@@ -404,7 +404,7 @@ TEST_CASE("training pipeline: Gaussian data with microbatches within the reducti
 TEST_CASE("training pipeline: the book's code as printed updates nothing, and with its loop fixed gets other weights") {
   const MlpShape shape{4, 16, 8, 16};
   const auto p = example_problem(shape, InitKind::integers, 5);
-  const Topology line{{4}, {false}, Links::bi};
+  const Topology line{{4}, {false}, Direction::bi};
   // range(0, num_layers, -1) is empty: no backward, no update, no gradient sent back.
   PipelineOptions as_printed{1, false, true};
   const auto printed = pipeline_step(line, p, Optimizer{OptimizerKind::sgd, kLr}, as_printed);
@@ -422,9 +422,9 @@ TEST_CASE("training pipeline: the book's code as printed updates nothing, and wi
 
 TEST_CASE("training pipeline: bad stage, layer or microbatch counts are rejected") {
   const auto p = example_problem(MlpShape{4, 16, 8, 16}, InitKind::integers, 5);
-  CHECK_THROWS_AS(pipeline_step(Topology{{3}, {false}, Links::bi}, p, Optimizer{}, PipelineOptions{1}), std::invalid_argument);
-  CHECK_THROWS_AS(pipeline_step(Topology{{2}, {false}, Links::bi}, p, Optimizer{}, PipelineOptions{3}), std::invalid_argument);
-  CHECK_THROWS_AS(pipeline_step(Topology{{2}, {false}, Links::bi}, p, Optimizer{}, PipelineOptions{0}), std::invalid_argument);
-  CHECK_THROWS_AS(pipeline_step(Topology{{2, 2}, {false, false}, Links::bi}, p, Optimizer{}, PipelineOptions{1}), std::invalid_argument);
-  CHECK_THROWS_AS(pipeline_step(Topology{{4}, {true}, Links::uni}, p, Optimizer{}, PipelineOptions{1}), std::invalid_argument);
+  CHECK_THROWS_AS(pipeline_step(Topology{{3}, {false}, Direction::bi}, p, Optimizer{}, PipelineOptions{1}), std::invalid_argument);
+  CHECK_THROWS_AS(pipeline_step(Topology{{2}, {false}, Direction::bi}, p, Optimizer{}, PipelineOptions{3}), std::invalid_argument);
+  CHECK_THROWS_AS(pipeline_step(Topology{{2}, {false}, Direction::bi}, p, Optimizer{}, PipelineOptions{0}), std::invalid_argument);
+  CHECK_THROWS_AS(pipeline_step(Topology{{2, 2}, {false, false}, Direction::bi}, p, Optimizer{}, PipelineOptions{1}), std::invalid_argument);
+  CHECK_THROWS_AS(pipeline_step(Topology{{4}, {true}, Direction::uni}, p, Optimizer{}, PipelineOptions{1}), std::invalid_argument);
 }

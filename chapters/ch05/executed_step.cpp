@@ -29,7 +29,7 @@ namespace sim = scaling::sim;
 
 constexpr double kBytesPerElement = 2;  // bf16, as §5's table counts bytes
 
-sim::Topology mesh_2x4() { return {{2, 4}, {true, true}, sim::Links::bi}; }
+sim::Topology mesh_2x4() { return {{2, 4}, {true, true}, sim::Direction::bi}; }
 sim::MlpShape executed_shape() { return {3, 32, 8, 16}; }
 sim::Optimizer sgd() { return {sim::OptimizerKind::sgd, 1.0 / 64}; }
 

@@ -30,7 +30,7 @@ namespace sim = scaling::sim;
 constexpr int kStages = 4;
 constexpr double kBytesPerElement = 2;  // bf16
 
-sim::Topology stages(int n) { return {{n}, {false}, sim::Links::bi}; }
+sim::Topology stages(int n) { return {{n}, {false}, sim::Direction::bi}; }
 sim::MlpShape pipeline_shape() { return {kStages, 32, 8, 16}; }
 sim::Optimizer sgd() { return {sim::OptimizerKind::sgd, 1.0 / 64}; }
 

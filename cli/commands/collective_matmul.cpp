@@ -39,7 +39,7 @@ scaling::sim::CmProblem mesh_problem(const Args& a, const scaling::Chip& chip) {
   for (size_t i = 2; i < chip.pod_shape.size(); ++i) shape += "x1";
   const Slice s = slice_on_chip(chip, "--mesh", shape, parse_wrap(a.wrap), a.mesh);
   sim::CmProblem p;
-  p.mesh = sim::Topology{{s.shape[0], s.shape[1]}, {s.wraps[0], s.wraps[1]}, sim::Links::bi};
+  p.mesh = sim::Topology{{s.shape[0], s.shape[1]}, {s.wraps[0], s.wraps[1]}, sim::Direction::bi};
   p.x_axis = x;
   p.y_axis = y;
   return p;

@@ -21,7 +21,8 @@ struct Args {
 };
 
 scaling::sim::Op parse_op(const std::string& t) {
-  return t == "ppermute" ? scaling::sim::Op::ppermute : scaling::sim::to_op(scaling::parse_collective(t));
+  if (t == "ppermute") return scaling::sim::Ppermute{1};
+  return scaling::parse_collective(t);
 }
 
 void run(const Args& a) {
@@ -29,13 +30,14 @@ void run(const Args& a) {
   const sim::Op op = parse_op(a.op);
   const double devices = parse_size("--devices", a.devices, sim::kMaxDevices);
   const double elements = parse_size("--elements", a.elements);
-  const auto topo = sim::ring(static_cast<int>(devices), a.direction == "uni" ? sim::Links::uni : sim::Links::bi);
+  const sim::Direction links = sim::parse_direction(a.direction);
+  const auto topo = sim::ring(static_cast<int>(devices), links);
   const auto r = for_option(a.count_only ? "--devices, --elements" : "--devices, --elements (data mode)",
-                            [&] { return sim::simulate(topo, {op, {0}, elements, 1, a.count_only}); });
+                            [&] { return sim::simulate(topo, {op, {0}, elements, a.count_only}); });
   Report rep;
   rep.label_width = 26;
   rep.heading = fmt::format("{} of {} elements on a {} ring of {} devices", a.op, format_number(elements),
-                            a.direction == "uni" ? "unidirectional" : "bidirectional", format_number(devices));
+                            links == sim::Direction::uni ? "unidirectional" : "bidirectional", format_number(devices));
   rep.outputs = {{"", "result", std::string(a.count_only ? "not computed (--count-only)" : r.correct ? "correct" : "WRONG")},
                  {"steps", "steps", double(r.steps), kCount},
                  {"max_link_elements", "busiest link (elements)", r.max_link_elements, kCount},

@@ -11,16 +11,6 @@
 namespace scaling {
 namespace {
 
-std::string with_separators(double whole) {
-  const std::string digits = fmt::format("{:.0f}", std::fabs(whole));
-  std::string out = whole < 0 ? "-" : "";
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 std::string scientific(double value, int digits);
 
 // `digits` significant digits, trailing zeros dropped: 240.24 -> "240.2", 1.5 -> "1.5"; from 1e6 up
@@ -37,7 +27,7 @@ std::string significant(double value, int digits) {
   // Thousands separated as whole numbers are ("76,667", "1,524.5"), so a column never mixes the two styles.
   const size_t point = std::min(s.find('.'), s.size());
   const bool negative = s[0] == '-';
-  const std::string whole = with_separators(std::stod(s.substr(negative ? 1 : 0, point - (negative ? 1 : 0))));
+  const std::string whole = format_with_separators(std::stod(s.substr(negative ? 1 : 0, point - (negative ? 1 : 0))));
   return (negative ? "-" : "") + whole + s.substr(point);
 }
 
@@ -76,10 +66,20 @@ std::string format_number(double value, int digits) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   if (value == 0) return "0";
-  if (value == std::round(value) && std::fabs(value) < 1e15) return with_separators(value);
+  if (value == std::round(value) && std::fabs(value) < 1e15) return format_with_separators(value);
   const double a = std::fabs(value);
   if (a >= 1e-3 && a < 1e6) return significant(value, digits);
   return scientific(value, digits);
+}
+
+std::string format_with_separators(double whole) {
+  const std::string digits = fmt::format("{:.0f}", std::fabs(whole));
+  std::string out = whole < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
 std::string format_whole(double value) {

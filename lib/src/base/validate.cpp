@@ -31,13 +31,7 @@ namespace {
 // not 9.007e15, which would hide whether 2^53 + 1 is allowed), anything else as format_number prints it.
 std::string bound(double x) {
   if (!(std::fabs(x) >= 1e15 && std::fabs(x) <= 9007199254740992.0 && x == std::floor(x))) return format_number(x);
-  const std::string digits = fmt::format("{:.0f}", std::fabs(x));
-  std::string out = x < 0 ? "-" : "";
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
+  return format_with_separators(x);
 }
 }  // namespace
 

@@ -48,26 +48,15 @@ TrainingMemory training_memory(const TransformerConfig& c, double batch_tokens, 
   return m;
 }
 
-SavedRule remat_rule(Remat r) {
-  switch (r) {
-    case Remat::none: return SavedRule{.d = 20};  // §4.4.2: roughly every node of the layer's graph
-    case Remat::big_matmuls: return SavedRule{.d = 7};
-    case Remat::block: return SavedRule{.d = 1};
-  }
-  return SavedRule{.d = 20};
-}
-
-double saved_tensors_per_layer(Remat r) { return remat_rule(r).d; }
-
-TrainingMemory training_memory(const TransformerConfig& c, double tokens, Remat r, Dtype params, Dtype grads,
-                               Dtype optimizer, Dtype activation) {
+TrainingMemory training_memory(const TransformerConfig& c, double tokens, const SavedRule& saved, Dtype params,
+                               Dtype grads, Dtype optimizer, Dtype activation) {
   TrainingSetup s;
   s.weights = params;
   s.grads = grads;
   s.optimizer = Optimizer::adam;
   s.optimizer_state = optimizer;
   s.activations = activation;
-  s.saved = remat_rule(r);
+  s.saved = saved;
   return training_memory(c, tokens, s);
 }
 
@@ -264,8 +253,6 @@ PipelineCost pipeline_cost(const MlpLayer& l, double layers, double stages, doub
 }
 
 // ----- training time -----
-
-double six_active_flops_per_token(const TransformerConfig& c) { return 6 * param_counts(c).active; }
 
 double training_time_s(double total_flops, double chips, double peak_flops_per_s, double mfu) {
   check::positive("total FLOPs", total_flops);

@@ -95,10 +95,7 @@ double training_flops_per_token(const TransformerConfig& c, double context) {
   return 3 * forward_flops_per_token(c, context).total;
 }
 
-double six_n_rule_flops_per_token(const TransformerConfig& c) {
-  const auto p = param_counts(c);
-  return 6 * (p.active - p.embedding);
-}
+double six_active_flops_per_token(const TransformerConfig& c) { return 6 * param_counts(c).active; }
 
 double tp_reductions_per_layer(const TransformerConfig& c) {
   validate(c);

@@ -28,12 +28,6 @@ std::string_view name(CmKind k) {
   return "?";
 }
 
-Direction parse_direction(std::string_view text) {
-  if (text == "uni") return Direction::uni;
-  if (text == "bi") return Direction::bi;
-  throw std::invalid_argument("unknown direction '" + std::string(text) + "' (expected uni or bi)");
-}
-
 int x_size(const CmProblem& p) { return p.mesh.shape.at(static_cast<size_t>(p.x_axis)); }
 int y_size(const CmProblem& p) { return p.mesh.shape.at(static_cast<size_t>(p.y_axis)); }
 int tiles(const CmProblem& p) { return p.tiles == 0 ? y_size(p) : p.tiles; }
@@ -61,7 +55,7 @@ void validate(const CmProblem& p) {
   if (p.x_axis == p.y_axis || p.x_axis < 0 || p.x_axis > 1 || p.y_axis < 0 || p.y_axis > 1)
     throw std::invalid_argument("X and Y must be the two different axes of the mesh");
   device_count(m);  // sizes at least 1
-  if (m.links == Links::uni && !m.wraps[static_cast<size_t>(p.y_axis)] && y_size(p) > 1)
+  if (m.links == Direction::uni && !m.wraps[static_cast<size_t>(p.y_axis)] && y_size(p) > 1)
     throw std::invalid_argument("unidirectional links need a wrapped Y axis (a ring)");
   check_dimension("B", p.B);
   check_dimension("D", p.D);

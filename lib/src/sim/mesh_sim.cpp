@@ -68,7 +68,7 @@ class Grid {
   int axes() const { return static_cast<int>(topo_.shape.size()); }
   int size(int axis) const { return topo_.shape[static_cast<size_t>(axis)]; }
   bool wraps(int axis) const { return topo_.wraps[static_cast<size_t>(axis)]; }
-  bool uni() const { return topo_.links == Links::uni; }
+  bool uni() const { return topo_.links == Direction::uni; }
 
   std::vector<int> coords(int d) const {
     std::vector<int> c(topo_.shape.size());
@@ -142,172 +142,7 @@ struct Group {
   }
 };
 
-void add_path(std::vector<Path>& paths, int start, int axis, int dir, int hops, std::vector<Range> ranges, bool add,
-              int first_step) {
-  if (hops <= 0 || ranges.empty()) return;
-  paths.push_back({start, std::vector<Move>(static_cast<size_t>(hops), Move{axis, dir}), std::move(ranges), add, first_step});
-}
-
-// Tags every path added since `from` with a phase number.
-void tag_phase(std::vector<Path>& paths, size_t from, int phase) {
-  for (size_t i = from; i < paths.size(); ++i) paths[i].phase = phase;
-}
-
-// AllGather along one axis: the ranges held by `d` spread to every device of its ring.
-void flood(const Grid& g, std::vector<Path>& paths, int d, int axis, const std::vector<Range>& ranges, int first_step) {
-  const int m = g.size(axis), pos = g.coords(d)[static_cast<size_t>(axis)];
-  if (m == 1) return;
-  if (!g.wraps(axis)) {
-    add_path(paths, d, axis, +1, m - 1 - pos, ranges, false, first_step);
-    add_path(paths, d, axis, -1, pos, ranges, false, first_step);
-  } else if (g.uni()) {
-    add_path(paths, d, axis, +1, m - 1, ranges, false, first_step);
-  } else if (m % 2 == 1) {
-    add_path(paths, d, axis, +1, m / 2, ranges, false, first_step);
-    add_path(paths, d, axis, -1, m / 2, ranges, false, first_step);
-  } else {  // the antipode gets the first half from the + side and the second half from the − side
-    const int h = m / 2;
-    add_path(paths, d, axis, +1, h, halves(ranges, true), false, first_step);
-    add_path(paths, d, axis, +1, h - 1, halves(ranges, false), false, first_step);
-    add_path(paths, d, axis, -1, h, halves(ranges, false), false, first_step);
-    add_path(paths, d, axis, -1, h - 1, halves(ranges, true), false, first_step);
-  }
-}
-
-// ReduceScatter along one axis: reduction chains that end at `owner`, carrying the owner's ranges.
-void reduce_to(const Grid& g, std::vector<Path>& paths, int owner, int axis, const std::vector<Range>& ranges,
-               int first_step) {
-  const int m = g.size(axis);
-  if (m == 1) return;
-  auto c = g.coords(owner);
-  const int pos = c[static_cast<size_t>(axis)];
-  auto at = [&](int coord) {
-    c[static_cast<size_t>(axis)] = ((coord % m) + m) % m;
-    return g.index(c);
-  };
-  if (!g.wraps(axis)) {
-    add_path(paths, at(m - 1), axis, -1, m - 1 - pos, ranges, true, first_step);
-    add_path(paths, at(0), axis, +1, pos, ranges, true, first_step);
-  } else if (g.uni()) {
-    add_path(paths, at(pos + 1), axis, +1, m - 1, ranges, true, first_step);
-  } else if (m % 2 == 1) {
-    const int h = m / 2;
-    add_path(paths, at(pos + h), axis, -1, h, ranges, true, first_step);
-    add_path(paths, at(pos - h), axis, +1, h, ranges, true, first_step);
-  } else {  // mirror of flood(): the antipode sends its first half one way and its second half the other
-    const int h = m / 2;
-    add_path(paths, at(pos + h), axis, -1, h, halves(ranges, true), true, first_step);
-    add_path(paths, at(pos + h - 1), axis, -1, h - 1, halves(ranges, false), true, first_step);
-    add_path(paths, at(pos - h), axis, +1, h, halves(ranges, false), true, first_step);
-    add_path(paths, at(pos - h + 1), axis, +1, h - 1, halves(ranges, true), true, first_step);
-  }
-}
-
-Range shard_part(long long shard_elements, int shard, int part, int parts) {
-  const long long base = shard * shard_elements;
-  return {base + shard_elements * part / parts, base + shard_elements * (part + 1) / parts};
-}
-
-// Phase start steps for the k-part cyclic schedule; `reverse` walks the axes backwards (ReduceScatter).
-std::vector<int> phase_starts(const Grid& g, const std::vector<int>& axes, int first_step, bool reverse) {
-  const int k = static_cast<int>(axes.size());
-  std::vector<int> start{first_step};
-  for (int q = 0; q < k; ++q) {
-    int len = 0;
-    for (int p = 0; p < k; ++p) {
-      const int idx = reverse ? (p + k - 1 - q) % k : (p + q) % k;
-      len = std::max(len, g.span(axes[static_cast<size_t>(idx)]));
-    }
-    start.push_back(start.back() + len);
-  }
-  return start;
-}
-
-void all_gather_paths(const Grid& g, const Group& grp, long long shard, int first_step, int first_phase,
-                      std::vector<Path>& paths) {
-  const int k = static_cast<int>(grp.axes.size());
-  const auto start = phase_starts(g, grp.axes, first_step, false);
-  for (int d = 0; d < g.devices(); ++d) {
-    const auto my = grp.rank_coords(grp.rank(d));
-    for (int p = 0; p < k; ++p)
-      for (int q = 0; q < k; ++q) {
-        const size_t before = paths.size();
-        // Held before phase q: shards that match mine except on the axes part p has already gathered.
-        std::vector<bool> free(static_cast<size_t>(k));
-        for (int qq = 0; qq < q; ++qq) free[static_cast<size_t>((p + qq) % k)] = true;
-        std::vector<Range> ranges;
-        for (int r = 0; r < grp.n; ++r) {
-          const auto rc = grp.rank_coords(r);
-          bool match = true;
-          for (int i = 0; i < k && match; ++i) match = free[static_cast<size_t>(i)] || rc[static_cast<size_t>(i)] == my[static_cast<size_t>(i)];
-          if (match) ranges.push_back(shard_part(shard, r, p, k));
-        }
-        flood(g, paths, d, grp.axes[static_cast<size_t>((p + q) % k)], ranges, start[static_cast<size_t>(q)]);
-        tag_phase(paths, before, first_phase + q);
-      }
-  }
-}
-
-void reduce_scatter_paths(const Grid& g, const Group& grp, long long shard, int first_step, std::vector<Path>& paths) {
-  const int k = static_cast<int>(grp.axes.size());
-  const auto start = phase_starts(g, grp.axes, first_step, true);
-  for (int d = 0; d < g.devices(); ++d) {
-    const auto my = grp.rank_coords(grp.rank(d));
-    for (int p = 0; p < k; ++p)
-      for (int q = 0; q < k; ++q) {
-        const size_t before = paths.size();
-        const int axis_index = (p + k - 1 - q) % k;
-        // Owned before phase q: shards matching my coordinates on the axes part p has already reduced;
-        // this phase delivers those whose coordinate on the current axis is mine.
-        std::vector<bool> fixed(static_cast<size_t>(k));
-        for (int qq = 0; qq <= q; ++qq) fixed[static_cast<size_t>((p + k - 1 - qq) % k)] = true;
-        std::vector<Range> ranges;
-        for (int r = 0; r < grp.n; ++r) {
-          const auto rc = grp.rank_coords(r);
-          bool match = true;
-          for (int i = 0; i < k && match; ++i) match = !fixed[static_cast<size_t>(i)] || rc[static_cast<size_t>(i)] == my[static_cast<size_t>(i)];
-          if (match) ranges.push_back(shard_part(shard, r, p, k));
-        }
-        reduce_to(g, paths, d, grp.axes[static_cast<size_t>(axis_index)], ranges, start[static_cast<size_t>(q)]);
-        tag_phase(paths, before, q);
-      }
-  }
-}
-
-// Shortest route from `from` to `to` over the group's axes in order; antipodal hops split the ranges.
-void route(const Grid& g, const std::vector<int>& axes, size_t axis_i, int from, const std::vector<int>& to_coords,
-           std::vector<Move> moves, std::vector<Range> ranges, int start, std::vector<Path>& paths) {
-  if (ranges.empty()) return;
-  if (axis_i == axes.size()) {
-    if (!moves.empty()) paths.push_back({start, std::move(moves), std::move(ranges), false, 1});
-    return;
-  }
-  const int a = axes[axis_i], m = g.size(a);
-  const int here = g.coords(from)[static_cast<size_t>(a)], there = to_coords[static_cast<size_t>(a)];
-  auto go = [&](int dir, int hops, std::vector<Range> rs) {
-    auto mv = moves;
-    int at = from;
-    for (int i = 0; i < hops; ++i) {
-      mv.push_back({a, dir});
-      at = g.step(at, {a, dir});
-    }
-    route(g, axes, axis_i + 1, at, to_coords, std::move(mv), std::move(rs), start, paths);
-  };
-  const int delta = there - here;
-  if (!g.wraps(a)) {
-    go(delta >= 0 ? +1 : -1, std::abs(delta), ranges);
-  } else {
-    const int fwd = ((delta % m) + m) % m;
-    if (g.uni() || fwd < m - fwd) go(+1, fwd, ranges);
-    else if (fwd > m - fwd) go(-1, m - fwd, ranges);
-    else {
-      go(+1, fwd, halves(ranges, true));
-      go(-1, fwd, halves(ranges, false));
-    }
-  }
-}
-
-// ---- Count-only mode: the same algorithms, counted without building a path or a hop. ----------------
+// ---- Count-only mode's link counters --------------------------------------------------------------
 // A straight run of h hops along one axis adds its elements to h consecutive links of one line of the
 // mesh; difference arrays make that O(1), so the work is linear in the devices (AllGather and
 // ReduceScatter: k² runs per device over k axes) and the memory is one counter per link and phase.
@@ -375,53 +210,120 @@ class LinkCounter {
   std::vector<double> diff_;
 };
 
+// ---- The router, written once for both modes ---------------------------------------------------------
+// Every collective but AllToAll is made of straight runs: `hops` hops from a device along one axis in one
+// direction, carrying a set of ranges, either kept by each device it reaches (gather, ppermute) or added
+// into the next device's values (reduction chains). The algorithms below emit those runs into a sink:
+//  - PathSink (data mode) keeps each run as a Path with its explicit ranges, to execute on real arrays;
+//  - CountSink (count-only mode) adds the run's elements to the link counters and the tallies, carrying
+//    only how many ranges there are and how long each is (RangeCount) — so the same routes are counted at
+//    sizes no data mode could hold, as ppermute.hpp's shape-only blocks do for collective matmuls.
+// Every range of one run has the same length, so halving a RangeCount is exact: halves() below cut each
+// range at begin + length/2 and drop the empty halves, and so do the counts.
+
+struct RangeCount {
+  long long ranges = 0, each = 0;  // `ranges` ranges of `each` elements
+};
+
+RangeCount halves(const RangeCount& rc, bool first) {
+  const long long each = first ? rc.each / 2 : rc.each - rc.each / 2;
+  return {each > 0 ? rc.ranges : 0, each};
+}
+
+Range shard_part(long long shard_elements, int shard, int part, int parts) {
+  const long long base = shard * shard_elements;
+  return {base + shard_elements * part / parts, base + shard_elements * (part + 1) / parts};
+}
+
+long long part_size(long long shard, int part, int parts) { return shard * (part + 1) / parts - shard * part / parts; }
+
+struct PathSink {
+  using Ranges = std::vector<Range>;
+  const Grid& grid;
+  std::vector<Path>& paths;
+
+  void run(int start, int axis, int dir, int hops, Ranges ranges, bool add, int first_step, int phase) {
+    if (hops <= 0 || ranges.empty()) return;
+    paths.push_back({start, std::vector<Move>(static_cast<size_t>(hops), Move{axis, dir}), std::move(ranges), add,
+                     first_step, phase});
+  }
+  // Part `part` of the shards of every rank of the group that matches `device`'s coordinates on the axes
+  // not marked free.
+  Ranges shards(const Group& grp, int device, const std::vector<bool>& free, long long shard, int part, int parts) const {
+    const auto my = grp.rank_coords(grp.rank(device));
+    Ranges out;
+    for (int r = 0; r < grp.n; ++r) {
+      const auto rc = grp.rank_coords(r);
+      bool match = true;
+      for (size_t i = 0; i < free.size() && match; ++i) match = free[i] || rc[i] == my[i];
+      if (match) out.push_back(shard_part(shard, r, part, parts));
+    }
+    return out;
+  }
+  int steps() const {
+    int s = 0;
+    for (const auto& p : paths) s = std::max(s, p.first_step + static_cast<int>(p.moves.size()) - 1);
+    return s;
+  }
+};
+
 // What the count pass tells the data mode before it builds anything: the counts, and the work it would do.
 struct Counted {
   Result result{true, 0, 0, 0};
   double records = 0;  // hops plus ranges the data mode would store (an upper bound for AllToAll)
 };
 
-struct Tally {
+struct CountSink {
+  using Ranges = RangeCount;
+  const Grid& grid;
   Counted& c;
-  LinkCounter* links;
-  // One path of `hops` hops along `axis` carrying `elements`; `kept` as the path builder keeps it (a path
-  // whose ranges are all empty is dropped), starting at step `first_step`.
-  void run(int start, int axis, int dir, int hops, double elements, long long ranges, int first_step, int phase) {
-    if (hops <= 0 || ranges == 0) return;
-    if (links) links->run(start, axis, dir, hops, elements, phase);
+  LinkCounter& links;
+
+  void run(int start, int axis, int dir, int hops, const Ranges& rc, bool /*add*/, int first_step, int phase) {
+    if (hops <= 0 || rc.ranges == 0) return;  // as PathSink drops a run with no ranges
+    const double elements = static_cast<double>(rc.ranges * rc.each);
+    links.run(start, axis, dir, hops, elements, phase);
     c.result.total_link_elements += elements * hops;
     c.result.steps = std::max(c.result.steps, first_step + hops - 1);
-    c.records += static_cast<double>(hops + ranges);
+    c.records += static_cast<double>(hops + rc.ranges);
   }
+  // As PathSink::shards, counted: one rank for each choice of coordinates on the free axes.
+  Ranges shards(const Group& grp, int /*device*/, const std::vector<bool>& free, long long shard, int part,
+                int parts) const {
+    long long matches = 1;
+    for (size_t i = 0; i < free.size(); ++i)
+      if (free[i]) matches *= grid.size(grp.axes[i]);
+    return {matches, part_size(shard, part, parts)};
+  }
+  int steps() const { return c.result.steps; }
 };
 
-// flood() counted: `matches` ranges of `part` elements each.
-void flood_counts(const Grid& g, Tally& t, int d, int axis, long long matches, long long part, int first_step, int phase) {
+// AllGather along one axis: the ranges held by `d` spread to every device of its ring.
+template <class Sink>
+void flood(const Grid& g, Sink& sink, int d, int axis, const typename Sink::Ranges& ranges, int first_step, int phase) {
   const int m = g.size(axis), pos = g.coords(d)[static_cast<size_t>(axis)];
   if (m == 1) return;
-  const long long lo = part / 2, hi = part - part / 2;  // halves(): the first half is the shorter
-  const double all = static_cast<double>(matches * part);
   if (!g.wraps(axis)) {
-    t.run(d, axis, +1, m - 1 - pos, all, matches, first_step, phase);
-    t.run(d, axis, -1, pos, all, matches, first_step, phase);
+    sink.run(d, axis, +1, m - 1 - pos, ranges, false, first_step, phase);
+    sink.run(d, axis, -1, pos, ranges, false, first_step, phase);
   } else if (g.uni()) {
-    t.run(d, axis, +1, m - 1, all, matches, first_step, phase);
+    sink.run(d, axis, +1, m - 1, ranges, false, first_step, phase);
   } else if (m % 2 == 1) {
-    t.run(d, axis, +1, m / 2, all, matches, first_step, phase);
-    t.run(d, axis, -1, m / 2, all, matches, first_step, phase);
-  } else {
+    sink.run(d, axis, +1, m / 2, ranges, false, first_step, phase);
+    sink.run(d, axis, -1, m / 2, ranges, false, first_step, phase);
+  } else {  // the antipode gets the first half from the + side and the second half from the − side
     const int h = m / 2;
-    const long long lo_ranges = lo > 0 ? matches : 0, hi_ranges = hi > 0 ? matches : 0;
-    t.run(d, axis, +1, h, static_cast<double>(matches * lo), lo_ranges, first_step, phase);
-    t.run(d, axis, +1, h - 1, static_cast<double>(matches * hi), hi_ranges, first_step, phase);
-    t.run(d, axis, -1, h, static_cast<double>(matches * hi), hi_ranges, first_step, phase);
-    t.run(d, axis, -1, h - 1, static_cast<double>(matches * lo), lo_ranges, first_step, phase);
+    sink.run(d, axis, +1, h, halves(ranges, true), false, first_step, phase);
+    sink.run(d, axis, +1, h - 1, halves(ranges, false), false, first_step, phase);
+    sink.run(d, axis, -1, h, halves(ranges, false), false, first_step, phase);
+    sink.run(d, axis, -1, h - 1, halves(ranges, true), false, first_step, phase);
   }
 }
 
-// reduce_to() counted: the chains that end at `owner`, with the hop counts and halves reduce_to uses.
-void reduce_counts(const Grid& g, Tally& t, int owner, int axis, long long matches, long long part, int first_step,
-                   int phase) {
+// ReduceScatter along one axis: reduction chains that end at `owner`, carrying the owner's ranges.
+template <class Sink>
+void reduce_to(const Grid& g, Sink& sink, int owner, int axis, const typename Sink::Ranges& ranges, int first_step,
+               int phase) {
   const int m = g.size(axis);
   if (m == 1) return;
   auto c = g.coords(owner);
@@ -430,55 +332,141 @@ void reduce_counts(const Grid& g, Tally& t, int owner, int axis, long long match
     c[static_cast<size_t>(axis)] = ((coord % m) + m) % m;
     return g.index(c);
   };
-  const long long lo = part / 2, hi = part - part / 2;
-  const double all = static_cast<double>(matches * part);
   if (!g.wraps(axis)) {
-    t.run(at(m - 1), axis, -1, m - 1 - pos, all, matches, first_step, phase);
-    t.run(at(0), axis, +1, pos, all, matches, first_step, phase);
+    sink.run(at(m - 1), axis, -1, m - 1 - pos, ranges, true, first_step, phase);
+    sink.run(at(0), axis, +1, pos, ranges, true, first_step, phase);
   } else if (g.uni()) {
-    t.run(at(pos + 1), axis, +1, m - 1, all, matches, first_step, phase);
+    sink.run(at(pos + 1), axis, +1, m - 1, ranges, true, first_step, phase);
   } else if (m % 2 == 1) {
     const int h = m / 2;
-    t.run(at(pos + h), axis, -1, h, all, matches, first_step, phase);
-    t.run(at(pos - h), axis, +1, h, all, matches, first_step, phase);
-  } else {
+    sink.run(at(pos + h), axis, -1, h, ranges, true, first_step, phase);
+    sink.run(at(pos - h), axis, +1, h, ranges, true, first_step, phase);
+  } else {  // mirror of flood(): the antipode sends its first half one way and its second half the other
     const int h = m / 2;
-    const long long lo_ranges = lo > 0 ? matches : 0, hi_ranges = hi > 0 ? matches : 0;
-    t.run(at(pos + h), axis, -1, h, static_cast<double>(matches * lo), lo_ranges, first_step, phase);
-    t.run(at(pos + h - 1), axis, -1, h - 1, static_cast<double>(matches * hi), hi_ranges, first_step, phase);
-    t.run(at(pos - h), axis, +1, h, static_cast<double>(matches * hi), hi_ranges, first_step, phase);
-    t.run(at(pos - h + 1), axis, +1, h - 1, static_cast<double>(matches * lo), lo_ranges, first_step, phase);
+    sink.run(at(pos + h), axis, -1, h, halves(ranges, true), true, first_step, phase);
+    sink.run(at(pos + h - 1), axis, -1, h - 1, halves(ranges, false), true, first_step, phase);
+    sink.run(at(pos - h), axis, +1, h, halves(ranges, false), true, first_step, phase);
+    sink.run(at(pos - h + 1), axis, +1, h - 1, halves(ranges, true), true, first_step, phase);
   }
 }
 
-long long part_size(long long shard, int part, int parts) { return shard * (part + 1) / parts - shard * part / parts; }
+// Phase start steps for the k-part cyclic schedule; `reverse` walks the axes backwards (ReduceScatter).
+std::vector<int> phase_starts(const Grid& g, const std::vector<int>& axes, int first_step, bool reverse) {
+  const int k = static_cast<int>(axes.size());
+  std::vector<int> start{first_step};
+  for (int q = 0; q < k; ++q) {
+    int len = 0;
+    for (int p = 0; p < k; ++p) {
+      const int idx = reverse ? (p + k - 1 - q) % k : (p + q) % k;
+      len = std::max(len, g.span(axes[static_cast<size_t>(idx)]));
+    }
+    start.push_back(start.back() + len);
+  }
+  return start;
+}
 
-// all_gather_paths() counted: in phase q, part p holds the shards of every rank that differs from mine
-// only on the axes it has already gathered, so the number of ranges is the product of their sizes.
-void all_gather_counts(const Grid& g, const Group& grp, long long shard, int first_step, int first_phase, Tally& t) {
+// Part p of the array visits the axes in the cyclic order starting at p. Before phase q it holds the shards
+// of every rank that differs from the device's own only on the axes it has already gathered.
+template <class Sink>
+void all_gather(const Grid& g, const Group& grp, long long shard, int first_step, int first_phase, Sink& sink) {
   const int k = static_cast<int>(grp.axes.size());
   const auto start = phase_starts(g, grp.axes, first_step, false);
+  std::vector<bool> free(static_cast<size_t>(k));
   for (int d = 0; d < g.devices(); ++d)
     for (int p = 0; p < k; ++p)
       for (int q = 0; q < k; ++q) {
-        long long matches = 1;
-        for (int qq = 0; qq < q; ++qq) matches *= grp.grid.size(grp.axes[static_cast<size_t>((p + qq) % k)]);
-        flood_counts(g, t, d, grp.axes[static_cast<size_t>((p + q) % k)], matches, part_size(shard, p, k),
-                     start[static_cast<size_t>(q)], first_phase + q);
+        std::fill(free.begin(), free.end(), false);
+        for (int qq = 0; qq < q; ++qq) free[static_cast<size_t>((p + qq) % k)] = true;
+        flood(g, sink, d, grp.axes[static_cast<size_t>((p + q) % k)], sink.shards(grp, d, free, shard, p, k),
+              start[static_cast<size_t>(q)], first_phase + q);
       }
 }
 
-void reduce_scatter_counts(const Grid& g, const Group& grp, long long shard, int first_step, Tally& t) {
+// The time-reverse: part p reduces the axes in the reverse cyclic order. Phase q delivers the shards that
+// match the device's coordinates on the axes reduced so far and on the current one; the rest are free.
+template <class Sink>
+void reduce_scatter(const Grid& g, const Group& grp, long long shard, int first_step, Sink& sink) {
   const int k = static_cast<int>(grp.axes.size());
   const auto start = phase_starts(g, grp.axes, first_step, true);
+  std::vector<bool> free(static_cast<size_t>(k));
   for (int d = 0; d < g.devices(); ++d)
     for (int p = 0; p < k; ++p)
       for (int q = 0; q < k; ++q) {
-        long long matches = 1;  // the axes not yet reduced are free
-        for (int qq = q + 1; qq < k; ++qq) matches *= g.size(grp.axes[static_cast<size_t>((p + k - 1 - qq) % k)]);
-        reduce_counts(g, t, d, grp.axes[static_cast<size_t>((p + k - 1 - q) % k)], matches, part_size(shard, p, k),
-                      start[static_cast<size_t>(q)], q);
+        std::fill(free.begin(), free.end(), true);
+        for (int qq = 0; qq <= q; ++qq) free[static_cast<size_t>((p + k - 1 - qq) % k)] = false;
+        reduce_to(g, sink, d, grp.axes[static_cast<size_t>((p + k - 1 - q) % k)],
+                  sink.shards(grp, d, free, shard, p, k), start[static_cast<size_t>(q)], q);
       }
+}
+
+// ppermute: each device's shard goes `shift` places along the one axis by the shortest way (the +
+// direction on a unidirectional ring; an antipodal shift on an even bidirectional ring is split in halves,
+// one each way; along an open axis, straight there).
+template <class Sink>
+void ppermute_runs(const Grid& g, const Group& grp, long long shard, int shift, Sink& sink) {
+  const int axis = grp.axes[0], m = g.size(axis), s = ((shift % m) + m) % m;
+  std::vector<bool> own(1, false);  // a device sends only its own shard
+  for (int d = 0; d < g.devices(); ++d) {
+    const auto mine = sink.shards(grp, d, own, shard, 0, 1);
+    const int here = g.coords(d)[static_cast<size_t>(axis)], there = (here + s) % m;
+    if (!g.wraps(axis)) sink.run(d, axis, there >= here ? +1 : -1, std::abs(there - here), mine, false, 1, 0);
+    else if (g.uni() || s < m - s) sink.run(d, axis, +1, s, mine, false, 1, 0);
+    else if (s > m - s) sink.run(d, axis, -1, m - s, mine, false, 1, 0);
+    else {
+      sink.run(d, axis, +1, s, halves(mine, true), false, 1, 0);
+      sink.run(d, axis, -1, s, halves(mine, false), false, 1, 0);
+    }
+  }
+}
+
+// Every collective but AllToAll, into one sink.
+template <class Sink>
+void route_runs(const Grid& g, const Group& grp, const Op& op, long long shard, Sink& sink) {
+  if (const auto* pp = std::get_if<Ppermute>(&op)) return ppermute_runs(g, grp, shard, pp->shift, sink);
+  const int k = static_cast<int>(grp.axes.size());
+  switch (std::get<Collective>(op)) {
+    case Collective::all_gather: all_gather(g, grp, shard, 1, 0, sink); break;
+    case Collective::reduce_scatter: reduce_scatter(g, grp, shard, 1, sink); break;
+    case Collective::all_reduce:
+      reduce_scatter(g, grp, shard, 1, sink);
+      all_gather(g, grp, shard, sink.steps() + 1, k, sink);
+      break;
+    case Collective::all_to_all: throw std::logic_error("AllToAll is routed block by block (route_block)");
+  }
+}
+
+// AllToAll in data mode: the block from one device to another by the shortest route over the group's axes
+// in order; antipodal hops split the ranges.
+void route_block(const Grid& g, const std::vector<int>& axes, size_t axis_i, int from, const std::vector<int>& to_coords,
+                 std::vector<Move> moves, std::vector<Range> ranges, int start, std::vector<Path>& paths) {
+  if (ranges.empty()) return;
+  if (axis_i == axes.size()) {
+    if (!moves.empty()) paths.push_back({start, std::move(moves), std::move(ranges), false, 1});
+    return;
+  }
+  const int a = axes[axis_i], m = g.size(a);
+  const int here = g.coords(from)[static_cast<size_t>(a)], there = to_coords[static_cast<size_t>(a)];
+  auto go = [&](int dir, int hops, std::vector<Range> rs) {
+    auto mv = moves;
+    int at = from;
+    for (int i = 0; i < hops; ++i) {
+      mv.push_back({a, dir});
+      at = g.step(at, {a, dir});
+    }
+    route_block(g, axes, axis_i + 1, at, to_coords, std::move(mv), std::move(rs), start, paths);
+  };
+  const int delta = there - here;
+  if (!g.wraps(a)) {
+    go(delta >= 0 ? +1 : -1, std::abs(delta), ranges);
+  } else {
+    const int fwd = ((delta % m) + m) % m;
+    if (g.uni() || fwd < m - fwd) go(+1, fwd, ranges);
+    else if (fwd > m - fwd) go(-1, m - fwd, ranges);
+    else {
+      go(+1, fwd, halves(ranges, true));
+      go(-1, fwd, halves(ranges, false));
+    }
+  }
 }
 
 // AllToAll in closed form. A block routed axis by axis (route()) crosses a link on the i-th axis with
@@ -542,46 +530,23 @@ void all_to_all_counts(const Grid& g, const Group& grp, long long block, Counted
               (c.result.steps + 1);
 }
 
-// ppermute counted: each device's shard goes `shift` places along the one axis by route()'s choice.
-void ppermute_counts(const Grid& g, const Group& grp, long long shard, int shift, Tally& t) {
-  const int axis = grp.axes[0], m = g.size(axis), s = ((shift % m) + m) % m;
-  for (int d = 0; d < g.devices(); ++d) {
-    const int here = g.coords(d)[static_cast<size_t>(axis)], there = (here + s) % m;
-    if (!g.wraps(axis)) {
-      t.run(d, axis, there >= here ? +1 : -1, std::abs(there - here), static_cast<double>(shard), 1, 1, 0);
-    } else if (g.uni() || s < m - s) {
-      t.run(d, axis, +1, s, static_cast<double>(shard), 1, 1, 0);
-    } else if (s > m - s) {
-      t.run(d, axis, -1, m - s, static_cast<double>(shard), 1, 1, 0);
-    } else {
-      t.run(d, axis, +1, s, static_cast<double>(shard / 2), shard / 2 > 0 ? 1 : 0, 1, 0);
-      t.run(d, axis, -1, s, static_cast<double>(shard - shard / 2), 1, 1, 0);
-    }
-  }
+// Link phases of a collective over k axes: one per axis (AllReduce: its ReduceScatter's and its
+// AllGather's), one for a ppermute; AllToAll is counted in closed form, without link counters.
+int link_phases(const Op& op, int k) {
+  if (std::holds_alternative<Ppermute>(op)) return 1;
+  if (is(op, Collective::all_to_all)) return 0;
+  return is(op, Collective::all_reduce) ? 2 * k : k;
 }
 
 Counted count(const Grid& g, const Group& grp, const Request& req, long long E) {
   Counted c;
-  const long long shard = E / grp.n;
-  const int k = static_cast<int>(grp.axes.size());
-  if (req.op == Op::all_to_all) {
+  if (is(req.op, Collective::all_to_all)) {
     all_to_all_counts(g, grp, E / (static_cast<long long>(grp.n) * grp.n), c);
     return c;
   }
-  const int phases = req.op == Op::all_reduce ? 2 * k : req.op == Op::ppermute ? 1 : k;
-  LinkCounter links(g, phases);
-  Tally t{c, &links};
-  switch (req.op) {
-    case Op::all_gather: all_gather_counts(g, grp, shard, 1, 0, t); break;
-    case Op::reduce_scatter: reduce_scatter_counts(g, grp, shard, 1, t); break;
-    case Op::all_reduce: {
-      reduce_scatter_counts(g, grp, shard, 1, t);
-      all_gather_counts(g, grp, shard, c.result.steps + 1, k, t);
-      break;
-    }
-    case Op::ppermute: ppermute_counts(g, grp, shard, req.shift, t); break;
-    case Op::all_to_all: break;
-  }
+  LinkCounter links(g, link_phases(req.op, static_cast<int>(grp.axes.size())));
+  CountSink sink{g, c, links};
+  route_runs(g, grp, req.op, E / grp.n, sink);
   c.result.max_link_elements = links.busiest_per_phase_summed();
   return c;
 }
@@ -593,18 +558,29 @@ double value(int group, int rank, long long idx) {
 
 }  // namespace
 
-Topology ring(int devices, Links links) { return {{devices}, {true}, links}; }
-Topology line(int devices) { return {{devices}, {false}, Links::bi}; }
-Topology from_slice(const Slice& s) { return {s.shape, s.wraps, Links::bi}; }
+Direction parse_direction(std::string_view text) {
+  if (text == "uni") return Direction::uni;
+  if (text == "bi") return Direction::bi;
+  throw std::invalid_argument("unknown direction '" + escape_for_message(text) + "' (expected uni or bi)");
+}
 
-Op to_op(Collective c) {
-  switch (c) {
-    case Collective::all_gather: return Op::all_gather;
-    case Collective::reduce_scatter: return Op::reduce_scatter;
-    case Collective::all_reduce: return Op::all_reduce;
-    case Collective::all_to_all: return Op::all_to_all;
+std::string_view name(Direction d) { return d == Direction::uni ? "uni" : "bi"; }
+
+Topology ring(int devices, Direction links) { return {{devices}, {true}, links}; }
+Topology line(int devices) { return {{devices}, {false}, Direction::bi}; }
+Topology from_slice(const Slice& s) { return {s.shape, s.wraps, Direction::bi}; }
+Topology from_system(const System& s) {
+  Topology t;
+  for (const auto& axis : s.fast) {
+    t.shape.push_back(axis.size);
+    t.wraps.push_back(axis.wraps);
   }
-  return Op::all_gather;
+  return t;
+}
+
+bool is(const Op& op, Collective c) {
+  const auto* x = std::get_if<Collective>(&op);
+  return x && *x == c;
 }
 
 namespace {
@@ -631,22 +607,22 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
     seen[static_cast<size_t>(a)] = true;
     if (g.uni() && !g.wraps(a)) throw std::invalid_argument("unidirectional links need a wrapped axis (a ring)");
   }
-  if (req.op == Op::ppermute && req.axes.size() != 1) throw std::invalid_argument("ppermute runs over exactly one axis");
+  if (std::holds_alternative<Ppermute>(req.op) && req.axes.size() != 1) throw std::invalid_argument("ppermute runs over exactly one axis");
   const Group grp(g, req.axes);
   const double n = grp.n;
-  const double divisor = req.op == Op::all_to_all ? n * n : n;
+  const double divisor = is(req.op, Collective::all_to_all) ? n * n : n;
   if (!(req.elements >= 1) || req.elements != std::floor(req.elements) || req.elements > 1e15)
     throw std::invalid_argument("elements = " + format_number(req.elements) + ": must be a positive whole number");
   if (std::fmod(req.elements, divisor) != 0)
     throw std::invalid_argument("elements = " + format_number(req.elements) + ": must be a multiple of " +
-                                format_number(divisor) + (req.op == Op::all_to_all ? " (n², one block per device pair)" : " (one shard per device)"));
+                                format_number(divisor) + (is(req.op, Collective::all_to_all) ? " (n², one block per device pair)" : " (one shard per device)"));
   const auto E = static_cast<long long>(req.elements);
   const long long shard = E / grp.n;
 
   // Count pass (README, "Limits"): memory is one counter per directed link and phase, checked first.
   const int k = static_cast<int>(req.axes.size());
-  const double count_phases = req.op == Op::all_reduce ? 2.0 * k : req.op == Op::all_gather || req.op == Op::reduce_scatter ? k : 1;
-  const double counters = req.op == Op::all_to_all ? 0 : count_phases * g.devices() * g.axes() * 2;
+  const double count_phases = link_phases(req.op, k);
+  const double counters = count_phases * g.devices() * g.axes() * 2;
   if (counters > kMaxLinkCounters)
     throw std::invalid_argument("counting " + format_number(g.devices()) + " devices × " + std::to_string(g.axes()) +
                                 " axes × " + format_number(count_phases) + " phases of links: more than " +
@@ -667,36 +643,19 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
                                 format_number(kMaxDataRecords) + ": use count-only mode");
 
   std::vector<Path> paths;
-  switch (req.op) {
-    case Op::all_gather: all_gather_paths(g, grp, shard, 1, 0, paths); break;
-    case Op::reduce_scatter: reduce_scatter_paths(g, grp, shard, 1, paths); break;
-    case Op::all_reduce: {
-      reduce_scatter_paths(g, grp, shard, 1, paths);
-      int rs_steps = 0;
-      for (const auto& p : paths) rs_steps = std::max(rs_steps, p.first_step + static_cast<int>(p.moves.size()) - 1);
-      all_gather_paths(g, grp, shard, rs_steps + 1, static_cast<int>(grp.axes.size()), paths);
-      break;
-    }
-    case Op::all_to_all: {
-      const long long block = E / (static_cast<long long>(grp.n) * grp.n);
-      for (int d = 0; d < g.devices(); ++d) {
-        const int i = grp.rank(d);
-        for (int j = 0; j < grp.n; ++j) {
-          if (j == i) continue;
-          const Range r{(static_cast<long long>(i) * grp.n + j) * block, (static_cast<long long>(i) * grp.n + j + 1) * block};
-          route(g, req.axes, 0, d, g.coords(grp.device(d, j)), {}, {r}, d, paths);
-        }
+  if (is(req.op, Collective::all_to_all)) {
+    const long long block = E / (static_cast<long long>(grp.n) * grp.n);
+    for (int d = 0; d < g.devices(); ++d) {
+      const int i = grp.rank(d);
+      for (int j = 0; j < grp.n; ++j) {
+        if (j == i) continue;
+        const Range r{(static_cast<long long>(i) * grp.n + j) * block, (static_cast<long long>(i) * grp.n + j + 1) * block};
+        route_block(g, req.axes, 0, d, g.coords(grp.device(d, j)), {}, {r}, d, paths);
       }
-      break;
     }
-    case Op::ppermute: {
-      const int m = grp.n, s = ((req.shift % m) + m) % m;
-      for (int d = 0; d < g.devices(); ++d) {
-        const int i = grp.rank(d);
-        route(g, req.axes, 0, d, g.coords(grp.device(d, (i + s) % m)), {}, {{i * shard, (i + 1) * shard}}, d, paths);
-      }
-      break;
-    }
+  } else {
+    PathSink sink{g, paths};
+    route_runs(g, grp, req.op, shard, sink);
   }
 
   // Links run concurrently within a phase; phases run one after another. So the bandwidth-bound time
@@ -735,9 +694,9 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
   for (int d = 0; d < g.devices() && !external; ++d) {
     const int gid = grp.id(d), r = grp.rank(d);
     auto& b = buf[static_cast<size_t>(d)];
-    if (req.op == Op::all_gather || req.op == Op::ppermute)
+    if (is(req.op, Collective::all_gather) || std::holds_alternative<Ppermute>(req.op))
       for (long long x = r * shard; x < (r + 1) * shard; ++x) b[static_cast<size_t>(x)] = value(gid, 0, x);
-    else if (req.op == Op::all_to_all)
+    else if (is(req.op, Collective::all_to_all))
       for (long long x = r * shard; x < (r + 1) * shard; ++x) b[static_cast<size_t>(x)] = value(gid, r, x);
     else
       for (long long x = 0; x < E; ++x) b[static_cast<size_t>(x)] = value(gid, r, x);
@@ -775,33 +734,33 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
   for (int d = 0; d < g.devices() && res.correct; ++d) {
     const int gid = grp.id(d), r = grp.rank(d);
     const auto& b = buf[static_cast<size_t>(d)];
-    if ((req.op == Op::reduce_scatter || req.op == Op::all_reduce) && !sums.count(gid)) {
+    if ((is(req.op, Collective::reduce_scatter) || is(req.op, Collective::all_reduce)) && !sums.count(gid)) {
       auto& sum = sums[gid];
       sum.assign(static_cast<size_t>(E), 0.0);
       for (int q = 0; q < grp.n; ++q)
         for (long long x = 0; x < E; ++x) sum[static_cast<size_t>(x)] += value(gid, q, x);
     }
     auto total = [&](long long x) { return sums[gid][static_cast<size_t>(x)]; };
-    switch (req.op) {
-      case Op::all_gather:
+    if (const auto* pp = std::get_if<Ppermute>(&req.op)) {
+      const int m = grp.n, src = static_cast<int>(((r - static_cast<long long>(pp->shift)) % m + m) % m);
+      for (long long x = src * shard; x < (src + 1) * shard; ++x) res.correct &= b[static_cast<size_t>(x)] == value(gid, 0, x);
+      continue;
+    }
+    switch (std::get<Collective>(req.op)) {
+      case Collective::all_gather:
         for (long long x = 0; x < E; ++x) res.correct &= b[static_cast<size_t>(x)] == value(gid, 0, x);
         break;
-      case Op::reduce_scatter:
+      case Collective::reduce_scatter:
         for (long long x = r * shard; x < (r + 1) * shard; ++x) res.correct &= b[static_cast<size_t>(x)] == total(x);
         break;
-      case Op::all_reduce:
+      case Collective::all_reduce:
         for (long long x = 0; x < E; ++x) res.correct &= b[static_cast<size_t>(x)] == total(x);
         break;
-      case Op::all_to_all: {
+      case Collective::all_to_all: {
         const long long block = shard / grp.n;
         for (int i = 0; i < grp.n; ++i)
           for (long long x = (static_cast<long long>(i) * grp.n + r) * block; x < (static_cast<long long>(i) * grp.n + r + 1) * block; ++x)
             res.correct &= b[static_cast<size_t>(x)] == value(gid, i, x);
-        break;
-      }
-      case Op::ppermute: {
-        const int m = grp.n, src = static_cast<int>(((r - static_cast<long long>(req.shift)) % m + m) % m);
-        for (long long x = src * shard; x < (src + 1) * shard; ++x) res.correct &= b[static_cast<size_t>(x)] == value(gid, 0, x);
         break;
       }
     }

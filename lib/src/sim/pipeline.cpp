@@ -27,7 +27,7 @@ Block hand_over(const Topology& topo, int from, int offset, Block msg, PipelineR
 void validate(const Topology& stages, const MlpShape& shape, const PipelineOptions& options) {
   validate(shape);
   if (stages.shape.size() != 1) throw std::invalid_argument("pipeline: the stages must form a mesh of one axis");
-  if (stages.links == Links::uni)
+  if (stages.links == Direction::uni)
     throw std::invalid_argument("pipeline: links must run both ways (gradients go back one hop to the previous stage)");
   const int S = device_count(stages);
   if (shape.layers % S != 0)

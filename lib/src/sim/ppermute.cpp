@@ -118,7 +118,7 @@ LinkTraffic ppermute(const Topology& topo, const std::vector<Shift>& shifts) {
     const auto a = static_cast<size_t>(s.axis);
     const int n = topo.shape[a];
     const bool wraps = topo.wraps[a] && n > 1;
-    if (topo.links == Links::uni && !wraps && n > 1)
+    if (topo.links == Direction::uni && !wraps && n > 1)
       throw std::invalid_argument("unidirectional links need a wrapped axis (a ring)");
     std::vector<Block> received(static_cast<size_t>(devices));
     for (int d = 0; d < devices; ++d) {
@@ -127,7 +127,7 @@ LinkTraffic ppermute(const Topology& topo, const std::vector<Shift>& shifts) {
       int dir = 0, hops = 0;
       if (wraps) {
         const int forward = ((q - p) % n + n) % n, backward = (n - forward) % n;
-        const bool plus = topo.links == Links::uni || forward < backward || (forward == backward && s.offset > 0);
+        const bool plus = topo.links == Direction::uni || forward < backward || (forward == backward && s.offset > 0);
         dir = plus ? +1 : -1;
         hops = plus ? forward : backward;
       } else {

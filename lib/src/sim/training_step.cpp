@@ -44,7 +44,7 @@ class Mesh {
     for (int d = 0; d < devices_; ++d)
       std::copy(shards[static_cast<size_t>(d)].values.begin(), shards[static_cast<size_t>(d)].values.end(),
                 buf[static_cast<size_t>(d)].begin() + static_cast<std::ptrdiff_t>(part * static_cast<size_t>(rank_on(topo_, d, axes))));
-    run(Op::all_gather, axes, buf, layer, pass, tensor);
+    run(Collective::all_gather, axes, buf, layer, pass, tensor);
     std::vector<Block> full;
     for (int d = 0; d < devices_; ++d) {
       const Block& s = shards[static_cast<size_t>(d)];
@@ -76,7 +76,7 @@ class Mesh {
         b.insert(b.end(), s.values.begin(), s.values.end());
       }
     }
-    run(Op::reduce_scatter, axes, buf, layer, pass, tensor);
+    run(Collective::reduce_scatter, axes, buf, layer, pass, tensor);
     std::vector<Block> out;
     for (int d = 0; d < devices_; ++d) {
       const Block& p = partials[static_cast<size_t>(d)];
@@ -94,13 +94,13 @@ class Mesh {
     if (group_size(topo_, axes) == 1) return partials;
     std::vector<std::vector<double>> buf;
     for (const auto& p : partials) buf.push_back(p.values);
-    run(Op::all_reduce, axes, buf, layer, pass, tensor);
+    run(Collective::all_reduce, axes, buf, layer, pass, tensor);
     for (size_t d = 0; d < partials.size(); ++d) partials[d].values = std::move(buf[d]);
     return partials;
   }
 
  private:
-  void run(Op op, const std::vector<int>& axes, std::vector<std::vector<double>>& buf, int layer, Pass pass,
+  void run(Collective op, const std::vector<int>& axes, std::vector<std::vector<double>>& buf, int layer, Pass pass,
            const std::string& tensor) {
     Request req{op, axes, static_cast<double>(buf[0].size())};
     const Result r = run_on(topo_, req, buf);

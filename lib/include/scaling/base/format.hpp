@@ -14,6 +14,10 @@ std::string format_number(double value, int digits = 4);
 // scientific form from 1e15 up, so no value prints as hundreds of digits.
 std::string format_whole(double value);
 
+// A whole number in full, thousands separated ("9,007,199,254,740,992"), however large: for bounds a
+// reader compares digit by digit.
+std::string format_with_separators(double whole);
+
 // A value with its unit, scaled to a readable prefix for seconds ("s"), bytes ("B", "B/s");
 // FLOPs and FLOPs/s in scientific notation; any other unit appended as given.
 std::string format_quantity(double value, std::string_view unit, int digits = 3);

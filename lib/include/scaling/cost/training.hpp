@@ -54,17 +54,19 @@ double saved_elements_per_layer_token(const SavedRule& rule, const TransformerCo
 // bytes(activations) × layers × batch_tokens × rule.
 TrainingMemory training_memory(const TransformerConfig& c, double batch_tokens, const TrainingSetup& s);
 
-// §4.4.2 (chapter 4): three named rematerialisation policies, each a rule.
+// §4.4.2: what the backward pass recomputes — the half of a saved-activation rule that sets the step's
+// FLOPs. Which tensors each rule keeps is not here: the named rules (layout.hpp's saved_rules(): input,
+// matmuls, all) pair a recompute policy with what the activation inventory (model/tensors.hpp) says
+// the layer saves, so `train`, `plan` and the report count one set of tensors per name.
 enum class Remat {
-  none,         // save every intermediate: about 20 [tokens, D] tensors per layer ("20D")
-  big_matmuls,  // save the outputs of the 7 big matmuls: about 7 per layer ("7D")
-  block,        // save only each layer's input ("D"); the backward pass reruns the forward
+  none,         // nothing: every intermediate was kept
+  big_matmuls,  // the dot-product attention: the big matmuls' outputs were kept
+  block,        // each layer's forward pass: only its input was kept
 };
-SavedRule remat_rule(Remat r);
-double saved_tensors_per_layer(Remat r);  // the D coefficient of remat_rule(r)
-// Chapter 4's form: Adam with two moments in `optimizer` dtype, no master copy.
-TrainingMemory training_memory(const TransformerConfig& c, double tokens, Remat r, Dtype params = Dtype::bf16,
-                               Dtype grads = Dtype::bf16, Dtype optimizer = Dtype::fp32,
+// Chapter 4's form of training_memory: Adam with two moments in `optimizer` dtype, no master copy, the
+// activations `saved` keeps.
+TrainingMemory training_memory(const TransformerConfig& c, double tokens, const SavedRule& saved,
+                               Dtype params = Dtype::bf16, Dtype grads = Dtype::bf16, Dtype optimizer = Dtype::fp32,
                                Dtype activation = Dtype::bf16);
 // FLOPs per token that rematerialisation adds to a training step: block remat reruns the whole forward
 // pass (6N -> 8N); saving only the big matmul outputs reruns the dot-product attention.
@@ -161,8 +163,7 @@ PipelineCost pipeline_cost(const MlpLayer& layer, double layers, double stages, 
 // ---------------------------------------------------------------------------------------------------
 // Training time (§5.1.2, §6)
 
-// The 6 · (active parameters) rule per token; MoE counts the active experts only.
-double six_active_flops_per_token(const TransformerConfig& c);
+// The 6N rule per token is six_active_flops_per_token (model/transformer.hpp).
 // Wall time of `total_flops` on `chips` chips of `peak_flops_per_s` each at model-FLOPs utilisation `mfu`
 // in (0, 1]; throws std::invalid_argument for anything else.
 double training_time_s(double total_flops, double chips, double peak_flops_per_s, double mfu);

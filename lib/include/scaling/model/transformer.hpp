@@ -62,8 +62,12 @@ struct TokenFlops {
 TokenFlops forward_flops_per_token(const TransformerConfig& c, double context);
 // Training = forward + backward = 3 × forward (§4.1.1).
 double training_flops_per_token(const TransformerConfig& c, double context);
-// The 6 · params · tokens rule, with the active parameters (embedding lookups excluded, §4.3).
-double six_n_rule_flops_per_token(const TransformerConfig& c);
+// The one 6N rule (§4.1, §5.1.2, §6.2): a training step costs about 6 FLOPs per parameter per token (2 in
+// the forward pass, 4 in the backward), N = the parameters one token uses (ParamCounts::active: every
+// stored parameter of a dense model, only the k routed experts of an MoE layer), the embedding table
+// included, as §5 and §6 count LLaMA-3 70B's 70e9. A reading that leaves out weights doing no matmul (§4.5's
+// table drops the embedding lookup) states it at the call: six_active_flops_per_token(c) − 6 · embedding.
+double six_active_flops_per_token(const TransformerConfig& c);
 
 // Megatron-style tensor parallelism (§5; Shoeybi et al. 2019, §3 "Model Parallel Transformers") splits
 // attention by heads and the MLP by its hidden width, so each half of a layer ends in a partial sum that

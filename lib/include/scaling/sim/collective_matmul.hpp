@@ -57,15 +57,13 @@ enum class CmKind { all_gather, reduce_scatter, all_reduce, ffn };
 CmKind parse_cm_kind(std::string_view text);  // "all-gather", "reduce-scatter", "all-reduce", "ffn"
 std::string_view name(CmKind k);
 
-enum class Direction { uni, bi };
-Direction parse_direction(std::string_view text);  // "uni", "bi"
 
 struct CmProblem {
   CmKind kind = CmKind::all_gather;
   Topology mesh;              // two axes; wraps per axis (links bi, or uni for + direction only)
   int x_axis = 0, y_axis = 1;  // which mesh axis is X (batch) and which is Y (model)
   double B = 0, D = 0, F = 0;
-  Direction direction = Direction::uni;
+  Direction direction = Direction::uni;  // one stream of chunks, or two (mesh_sim.hpp's Direction)
   int tiles = 0;  // all_reduce only: column tiles of Out; 0 means |Y|
 };
 

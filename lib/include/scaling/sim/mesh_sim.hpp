@@ -20,9 +20,17 @@
 //  - AllToAll: the block from device i to device j (V/n² bytes) takes the shortest path, axis by axis
 //    in the order given; an antipodal block on an even bidirectional ring is split in halves, one each way.
 //  - ppermute: each device sends its shard `shift` places along one axis, by the shortest path.
+//
+// Each algorithm is written once, as straight runs of hops along one axis, and sent to one of two sinks:
+// data mode keeps them as paths and moves real values along them; count-only mode adds them to per-link
+// counters without holding a value, so both modes count the very routes the data moves over. AllToAll's
+// n² block routes are executed in data mode and summed in closed form per axis in count-only mode.
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "scaling/cost/collectives.hpp"
+#include "scaling/hardware/system.hpp"
 
 namespace scaling::sim {
 
@@ -39,26 +47,37 @@ inline constexpr double kMaxDataValues = 1 << 23;    // devices × elements (64 
 inline constexpr double kMaxDataMoves = 1e8;         // element copies over links
 inline constexpr double kMaxDataRecords = 3e6;       // hops and ranges of the paths (about 100 MB)
 
-enum class Links { uni, bi };  // uni: each device sends only to its + neighbour (needs wrapped axes)
+// One direction or both: the links of a mesh (uni: each device sends only to its + neighbour, which needs
+// wrapped axes) and, in a collective matmul (collective_matmul.hpp), the streams of its ppermutes.
+enum class Direction { uni, bi };
+Direction parse_direction(std::string_view text);  // "uni" or "bi"; throws std::invalid_argument naming the text
+std::string_view name(Direction d);
 
+// The mesh the simulator runs on: per axis its size and whether it wraps, as a System's fast axes
+// (hardware/system.hpp) or a Slice gives them, and which way the links carry data.
 struct Topology {
   std::vector<int> shape;
   std::vector<bool> wraps;
-  Links links = Links::bi;
+  Direction links = Direction::bi;
 };
 
-Topology ring(int devices, Links links);  // one wrapped axis
-Topology line(int devices);               // one open axis, both directions
-Topology from_slice(const Slice& s);      // the slice's shape and wraparound, bidirectional
+Topology ring(int devices, Direction links);  // one wrapped axis
+Topology line(int devices);                   // one open axis, both directions
+Topology from_slice(const Slice& s);          // the slice's shape and wraparound, bidirectional
+Topology from_system(const System& s);        // the System's fast axes (one slice or node), bidirectional
 
-enum class Op { all_gather, reduce_scatter, all_reduce, all_to_all, ppermute };
-Op to_op(Collective c);
+// What the simulator runs: one of the cost model's collectives (collectives.hpp), or a ppermute — every
+// device sends its shard `shift` places along one axis (§3), which the cost model has no entry for.
+struct Ppermute {
+  int shift = 1;
+};
+using Op = std::variant<Collective, Ppermute>;
+bool is(const Op& op, Collective c);
 
 struct Request {
   Op op;
   std::vector<int> axes;  // mesh axes it runs over (ppermute: exactly one)
   double elements;        // E: elements of the whole array of one group (AllToAll: a multiple of n²)
-  int shift = 1;          // ppermute only
   bool count_only = false;  // no data: counts and steps only (for large meshes)
 };
 

@@ -48,7 +48,7 @@ int group_size(const Topology& topo, const std::vector<int>& axes);  // devices 
 struct CollectiveRecord {
   int layer;
   Pass pass;
-  Op op;
+  Collective op;
   std::string tensor;               // what it moves: "In", "W_in", "dW_out", …
   std::vector<int> axes;
   double group_elements;            // E: elements of the whole array in one group
