@@ -87,18 +87,8 @@ scaling::TrainingSetup resolve_setup(const StepArgs& a) {
   return s;
 }
 
-scaling::CostModel parse_cost_model(const std::string& text) {
-  if (text == "ideal") return scaling::CostModel::ideal;
-  if (text == "book") return scaling::CostModel::book;
-  if (text == "calibrated") return scaling::CostModel::calibrated;
-  if (text == "exact")
-    throw std::invalid_argument("'exact': the lower-bound model is now called 'ideal' (expected calibrated, ideal "
-                                "or book)");
-  throw std::invalid_argument("'" + scaling::escape_for_message(text) + "': expected calibrated, ideal or book");
-}
-
 scaling::CostModel resolve_cost_model(const StepArgs& s) {
-  return for_option("--cost-model", [&] { return parse_cost_model(s.cost_model); });
+  return for_option("--cost-model", [&] { return scaling::parse_cost_model(s.cost_model); });
 }
 
 bool parse_yes_no(const std::string& text) {

@@ -18,7 +18,6 @@ scaling::System resolve_system(const std::string& subcommand, const scaling::Chi
 scaling::TrainingSetup resolve_setup(const StepArgs& s);
 scaling::CostModel resolve_cost_model(const StepArgs& s);
 // "calibrated", "ideal" or "book"; "exact" is refused with its new name. Throws std::invalid_argument.
-scaling::CostModel parse_cost_model(const std::string& text);
 bool parse_yes_no(const std::string& text);  // "yes" or "no"
 // --recompute's words as --saved's named rules: none → all, selective → matmuls, full → input.
 const scaling::PlanRule& recompute_rule(const std::string& text);

@@ -37,13 +37,6 @@ struct Args {
   bool frontier = false, json = false;
 };
 
-scaling::CostModel cost_model_of(const std::string& text) {
-  using scaling::CostModel;
-  for (CostModel m : {CostModel::calibrated, CostModel::ideal, CostModel::book})
-    if (text == scaling::to_string(m)) return m;
-  scaling::check::fail(scaling::check::subject("--cost-model", text), "must be calibrated, ideal or book");
-}
-
 
 // --chips auto: the smallest allowed machine whose HBM holds weights + KV (none: the largest one, which
 // does not fit). GPUs past one node: whole nodes, up to the chip limit.
@@ -71,7 +64,7 @@ void run(const Args& a) {
     throw UsageError(a.slice.empty() ? "serve: give --slice AxB[xC] or --chips N" : "serve: give --slice or --chips, not both");
   if (a.prefill_len.empty() != a.mfu.empty()) throw UsageError("serve: --prefill-len and --mfu go together");
   const Chip c = resolve_chip(a.chip);
-  const CostModel cm = cost_model_of(a.cost_model);
+  const CostModel cm = for_option("--cost-model", [&] { return parse_cost_model(a.cost_model); });
   const double B = parse_size("--batch", a.batch), T = parse_size("--context", a.context);
   InferenceDtypes d{parse_dtype(a.weights), parse_dtype(a.kv), parse_dtype(a.compute)};
   if (d.compute != Dtype::bf16 && d.compute != Dtype::int8 && d.compute != Dtype::fp8)
@@ -218,7 +211,7 @@ void add_serve(CLI::App& app) {
       ->capture_default_str();
   add_name(sub, "--cost-model", a->cost_model,
            "calibrated (measured rates and latencies), ideal (roofline lower bound) or book (§7.1.5's equation)",
-           [](const std::string& t) { cost_model_of(t); })
+           [](const std::string& t) { scaling::parse_cost_model(t); })
       ->capture_default_str();
   add_size(sub, "--decode-len", a->decode_len, "G: tokens decoded per request (adds qps_per_chip)");
   add_size(sub, "--prefill-len", a->prefill_len, "P: prompt tokens of one prefill (with --mfu: adds prefill_s)");

@@ -63,7 +63,7 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
   add_name(sub, "--cost-model", s.cost_model,
            "calibrated (default: what real runs achieve, cost/calibrated.hpp), ideal (the lower bound: peak FLOPs, "
            "perfect overlap) or book (§5.1.4's FSDP × TP on one slice)",
-           [](const std::string& t) { parse_cost_model(t); });
+           [](const std::string& t) { scaling::parse_cost_model(t); });
   // The calibrated model's switches (the ideal and book models ignore them).
   sub->add_option("--vp", s.vp, "virtual pipeline stages per stage (interleaved 1F1B; default 1)")
       ->check(size_check("--vp", 1024));

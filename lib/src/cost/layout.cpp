@@ -164,6 +164,14 @@ const char* to_string(CostModel m) {
   return "ideal";
 }
 
+CostModel parse_cost_model(std::string_view text) {
+  for (CostModel m : {CostModel::calibrated, CostModel::ideal, CostModel::book})
+    if (text == to_string(m)) return m;
+  if (text == "exact")
+    throw std::invalid_argument("'exact': the lower-bound model is now called 'ideal' (expected calibrated, ideal or book)");
+  throw std::invalid_argument("'" + escape_for_message(text) + "': expected calibrated, ideal or book");
+}
+
 const char* to_string(Bound b) {
   switch (b) {
     case Bound::compute: return "compute";

@@ -1,4 +1,5 @@
 #pragma once
+#include <string_view>
 // Terms: what a cost model answers about one Layout on one System — times per step, what bounds it, and
 // memory per chip by part. Output only: nothing here is an input to a model.
 namespace scaling {
@@ -11,6 +12,8 @@ namespace scaling {
 // models (decode_terms, inference.hpp): book is §7.1.5's step, calibrated its achieved rates.
 enum class CostModel { ideal, book, calibrated };
 const char* to_string(CostModel m);
+// "calibrated", "ideal" or "book"; throws std::invalid_argument naming the text (and, for "exact", its new name).
+CostModel parse_cost_model(std::string_view text);
 
 enum class Bound { compute, memory, bubble, ici, dcn };
 const char* to_string(Bound b);
