@@ -69,6 +69,7 @@ static void BM_Llama70BOn8192H100(benchmark::State& state) {
   r.system = gpu_cluster(chip("h100"), 1024);
   r.batch_tokens = 4 * 1024 * 1024;
   r.cost_model = CostModel::calibrated;
+  r.search_switches = true;  // as `scaling plan` searches: sequence parallelism and interleaving too
   r.top_k = 10;
   double layouts = 0, last = 0;
   for (auto _ : state) {

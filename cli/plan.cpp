@@ -80,6 +80,8 @@ void run_plan(const PlanArgs& a) {
     if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved);
     if (!a.step.recompute.empty()) r.saved_rules = {for_option("--recompute", [&] { return recompute_rule(a.step.recompute); })};
     apply_switches(a.step, r.switches);
+    // The calibrated search tries sequence parallelism and interleaving itself unless they are given.
+    r.search_switches = a.step.sp.empty() && a.step.vp.empty() && a.step.schedule.empty();
     if (!a.step.zero.empty()) r.zero_stages = parse_zero(a.step.zero);
     if (!a.max_microbatches.empty()) {
       const double m = parse_size("--max-microbatches", a.max_microbatches);
@@ -116,16 +118,20 @@ void run_plan(const PlanArgs& a) {
   fmt::print("layouts evaluated: {}, fit in HBM: {}; ranked by: {}\n\n", out.configs_evaluated, out.configs_fit,
              kTieRule);
   if (r.system.slow.groups > 1) fmt::print("(zero N*: ZeRO shards across the {} as well)\n", r.system.slow.name);
-  fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {:>10} {:>10} {:>6} {:<10} {}\n", "#", "dp", "tp", "pp",
-             "micro", "zero", "saved", "step", "mem/chip", "MFU", "bound", "axes (data·tensor·pipeline)");
+  const bool cal = r.cost_model == CostModel::calibrated;
+  fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>6} {:<10} {}\n", "#", "dp", "tp", "pp",
+             "micro", "zero", "saved", cal ? "sp  vp " : "", "step", "mem/chip", "MFU", "bound",
+             "axes (data·tensor·pipeline)");
   int rank = 1;
   for (const auto& p : out.top) {
     const auto& [l, t] = p;
-    fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {:>10} {:>10} {:>5.1f}% {:<10} {}\n", rank++,
+    // Calibrated: sequence parallelism and virtual stages (1 without interleaving).
+    const std::string switches = cal ? fmt::format("{:<3} {:<3} ", l.sequence_parallel ? "yes" : "no", l.virtual_stages) : "";
+    fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>5.1f}% {:<10} {}\n", rank++,
                data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches,
                std::to_string(l.zero) + (l.zero_scope == ZeroScope::all && r.system.slow.groups > 1 ? "*" : ""),
-               label(l.saved), format_quantity(t.step_s, "s"), format_quantity(t.memory.total, "B"), 100 * t.mfu,
-               bound_label(t.bound, r.system), describe_axes(p, r.system));
+               label(l.saved), switches, format_quantity(t.step_s, "s"), format_quantity(t.memory.total, "B"),
+               100 * t.mfu, bound_label(t.bound, r.system), describe_axes(p, r.system));
   }
   if (d.given && out.configs_fit == 0)
     fmt::print("\ndoes not fit: {} per chip against {} of HBM\n", format_quantity(out.top.front().terms.memory.total, "B"),

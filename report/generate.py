@@ -1606,7 +1606,8 @@ def validation_section(data, plot_dir):
     plt.close(fig)
     out += ["## Predicted against measured", "",
             f"![Predicted against measured step time for the {len(runs)} runs: the ideal model below the diagonal "
-            f"everywhere, the calibrated model inside the ±25 % band.]({path})", ""]
+            f"everywhere, the calibrated model inside the ±25 % band.]({path}){{#fig-validation-scatter "
+            f"style=\"min-width: {round(LEGIBLE_SCALE * svg_width_px(path))}px\"}}", ""]
 
     # Trends: MFU as slices are added over DCN (MaxText), measured beside predicted.
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -1629,7 +1630,8 @@ def validation_section(data, plot_dir):
             "MFU counts 6 × parameters × tokens for every run (the workbook's one count), so the measured values "
             "differ from each paper's own FLOP counts; the direction of each trend is what the ctest checks "
             "(model size, data parallelism, slices over DCN, selective recompute against full).", "",
-            f"![MFU as slices join over DCN, measured (solid) and calibrated (dashed), MaxText on TPU v5e.]({path})", ""]
+            f"![MFU as slices join over DCN, measured (solid) and calibrated (dashed), MaxText on TPU v5e.]({path})"
+            f"{{#fig-validation-slices style=\"min-width: {round(LEGIBLE_SCALE * svg_width_px(path))}px\"}}", ""]
 
     # Where the time goes, for a few runs.
     picks = [r for r in runs if r["id"] in ("korthikanti2022-t5-175B-seqsel", "narayanan2021-t1-1.7B",

@@ -147,6 +147,16 @@ TEST_CASE("planner, calibrated: every layout it reports has the terms step_terms
     CHECK(again.memory.total == doctest::Approx(p.terms.memory.total).epsilon(1e-12));
     CHECK(p.terms.memory.total <= r.system.chip.hbm_bytes);
   }
+  // Searching the switches too finds a layout at least as fast, and every one it reports re-evaluates the same.
+  r.search_switches = true;
+  const auto wider = plan(r);
+  CHECK(wider.configs_evaluated > out.configs_evaluated);
+  CHECK(wider.top.front().terms.step_s <= out.top.front().terms.step_s);
+  for (const auto& p : wider.top) {
+    const Terms again = step_terms(r.model, r.system, p.layout, {r.batch_tokens, r.seq_len}, r.cost_model, r.setup);
+    CHECK(again.step_s == doctest::Approx(p.terms.step_s).epsilon(1e-12));
+  }
+  r.search_switches = false;
   // Its best is no faster than the ideal model's best: the ideal model is the lower bound.
   r.cost_model = CostModel::ideal;
   r.top_k = 1;

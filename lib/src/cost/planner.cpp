@@ -436,14 +436,33 @@ PlanResult plan(const PlanRequest& r) {
                 top.offer(make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all));
                 continue;
               }
-              Planned p = make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all);
-              apply_switches(p.layout, r.switches, a.S, a.lps);
-              if (p.layout.virtual_stages < 0) continue;  // v does not divide this stage's layers
-              p.terms = calibrated_terms(*ctx, p.layout, p.terms);
-              if (p.terms.memory.total > f.hbm) continue;
-              ++out.configs_fit;
-              if (p.terms.step_s > top.worst_step()) continue;
-              top.offer(p);
+              const Planned base = make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all);
+              // With search_switches: sequence parallelism off and on (with a tensor group), and the
+              // interleaved schedule at each v in {2, 4, 8} that divides the stage's layers (with a pipeline).
+              const int sp_options = r.search_switches && a.Y > 1 ? 2 : 1;
+              for (int sp = 0; sp < sp_options; ++sp) {
+                for (int v : {1, 2, 4, 8}) {
+                  Planned p = base;
+                  apply_switches(p.layout, r.switches, a.S, a.lps);
+                  if (r.search_switches) {
+                    if (sp_options == 2) p.layout.sequence_parallel = sp == 1;
+                    if (v > 1) {
+                      if (a.S < 2 || std::fmod(a.lps, v) != 0) continue;
+                      p.layout.schedule = Schedule::interleaved;
+                      p.layout.virtual_stages = v;
+                    }
+                  } else if (v > 1) {
+                    continue;
+                  }
+                  if (p.layout.virtual_stages < 0) continue;  // v does not divide this stage's layers
+                  if (sp > 0 || v > 1) ++out.configs_evaluated;  // the base layout is counted above
+                  p.terms = calibrated_terms(*ctx, p.layout, p.terms);
+                  if (p.terms.memory.total > f.hbm) continue;
+                  ++out.configs_fit;
+                  if (p.terms.step_s > top.worst_step()) continue;
+                  top.offer(p);
+                }
+              }
             }
           }
         }

@@ -98,6 +98,10 @@ struct PlanRequest {
   // parallelism, overlaps, attention kernel; layout.hpp); the interleaved schedule applies where there is
   // a pipeline whose stages' layers v divides. The ideal and book models ignore them.
   Layout switches;
+  // Calibrated only: also try sequence parallelism on and off (where there is a tensor group) and the
+  // interleaved schedule with v = 2, 4, 8 virtual stages (where v divides a stage's layers), each a layout of
+  // its own in configs_evaluated; a list shows each combination of degrees once, at its best switches.
+  bool search_switches = false;
   int top_k = 1;
 };
 
