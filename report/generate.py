@@ -1711,6 +1711,18 @@ def serving_section(program, source_dir, out_dir):
                              "calibrated"], rows), "",
              "Mean |error|: " + ", ".join(f"{m} {100 * s[m]['mean_abs_error']:.1f}%" for m in models) +
              "; largest: " + ", ".join(f"{m} {100 * s[m]['max_abs_error']:.1f}%" for m in models) + "."]
+    steps = [r for r in results["runs"] if "calibrated_mid_step" in r]
+    if steps:
+        def part(m, key):
+            return f"{100 * m[key] / m['step_s']:.0f}%"
+        lines += ["", "Where the calibrated model's decode step goes, halfway through each run's generation "
+                      "(matmuls at their measured rates; the KV read; the non-matmul kernels; the tensor-parallel "
+                      "AllReduces):", "",
+                  markdown_table(["run", "context", "step", "matmuls", "KV read", "non-matmul", "collectives"],
+                                 [[r["id"], str(int(m["context"])), f"{1e3 * m['step_s']:.3g} ms",
+                                   part(m, "t_math_s"), part(m, "t_hbm_s"), part(m, "t_vector_s"),
+                                   part(m, "t_comms_s")]
+                                  for r in steps for m in [r["calibrated_mid_step"]]])]
     if t:
         lines += ["", f"The ctest `validation_serving_runs` fails when the calibrated model's mean |error| passes "
                       f"{100 * t['calibrated_mean_abs_error']:.0f}% or any run's {100 * t['calibrated_max_abs_error']:.0f}%. "

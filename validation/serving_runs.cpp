@@ -108,6 +108,13 @@ int main(int argc, char** argv) {
         line += fmt::format(" {:>9.4g}", p);
         errs += fmt::format(" {:>+8.1f}%", 100 * err);
       }
+      // Where the calibrated decode step's time goes, halfway through the generation.
+      if (G > 1) {
+        const DecodeTerms mid = decode_terms(in, B, P + std::floor(G / 2), CostModel::calibrated);
+        r["calibrated_mid_step"] = {{"context", P + std::floor(G / 2)}, {"step_s", mid.step_s},
+                                    {"t_math_s", mid.t_math_s}, {"t_hbm_s", mid.t_hbm_s},
+                                    {"t_vector_s", mid.t_vector_s}, {"t_comms_s", mid.t_comms_s}};
+      }
       fmt::print("{}  {}\n", line, errs);
       results.push_back(r);
     }
