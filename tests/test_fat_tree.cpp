@@ -1,0 +1,80 @@
+// hardware/fat_tree.hpp and the GPU anatomy / node arithmetic of hardware/chip.hpp: hand-worked cases,
+// invariants (full bisection at every size, ports within the radix), and refused input.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "scaling/hardware/chip.hpp"
+#include "scaling/hardware/fat_tree.hpp"
+
+using namespace scaling;
+
+TEST_CASE("GPU anatomy: counts and rates by hand") {
+  const auto& h100 = chip("h100");
+  CHECK(cuda_cores(h100.anatomy) == 132 * 128);
+  CHECK(tensor_cores(h100.anatomy) == 528);
+  CHECK(register_bytes(h100.anatomy) == 132.0 * 256 * 1024);
+  CHECK(cuda_core_flops_per_s(h100.anatomy, 1e9, 1) == 16896e9);
+  CHECK(flops_per_tensor_core_cycle(528e9 * 1024, h100.anatomy, 1e9) == doctest::Approx(1024).epsilon(1e-12));
+  // The preset's per-GPU NVLink figure is its links × per-link bandwidth, for every GPU preset.
+  for (const char* name : {"a100", "h100", "h200", "b200"}) {
+    const auto& c = chip(name);
+    INFO(name);
+    CHECK(c.node.links_per_gpu * c.node.link_bytes_per_s == c.nvlink_bytes_per_s);
+    CHECK(c.anatomy.sms > 0);
+    CHECK(!c.anatomy.source.empty());
+    CHECK(!c.node.source.empty());
+    // The switches have the ports for every GPU's links.
+    CHECK(c.node.switches_per_node * c.node.ports_per_switch >= c.gpus_per_node * c.node.links_per_gpu);
+  }
+  CHECK(node_bisection_bytes_per_s(h100) == 8 * 450e9);
+  CHECK(node_egress_bytes_per_s(h100) == 400e9);
+  CHECK(node_egress_bytes_per_s(chip("b200"), 72) == 3.6e12);
+}
+
+TEST_CASE("GPU anatomy: a TPU has none, and bad rates are refused") {
+  const auto& v5e = chip("tpu-v5e");
+  CHECK_THROWS_WITH_AS(cuda_cores(v5e.anatomy), doctest::Contains("not a GPU"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(node_switch_bytes_per_s(v5e), doctest::Contains("tpu-v5e"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(node_egress_bytes_per_s(v5e), doctest::Contains("tpu-v5e"), std::invalid_argument);
+  CHECK_THROWS_AS(cuda_core_flops_per_s(chip("h100").anatomy, 0, 1), std::invalid_argument);
+  CHECK_THROWS_AS(flops_per_tensor_core_cycle(-1, chip("h100").anatomy, 1e9), std::invalid_argument);
+}
+
+TEST_CASE("fat tree: the reference 1024-GPU SuperPod") {
+  const auto pod = dgx_superpod(chip("h100"), 4);
+  REQUIRE(pod.levels.size() == 2);
+  CHECK(gpus(pod) == 1024);
+  CHECK(pod.levels[0].switches == 32);
+  CHECK(pod.levels[1].switches == 16);
+  CHECK(pod.cables_per_leaf_spine == 2);
+  CHECK(all_switches(pod) == 560);
+  CHECK(switch_bytes_per_s(pod, 1) == 16 * 64 * 50e9);
+  CHECK(fat_tree_bytes_per_node(pod) == 400e9);
+  CHECK(bisection_bytes_per_s(pod) == 128 * 400e9);
+}
+
+TEST_CASE("fat tree: full bisection and ports within the radix at every size") {
+  for (int sus = 1; sus <= 16; ++sus) {
+    INFO(sus);
+    const auto t = dgx_superpod(chip("h100"), sus);
+    CHECK(fat_tree_bytes_per_node(t) == node_egress_bytes_per_s(t));
+    for (size_t i = 0; i < t.levels.size(); ++i) {
+      CHECK(ports_used(t, i) <= t.radix);
+      if (t.levels[i].up_ports > 0) CHECK(up_cable_bytes_per_s(t, i) == down_cable_bytes_per_s(t, i));
+    }
+    // Every NIC lands on a leaf port.
+    CHECK(t.levels[0].switches * t.levels[0].down_ports == gpus(t));
+  }
+}
+
+TEST_CASE("fat tree: refused input names the value") {
+  CHECK_THROWS_WITH_AS(dgx_superpod(chip("h100"), 0), doctest::Contains("scalable units = 0"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(dgx_superpod(chip("tpu-v5p"), 4), doctest::Contains("tpu-v5p"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(dgx_superpod(chip("h100"), 4, 32, 63), doctest::Contains("radix = 63"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(dgx_superpod(chip("h100"), 4, 3), doctest::Contains("evenly"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(dgx_superpod(chip("h100"), 1000), doctest::Contains("three-level"), std::invalid_argument);
+  CHECK_THROWS_AS(dgx_superpod(chip("h100"), 4, 32, 64, 0), std::invalid_argument);
+  const auto pod = dgx_superpod(chip("h100"), 4);
+  CHECK_THROWS_WITH_AS(switch_bytes_per_s(pod, 2), doctest::Contains("level 2"), std::invalid_argument);
+}
