@@ -22,6 +22,17 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402
 
+
+def book_names():
+    """report/book_names.tsv: catalog ID -> the book's name for it (the generator reads the same file)."""
+    names = {}
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "book_names.tsv")) as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            if not line.startswith("#") and len(fields) == 3 and fields[0] != "id":
+                names[fields[0]] = fields[1]
+    return names
+
 CHECK_PAGE = r"""(() => {
   const problems = [];
   const ids = new Set();
@@ -256,8 +267,11 @@ def main():
         failures += result["problems"]
         missing = browser.evaluate(f"{json.dumps(anchors)}.filter(id => !document.getElementById(id))")
         failures += [f"no anchor #{m}" for m in missing]
-        # A reader who searches the page for "Exercise 5.3" finds it.
-        named = [f"Exercise {m.group(1)}.{m.group(2)}" for a in anchors for m in [re.fullmatch(r"ex(\d+)\.(\d+)", a)] if m]
+        # A reader who searches the page for "Exercise 5.3" (or the name book_names.tsv gives an exN.M, such as
+        # chapter 12's "Question 1 of Quiz 1") finds it.
+        names = book_names()
+        named = [names.get(a, f"Exercise {m.group(1)}.{m.group(2)}") for a in anchors
+                 for m in [re.fullmatch(r"ex(\d+)\.(\d+)", a)] if m]
         unnamed = browser.evaluate(f"{json.dumps(named)}.filter(n => !document.body.textContent.includes(n))")
         failures += [f"no text \"{n}\" on the page" for n in unnamed]
         if not anchors:

@@ -1,0 +1,87 @@
+// Independent checks of chapter 12's hardware half (chapters/ch12_gpus.cpp): hand arithmetic from vendor
+// figures and the book's raw numbers, not the presets or the library; the fat tree's switch counts by a
+// port-by-port wiring of the tree, not the closed-form sizing in hardware/fat_tree.cpp.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "registry.hpp"
+
+// NVIDIA H100 SXM5 datasheet: 989.4 TFLOPs dense bf16 (the §1.1 figure 9.89e14); 132 SMs × 128 fp32 lanes.
+INDEPENDENT("ch12.cuda-core-flops.tc_over_cuda", "9.89e14 / (132·128·2·1.98e9)", 1e-12) {
+  return 9.89e14 / (132.0 * 128 * 2 * 1.98e9);
+}
+// NVIDIA's B200 datasheet: 8 TB/s of HBM3e per GPU (HGX B200, DGX B200 at 64 TB/s for 8 GPUs).
+INDEPENDENT("ch12.hbm-bandwidth.b200_hbm_bytes_per_s", "DGX B200: 64 TB/s of HBM over 8 GPUs", 1e-12) {
+  return 64e12 / 8;
+}
+INDEPENDENT("ch12.hbm-bandwidth.hbm_growth", "192 GB (B200) / 32 GB (V100 SXM2 32GB)", 1e-12) { return 192.0 / 32; }
+INDEPENDENT("ch12.h200-vs-v5p.price_ratio", "$10 / $4 per hour", 1e-12) { return 10.0 / 4; }
+INDEPENDENT("ch12.h200-vs-v5p.flops_per_dollar_v5p_over_h200", "(459 TFLOPs / $4) / (989.5 TFLOPs / $10)", 1e-12) {
+  return (459.0 / 4) / (989.5 / 10);
+}
+// The SMEM and register totals the table prints as 32MB: 132 SMs of 262,144 bytes, counted in 2^20-byte MiB.
+INDEPENDENT("ch12.gpu-vs-tpu-table.h100_smem_mib", "132 · 262144 B / 1048576", 1e-12) { return 132.0 * 262144 / 1048576; }
+INDEPENDENT("ch12.gpu-vs-tpu-table.h100_register_mib", "132 · 4 · 16384 · 4 B / 1048576", 1e-12) {
+  return 132.0 * 4 * 16384 * 4 / 1048576;
+}
+// NVIDIA GB200 NVL72: 72 Blackwell GPUs and 36 Grace CPUs in 18 compute trays.
+INDEPENDENT("ch12.gb200-node-egress.nvl72_gpus_per_host", "72 GPUs / 18 compute trays", 1e-12) { return 72.0 / 18; }
+// One leaf's 32 node-facing NDR ports times the 8 leaves of an SU (Appendix B's 8·32·400/8 GB/s).
+INDEPENDENT("ex12.11.su_leaf_expression", "8 leaves · 32 ports · 400e9 / 8 B/s", 1e-12) { return 8 * 32 * 400e9 / 8; }
+INDEPENDENT("ex12.11.pod_bisection_bytes_per_s", "128 nodes · 8 NICs · 50e9, both ways over the cut", 1e-12) {
+  return 64 * (8 * 50e9) * 2;
+}
+
+namespace {
+// A fat tree wired port by port: `k`-port switches, `nics` endpoints. Leaves take k/2 NICs each; each level
+// hands its uplinks to the next, which takes k/2 of them per switch while it still needs uplinks above it,
+// and all k when it can be the top (every uplink fits and each lower switch reaches each top switch).
+// Returns the switch count per level, bottom first.
+std::vector<double> wire_fat_tree(int nics, int k) {
+  std::vector<double> levels;
+  int below = nics;  // ports that must be taken by the next level up
+  bool first = true;
+  while (true) {
+    if (first) {
+      levels.push_back(below / (k / 2));
+      below = levels.back() * (k / 2);  // every leaf sends k/2 up
+      first = false;
+      continue;
+    }
+    const int lower_switches = int(levels.back());
+    // Can this level be the top? Each top switch must reach every lower switch with ≥ 1 of its k ports.
+    if (lower_switches <= k) {
+      int top = (below + k - 1) / k;
+      while ((k / 2) % top != 0) ++top;  // each lower switch splits its k/2 uplinks evenly
+      levels.push_back(top);
+      return levels;
+    }
+    levels.push_back(below / (k / 2));
+    below = levels.back() * (k / 2);
+  }
+}
+}  // namespace
+
+INDEPENDENT("ex12.12.per_node_2048_bytes_per_s", "port-by-port: 2048 NICs, each level takes what it receives", 1e-12) {
+  const auto l = wire_fat_tree(2048, 64);
+  // Every level passes on every NIC's 50 GB/s: the narrowest level carries leaves · 32 up-ports · 50e9.
+  const double up = l[0] * 32 * 50e9;
+  return std::min(8 * 50e9, up / 256);
+}
+INDEPENDENT("ex12.12.per_node_4096_bytes_per_s", "port-by-port: 4096 NICs in three levels", 1e-12) {
+  const auto l = wire_fat_tree(4096, 64);
+  const double narrowest = std::min({l[0] * 32, l[1] * 32, l[2] * 64}) * 50e9;
+  return std::min(8 * 50e9, narrowest / 512);
+}
+// §12.5's data-parallel bound, C / W_node, by hand.
+INDEPENDENT("ch12.gb200-appendix.h100_dp_batch", "9.89e14 / (8 · 400e9 / 8)", 1e-12) { return 9.89e14 / 400e9; }
+INDEPENDENT("ch12.gb200-appendix.nvl72_dp_batch", "2.25e15 / (72 · 400e9 / 8)", 1e-12) { return 2.25e15 / (72 * 50e9); }
+
+TEST_CASE("independent: the port-by-port fat tree gives the book's and NVIDIA's switch counts") {
+  CHECK(wire_fat_tree(1024, 64) == std::vector<double>{32, 16});
+  CHECK(wire_fat_tree(2048, 64) == std::vector<double>{64, 32});
+  CHECK(wire_fat_tree(4096, 64) == std::vector<double>{128, 128, 64});
+}
