@@ -61,7 +61,7 @@ EXERCISE("ch12.tc-flops-per-cycle", "Tensor Core FLOPs per cycle") {
       .book(1024, rel(0.05).because("'~1024': the book rounds its 7.5e12 / 1.76e9 / 4 to the power of two it "
                                     "names (an 8x8x8 matmul)"))
       .explain("the book's stated 1.76 GHz gives 1065; 1024 exactly would need 9.89e14 / (528 × 1024) = 1.83 GHz, "
-               "the clock NVIDIA's dense Tensor Core peak is quoted at");
+               "between the H100's 1.59 GHz base and 1.98 GHz boost");
   ex.answer("matmul_8x8x8_flops", 2.0 * 8 * 8 * 8, "FLOPs").book(1024, exact())
       .explain("2·M·N·K for M = N = K = 8: the H100 Tensor Core's work per cycle");
   const auto& a100 = chip("a100");
@@ -634,6 +634,15 @@ EXERCISE("ex12.12", "Scaling the SuperPod to 2048 and 4096 GPUs") {
   ex.answer("per_node_4096_bytes_per_s", fat_tree_bytes_per_node(p4096), "B/s")
       .explain("still 400 GB/s per node: the three-level tree keeps full bisection");
   ex.answer("per_node_2048_bytes_per_s", fat_tree_bytes_per_node(p2048), "B/s");
+  // The InfiniBand switches each size needs: a step where the tree gains its third level.
+  std::vector<double> xs, ib;
+  for (int sus = 1; sus <= 16; ++sus) {
+    const auto p = dgx_superpod(h100, sus);
+    xs.push_back(gpus(p));
+    ib.push_back(ib_switches(p));
+  }
+  ex.series("switches", "GPUs in the SuperPod", "InfiniBand switches (leaf + spine + core)")
+      .line("full-bisection fat tree of 64-port switches", xs, ib, workbook::Mode::both);
   auto& t = ex.table("sizes", {"GPUs", "SUs", "leaf", "spine", "core", "cables per leaf-spine pair", "per node"});
   for (const int sus : {1, 2, 4, 8, 16}) {
     const auto p = dgx_superpod(h100, sus);

@@ -1,6 +1,6 @@
 // Independent checks of chapter 12's hardware half (chapters/ch12_gpus.cpp): hand arithmetic from vendor
 // figures and the book's raw numbers, not the presets or the library; the fat tree's switch counts by a
-// port-by-port wiring of the tree, not the closed-form sizing in hardware/fat_tree.cpp.
+// the textbook capacity of a folded Clos network, not the SU-by-SU sizing in hardware/fat_tree.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -36,43 +36,30 @@ INDEPENDENT("ex12.11.pod_bisection_bytes_per_s", "128 nodes · 8 NICs · 50e9, b
 }
 
 namespace {
-// A fat tree wired port by port: `k`-port switches, `nics` endpoints. Leaves take k/2 NICs each; each level
-// hands its uplinks to the next, which takes k/2 of them per switch while it still needs uplinks above it,
-// and all k when it can be the top (every uplink fits and each lower switch reaches each top switch).
-// Returns the switch count per level, bottom first.
-std::vector<double> wire_fat_tree(int nics, int k) {
-  std::vector<double> levels;
-  int below = nics;  // ports that must be taken by the next level up
-  bool first = true;
-  while (true) {
-    if (first) {
-      levels.push_back(below / (k / 2));
-      below = levels.back() * (k / 2);  // every leaf sends k/2 up
-      first = false;
-      continue;
-    }
-    const int lower_switches = int(levels.back());
-    // Can this level be the top? Each top switch must reach every lower switch with ≥ 1 of its k ports.
-    if (lower_switches <= k) {
-      int top = (below + k - 1) / k;
-      while ((k / 2) % top != 0) ++top;  // each lower switch splits its k/2 uplinks evenly
-      levels.push_back(top);
-      return levels;
-    }
-    levels.push_back(below / (k / 2));
-    below = levels.back() * (k / 2);
+// The textbook sizing of a full-bisection fat tree (a folded Clos network) of k-port switches: L levels hold
+// up to 2·(k/2)^L endpoints; every level but the top has one switch per k/2 endpoints (half its ports down,
+// half up), the top one per k (all ports down). Returns the switch count per level, bottom first.
+std::vector<double> clos_levels(double nics, int k) {
+  int levels = 1;
+  double capacity = 2.0 * (k / 2);
+  while (capacity < nics) {
+    ++levels;
+    capacity *= k / 2;
   }
+  std::vector<double> out(static_cast<size_t>(levels - 1), nics / (k / 2));
+  out.push_back(nics / k);
+  return out;
 }
 }  // namespace
 
-INDEPENDENT("ex12.12.per_node_2048_bytes_per_s", "port-by-port: 2048 NICs, each level takes what it receives", 1e-12) {
-  const auto l = wire_fat_tree(2048, 64);
+INDEPENDENT("ex12.12.per_node_2048_bytes_per_s", "textbook Clos sizing: 2048 NICs, 64-port switches", 1e-12) {
+  const auto l = clos_levels(2048, 64);
   // Every level passes on every NIC's 50 GB/s: the narrowest level carries leaves · 32 up-ports · 50e9.
   const double up = l[0] * 32 * 50e9;
   return std::min(8 * 50e9, up / 256);
 }
-INDEPENDENT("ex12.12.per_node_4096_bytes_per_s", "port-by-port: 4096 NICs in three levels", 1e-12) {
-  const auto l = wire_fat_tree(4096, 64);
+INDEPENDENT("ex12.12.per_node_4096_bytes_per_s", "textbook Clos sizing: 4096 NICs, 64-port switches", 1e-12) {
+  const auto l = clos_levels(4096, 64);
   const double narrowest = std::min({l[0] * 32, l[1] * 32, l[2] * 64}) * 50e9;
   return std::min(8 * 50e9, narrowest / 512);
 }
@@ -80,8 +67,8 @@ INDEPENDENT("ex12.12.per_node_4096_bytes_per_s", "port-by-port: 4096 NICs in thr
 INDEPENDENT("ch12.gb200-appendix.h100_dp_batch", "9.89e14 / (8 · 400e9 / 8)", 1e-12) { return 9.89e14 / 400e9; }
 INDEPENDENT("ch12.gb200-appendix.nvl72_dp_batch", "2.25e15 / (72 · 400e9 / 8)", 1e-12) { return 2.25e15 / (72 * 50e9); }
 
-TEST_CASE("independent: the port-by-port fat tree gives the book's and NVIDIA's switch counts") {
-  CHECK(wire_fat_tree(1024, 64) == std::vector<double>{32, 16});
-  CHECK(wire_fat_tree(2048, 64) == std::vector<double>{64, 32});
-  CHECK(wire_fat_tree(4096, 64) == std::vector<double>{128, 128, 64});
+TEST_CASE("independent: the textbook Clos sizing gives the book's and NVIDIA's switch counts") {
+  CHECK(clos_levels(1024, 64) == std::vector<double>{32, 16});
+  CHECK(clos_levels(2048, 64) == std::vector<double>{64, 32});
+  CHECK(clos_levels(4096, 64) == std::vector<double>{128, 128, 64});
 }

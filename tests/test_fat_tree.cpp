@@ -78,3 +78,17 @@ TEST_CASE("fat tree: refused input names the value") {
   const auto pod = dgx_superpod(chip("h100"), 4);
   CHECK_THROWS_WITH_AS(switch_bytes_per_s(pod, 2), doctest::Contains("level 2"), std::invalid_argument);
 }
+
+#include <string>
+
+#include "cli_run.hpp"
+
+TEST_CASE("scaling chips: GPU rows show the anatomy, the node and the reference SuperPod") {
+  const auto r = testing::run("chips");
+  REQUIRE(r.exit_code == 0);
+  // H100: 132 SMs, 16896 lanes, 528 Tensor Cores, 18 links of 25 GB/s, 4 switches, 3.6 TB/s bisection,
+  // 400 GB/s of node egress; a 1024-GPU pod of 560 switches at 400 GB/s per node.
+  const auto line = r.out.substr(r.out.rfind("\nh100 "), 200);
+  for (const char* want : {" 132 ", " 16896 ", " 528 ", "18 × 25 GB/s", " 3.6 TB/s", " 400 GB/s", " 1024 ", " 560 "})
+    CHECK_MESSAGE(line.find(want) != std::string::npos, want << " not in: " << line);
+}
