@@ -192,7 +192,9 @@ EXERCISE("ch12.spec-table-memory", "GPU memory and clock spec table") {
   for (const auto& r : spec_rows()) {
     const auto& a = *r.anatomy;
     const std::string k = r.key;
-    t.row({r.display, a.boost_clock_hz > 0 ? cell(a.base_clock_hz, "Hz") + " / " + cell(a.boost_clock_hz, "Hz") : "-",
+    t.row({r.display,
+           a.boost_clock_hz > 0 ? format_number(a.base_clock_hz / 1e9) + " / " + format_number(a.boost_clock_hz / 1e9) + " GHz"
+                                : "-",
            format_number(a.sms), format_quantity(a.smem_bytes_per_sm / kKiB, "KiB"),
            format_quantity(a.register_bytes_per_sm / kKiB, "KiB"),
            a.tmem_bytes_per_sm > 0 ? format_quantity(a.tmem_bytes_per_sm / kKiB, "KiB") : "-",

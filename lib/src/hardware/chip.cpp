@@ -18,34 +18,55 @@ namespace {
 // §12 GPU anatomy (SMs, cores, clocks, on-chip memories), each from NVIDIA's architecture whitepapers for
 // the SXM parts; §12's spec table rounds them (its clocks to 3 figures, its "kB" and "MB" binary).
 constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
-const GpuAnatomy kV100{80, 4, 64, 8, 1.245e9, 1.38e9, 96 * kKiB, 256 * kKiB, 0, 6 * kMiB, 64, 14e12,
+const GpuAnatomy& v100_figures() {
+  static const GpuAnatomy a{80, 4, 64, 8, 1.245e9, 1.38e9, 96 * kKiB, 256 * kKiB, 0, 6 * kMiB, 64, 14e12,
                        "NVIDIA Tesla V100 whitepaper (GV100: 80 SMs, 64 FP32 cores and 8 Tensor Cores per SM, shared "
                        "memory configurable up to 96 KB per SM, 256 KB registers per SM, 6144 KB L2, 64 warps per SM); "
                        "V100 PCIe: 1245 MHz base, 1380 MHz boost, 14 TFLOPs fp32"};
-const GpuAnatomy kA100{108, 4, 64, 4, 1.095e9, 1.41e9, 192 * kKiB, 256 * kKiB, 0, 40 * kMiB, 64, 19.5e12,
+  return a;
+}
+const GpuAnatomy& a100_figures() {
+  static const GpuAnatomy a{108, 4, 64, 4, 1.095e9, 1.41e9, 192 * kKiB, 256 * kKiB, 0, 40 * kMiB, 64, 19.5e12,
                        "NVIDIA A100 Tensor Core GPU architecture whitepaper (108 SMs, 64 FP32 cores and 4 third-gen "
                        "Tensor Cores per SM, 192 KB combined L1/shared memory per SM, 256 KB registers per SM, 40 MB "
                        "L2, 64 warps per SM, 1410 MHz boost, 19.5 TFLOPs fp32); A100 SXM4 base clock 1095 MHz"};
-const GpuAnatomy kH100{132, 4, 128, 4, 1.59e9, 1.98e9, 256 * kKiB, 256 * kKiB, 0, 50 * kMiB, 64, 67e12,
+  return a;
+}
+const GpuAnatomy& h100_figures() {
+  static const GpuAnatomy a{132, 4, 128, 4, 1.59e9, 1.98e9, 256 * kKiB, 256 * kKiB, 0, 50 * kMiB, 64, 67e12,
                        "NVIDIA H100 Tensor Core GPU architecture whitepaper, H100 SXM5 (132 SMs, 128 FP32 cores and 4 "
                        "fourth-gen Tensor Cores per SM, 256 KB combined L1/shared memory per SM, 256 KB registers per "
                        "SM, 50 MB L2, 64 warps per SM); H100 datasheet (SXM: 67 TFLOPs fp32); 1590 MHz base, 1980 MHz "
                        "max boost"};
-const GpuAnatomy kB200{148, 4, 128, 4, 0, 0, 256 * kKiB, 256 * kKiB, 256 * kKiB, 126 * kMiB, 64, 80e12,
+  return a;
+}
+const GpuAnatomy& b200_figures() {
+  static const GpuAnatomy a{148, 4, 128, 4, 0, 0, 256 * kKiB, 256 * kKiB, 256 * kKiB, 126 * kMiB, 64, 80e12,
                        "§12 (148 SMs, 256 kB SMEM and 256 kB TMEM per SM, 126 MB L2: NVIDIA publishes no B200 "
                        "whitepaper with these); NVIDIA Blackwell datasheet, HGX B200 at 1,000 W: 80 TFLOPs fp32; "
                        "4 subpartitions of 32 fp32 lanes as on Hopper (§12 Quiz 1 Question 1); no clock published"};
+  return a;
+}
 // §12 NVLink table and NVIDIA's NVLink/NVSwitch pages: links per GPU × per-link bandwidth one way, and the
 // node's switches (NVSwitch gen 2: 36 ports; gen 3: 64 NVLink4 ports; gen 4: 72 NVLink5 ports).
-const NvlinkNode kNodeAmpere{3, 2, 12, 25e9, 6, 36, 25e9,
+const NvlinkNode& ampere_node() {
+  static const NvlinkNode n{3, 2, 12, 25e9, 6, 36, 25e9,
                              "§12 NVLink table (12 links × 25 GB/s, 6 NVSwitches per node); NVIDIA NVSwitch gen 2: "
                              "36 NVLink3 ports (DGX A100: 6 switches)"};
-const NvlinkNode kNodeHopper{4, 3, 18, 25e9, 4, 64, 25e9,
+  return n;
+}
+const NvlinkNode& hopper_node() {
+  static const NvlinkNode n{4, 3, 18, 25e9, 4, 64, 25e9,
                              "§12 'At the node level' (18 links × 25 GB/s each way, 4 NVSwitches of 64 ports, links "
                              "5+4+4+5); NVSwitch HotChips 2022 (64 NVLink4 ports, 3.2 TB/s full duplex per switch)"};
-const NvlinkNode kNodeBlackwell{5, 4, 18, 50e9, 2, 72, 50e9,
+  return n;
+}
+const NvlinkNode& blackwell_node() {
+  static const NvlinkNode n{5, 4, 18, 50e9, 2, 72, 50e9,
                                 "§12 NVLink table (18 links × 50 GB/s, 2 NVSwitches per 8-GPU node, 18 per NVL72); "
                                 "NVIDIA NVLink 5 switch: 72 ports, 1.8 TB/s per GPU both ways"};
+  return n;
+}
 
 // A function-local static, so the table is ready even for other translation units' static initialisers.
 const std::vector<Chip>& table() {
@@ -92,14 +113,14 @@ const std::vector<Chip>& table() {
   };
     for (auto& c : all) {
       if (c.name == "a100") {
-        c.anatomy = kA100;
-        c.node = kNodeAmpere;
+        c.anatomy = a100_figures();
+        c.node = ampere_node();
       } else if (c.name == "h100" || c.name == "h200") {
-        c.anatomy = kH100;  // H200: the same GH100 die and clocks, with more and faster HBM
-        c.node = kNodeHopper;
+        c.anatomy = h100_figures();  // H200: the same GH100 die and clocks, with more and faster HBM
+        c.node = hopper_node();
       } else if (c.name == "b200") {
-        c.anatomy = kB200;
-        c.node = kNodeBlackwell;
+        c.anatomy = b200_figures();
+        c.node = blackwell_node();
       }
     }
     return all;
@@ -122,7 +143,7 @@ const Chip& chip(std::string_view name) {
 
 bool is_gpu(const Chip& c) { return c.gpus_per_node > 0; }
 
-const GpuAnatomy& v100_anatomy() { return kV100; }
+const GpuAnatomy& v100_anatomy() { return v100_figures(); }
 
 namespace {
 const GpuAnatomy& need_anatomy(const GpuAnatomy& a) {
