@@ -92,3 +92,48 @@ TEST_CASE("scaling chips: GPU rows show the anatomy, the node and the reference 
   for (const char* want : {" 132 ", " 16896 ", " 528 ", "18 × 25 GB/s", " 3.6 TB/s", " 400 GB/s", " 1024 ", " 560 "})
     CHECK_MESSAGE(line.find(want) != std::string::npos, want << " not in: " << line);
 }
+
+#include <nlohmann/json.hpp>
+
+#include "scaling/hardware/chip_file.hpp"
+
+TEST_CASE("chip files: a GPU's anatomy and NVLink node travel with it") {
+  for (const char* name : {"a100", "h100", "b200", "tpu-v5e"}) {
+    INFO(name);
+    const auto& preset = chip(name);
+    const Chip c = chip_from_json(chip_to_json(preset));
+    CHECK(c.anatomy.sms == preset.anatomy.sms);
+    CHECK(c.anatomy.fp32_cores_per_sm == preset.anatomy.fp32_cores_per_sm);
+    CHECK(c.anatomy.boost_clock_hz == preset.anatomy.boost_clock_hz);
+    CHECK(c.anatomy.l2_bytes == preset.anatomy.l2_bytes);
+    CHECK(c.anatomy.source == preset.anatomy.source);
+    CHECK(c.node.links_per_gpu == preset.node.links_per_gpu);
+    CHECK(c.node.ports_per_switch == preset.node.ports_per_switch);
+    CHECK(c.node.port_bytes_per_s == preset.node.port_bytes_per_s);
+  }
+  // A user's GPU file drives the SuperPod sizing like a preset.
+  const Chip mine = chip_from_json(chip_to_json(chip("h100")));
+  CHECK(all_switches(dgx_superpod(mine, 4)) == 560);
+}
+
+TEST_CASE("chip files: bad GPU figures are refused with the field named") {
+  auto j = nlohmann::json::parse(chip_to_json(chip("h100")));
+  auto bad = [&](const std::string& path, nlohmann::json value, const char* message) {
+    auto k = j;
+    const auto dot = path.find('.');
+    k[path.substr(0, dot)][path.substr(dot + 1)] = value;
+    CHECK_THROWS_WITH_AS(chip_from_json(k.dump()), doctest::Contains(message), std::invalid_argument);
+  };
+  bad("anatomy.sms", 132.5, "anatomy.sms");
+  bad("anatomy.l2_bytes", -1, "l2_bytes");
+  bad("anatomy.warp_size", 32, "unknown field 'anatomy.warp_size'");
+  bad("nvlink_node.links_per_gpu", 1e9, "nvlink_node.links_per_gpu");
+  bad("nvlink_node.port_bytes_per_s", "fast", "expected a number");
+  auto k = j;
+  k["anatomy"] = "H100";
+  CHECK_THROWS_WITH_AS(chip_from_json(k.dump()), doctest::Contains("'anatomy': expected an object"),
+                       std::invalid_argument);
+  k = j;
+  k["anatomy"].erase("sms");
+  CHECK_THROWS_WITH_AS(chip_from_json(k.dump()), doctest::Contains("anatomy.sms"), std::invalid_argument);
+}
