@@ -22,14 +22,15 @@ const GpuAnatomy& v100_figures() {
   static const GpuAnatomy a{80, 4, 64, 8, 1.245e9, 1.38e9, 96 * kKiB, 256 * kKiB, 0, 6 * kMiB, 64, 14e12,
                        "NVIDIA Tesla V100 whitepaper (GV100: 80 SMs, 64 FP32 cores and 8 Tensor Cores per SM, shared "
                        "memory configurable up to 96 KB per SM, 256 KB registers per SM, 6144 KB L2, 64 warps per SM); "
-                       "V100 PCIe: 1245 MHz base, 1380 MHz boost, 14 TFLOPs fp32"};
+                       "V100 PCIe: 1245 MHz base, 1380 MHz boost (TechPowerUp), 14 TFLOPs fp32 (NVIDIA datasheet)"};
   return a;
 }
 const GpuAnatomy& a100_figures() {
   static const GpuAnatomy a{108, 4, 64, 4, 1.095e9, 1.41e9, 192 * kKiB, 256 * kKiB, 0, 40 * kMiB, 64, 19.5e12,
                        "NVIDIA A100 Tensor Core GPU architecture whitepaper (108 SMs, 64 FP32 cores and 4 third-gen "
                        "Tensor Cores per SM, 192 KB combined L1/shared memory per SM, 256 KB registers per SM, 40 MB "
-                       "L2, 64 warps per SM, 1410 MHz boost, 19.5 TFLOPs fp32); A100 SXM4 base clock 1095 MHz"};
+                       "L2, 64 warps per SM, 1410 MHz boost, 19.5 TFLOPs fp32); 1095 MHz base (TechPowerUp, A100 SXM4 40 GB; "
+                       "the 80 GB part changes only the HBM)"};
   return a;
 }
 const GpuAnatomy& h100_figures() {
@@ -37,7 +38,7 @@ const GpuAnatomy& h100_figures() {
                        "NVIDIA H100 Tensor Core GPU architecture whitepaper, H100 SXM5 (132 SMs, 128 FP32 cores and 4 "
                        "fourth-gen Tensor Cores per SM, 256 KB combined L1/shared memory per SM, 256 KB registers per "
                        "SM, 50 MB L2, 64 warps per SM); H100 datasheet (SXM: 67 TFLOPs fp32); 1590 MHz base, 1980 MHz "
-                       "max boost"};
+                       "max boost (TechPowerUp, H100 SXM5)"};
   return a;
 }
 const GpuAnatomy& b200_figures() {
