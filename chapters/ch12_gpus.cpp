@@ -658,6 +658,17 @@ EXERCISE("ex12.12", "Scaling the SuperPod to 2048 and 4096 GPUs") {
 // ---------------------------------------------------------------------------------------------------
 // §12.4.2 Cross-node collectives: the SuperPod summary
 
+static const workbook::Finding kBisectionTwoOverN{
+    "collective-bisection-one-way", workbook::Severity::slip,
+    "§12.4.2's 'collective bandwidth = bisection × 2 / N' needs a one-way bisection; the chapter counts both ways",
+    "Below the SuperPod summary table the chapter says the collective bandwidth is also the bisection bandwidth "
+    "× 2 / N. Its own bisection counts both directions (Quiz 2 Question 2: 3.6 TB/s for an 8xH100 node; "
+    "Quiz 3 Question 1: 51.2 TB/s for the pod), and with those the rule gives 3.6e12 × 2 / 8 = 900 GB/s and "
+    "51.2e12 × 2 / 128 = 800 GB/s, twice the table's 450 and 400. The × 2 / N is the rule for a bisection "
+    "counted one way: N/2 members each send W across the cut, so a one-way bisection is N·W/2 and W = "
+    "bisection × 2 / N (1.8e12 × 2 / 8 = 450 GB/s). Counted both ways it is bisection / N. The table's values "
+    "are right; only the rule's factor of 2 does not match the chapter's definition."};
+
 EXERCISE("ch12.superpod-summary-table", "DGX H100 SuperPod summary table") {
   ex.section("§12.4.2");
   const auto pod = dgx_superpod(chip("h100"), 4);
@@ -687,20 +698,21 @@ EXERCISE("ch12.superpod-summary-table", "DGX H100 SuperPod summary table") {
     ex.answer(k + "_cable_bytes_per_s", l.cable_bw, "B/s").book(l.p_cable, exact());
     ex.answer(k + "_collective_bytes_per_s", l.collective, "B/s").book(l.p_collective, exact());
   }
-  // "Collective bandwidth is also bisection × 2 / N": with the bisection counted one way (N = the level's
-  // GPUs in a node, its nodes above), as the table's full-duplex figures are.
-  const double node_bisection_one_way = node_bisection_bytes_per_s(h100) / 2;
-  ex.claim("node_collective_from_bisection",
-           "§12.4.2: the node's collective bandwidth is its bisection bandwidth × 2 / N (one-way bisection, N = 8 GPUs)",
-           node_bisection_one_way * 2 / h100.gpus_per_node, "B/s")
-      .about(450e9, exact())
-      .explain("with Quiz 2 Question 2's bisection, which counts both directions (3.6 TB/s), the rule gives 900 GB/s: "
-               "it holds with the bisection counted one way, 1.8 TB/s");
-  const double pod_bisection_one_way = bisection_bytes_per_s(pod) / 2;
-  ex.claim("spine_collective_from_bisection",
-           "§12.4.2: the pod's collective bandwidth per node is its bisection × 2 / N (one-way bisection, N = 128 nodes)",
-           pod_bisection_one_way * 2 / nodes(pod), "B/s")
-      .about(400e9, exact());
+  // "Collective bandwidth is also bisection × 2 / N". The chapter counts a bisection both ways (Quiz 2
+  // Question 2's 3.6 TB/s, ex12.9; the pod's 51.2 TB/s, ex12.11): under that count the rule is bisection / N.
+  {
+    using workbook::Inputs;
+    using workbook::in;
+    ex.formula("collective_from_bisection",
+               "collective bandwidth = bisection bandwidth × 2 / N (N = GPUs in the node, nodes in the pod)",
+               [](const Inputs& v) { return in(v, "bisection") * 2 / in(v, "N"); },
+               [](const Inputs& v) { return in(v, "bisection") / in(v, "N"); })
+        .exact_text("bisection (both directions) / N: each of the N members sends its share across the cut, "
+                    "and each direction carries half of them")
+        .at({{"bisection", node_bisection_bytes_per_s(h100)}, {"N", double(h100.gpus_per_node)}})
+        .at({{"bisection", bisection_bytes_per_s(pod)}, {"N", nodes(pod)}})
+        .erratum(kBisectionTwoOverN);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -72,3 +72,8 @@ TEST_CASE("independent: the textbook Clos sizing gives the book's and NVIDIA's s
   CHECK(clos_levels(2048, 64) == std::vector<double>{64, 32});
   CHECK(clos_levels(4096, 64) == std::vector<double>{128, 128, 64});
 }
+// §12.4.2's collective bandwidth at the node from the bisection counted both ways (Quiz 2): 4 GPUs on each side
+// of the cut send 18 links × 25 GB/s each, in both directions; per GPU that is the total over the 8 GPUs.
+INDEPENDENT("ch12.superpod-summary-table.collective_from_bisection", "2 · 4 · 18 · 25e9 B/s over 8 GPUs", 1e-12) {
+  return 2.0 * 4 * 18 * 25e9 / 8;
+}
