@@ -585,6 +585,12 @@ static const workbook::Finding kLeafExpression{
     "Appendix B writes it. The printed result and the 400 GB/s per node are right; only the expression drops the "
     "8 leaves."};
 
+static const workbook::Finding kGbpsLabel{
+    "leaf-links-gbps-label", workbook::Severity::unit, "Quiz 3 Q1 labels a leaf switch's links '400 GBps'",
+    "The answer gives each leaf switch 3.2TB/s as '(64 400 GBps links)'. Read as written, 64 × 400 GB/s is "
+    "25.6 TB/s; the 3.2 TB/s it prints is 64 × 400 Gb/s / 8, the NDR rate the same answer gives the node's "
+    "cables ('400Gbps NDR IB'). The number is right for gigabits per second; only the unit is bytes."};
+
 EXERCISE("ex12.11", "Fat-tree bisection of the 1024-GPU pod") {
   ex.section("§12.3.1");
   const auto pod = dgx_superpod(chip("h100"), 4);
@@ -604,7 +610,14 @@ EXERCISE("ex12.11", "Fat-tree bisection of the 1024-GPU pod") {
                [](const Inputs& v) { return in(v, "leaves") * in(v, "ports") * in(v, "gbps") / 8 * 1e9; })
         .at({{"ports", 32}, {"gbps", 400}, {"leaves", 8}})
         .at({{"ports", 16}, {"gbps", 200}, {"leaves", 4}})
-        .erratum(kLeafExpression, "the expression is one leaf's 1.6 TB/s; with the 8 leaves it is the 12.8 printed");
+        .erratum(kLeafExpression);
+    ex.formula("leaf_switch_label", "3.2TB/s per leaf switch, '(64 400 GBps links)'",
+               [](const Inputs& v) { return in(v, "ports") * in(v, "rate") * 1e9; },
+               [](const Inputs& v) { return in(v, "ports") * in(v, "rate") * 1e9 / 8; })
+        .exact_text("ports × rate in Gb/s / 8 bits per byte")
+        .at({{"ports", 64}, {"rate", 400}})
+        .at({{"ports", 36}, {"rate", 200}})
+        .erratum(kGbpsLabel);
   }
   ex.answer("su_per_node_bytes_per_s", su_in / pod.nodes_per_su, "B/s").book(400e9, exact());
   ex.answer("su_spine_cables", leaves_per_su * pod.levels[1].switches * pod.cables_per_leaf_spine, "cables")

@@ -77,3 +77,5 @@ TEST_CASE("independent: the textbook Clos sizing gives the book's and NVIDIA's s
 INDEPENDENT("ch12.superpod-summary-table.collective_from_bisection", "2 · 4 · 18 · 25e9 B/s over 8 GPUs", 1e-12) {
   return 2.0 * 4 * 18 * 25e9 / 8;
 }
+// NVIDIA Quantum-2 QM9700 (the SuperPod's NDR switch): 64 ports of 400 Gb/s, 51.2 Tb/s counted both ways.
+INDEPENDENT("ex12.11.leaf_switch_label", "QM9700: 51.2e12 bit/s both ways / 2 / 8", 1e-12) { return 51.2e12 / 2 / 8; }
