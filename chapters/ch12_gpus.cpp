@@ -25,8 +25,12 @@ static auto& chapter = workbook::define_chapter(12, "ch12", "How to Think About 
 
 namespace {
 constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
-// §12.1: the book's clock for the H100 Tensor Core arithmetic, and its B200 clock (neither is a published
-// spec: NVIDIA gives H100 SXM a 1.98 GHz maximum boost and no B200 clock).
+// §12.1: the book's clock for the H100 Tensor Core arithmetic, and its B200 clock. 1.76 GHz is the H100
+// PCIe's boost clock (1755 MHz: TechPowerUp's H100 PCIe entry; NVIDIA's H100 PCIe product brief gives
+// 1,755 MHz), not the SXM part's whose 132 SMs the sentence counts: the SXM runs its low-precision Tensor
+// Core work at 1.83 GHz and reaches 1.98 GHz on fp32/fp64 (Glenn K. Lockwood's H100 notes,
+// glennklockwood.com/garden/processors/h100), and 989.4e12 / (528 × 1024) = 1.830 GHz. NVIDIA publishes no
+// B200 clock.
 constexpr double kBookH100TcClockHz = 1.76e9;
 constexpr double kBookB200ClockHz = 1.86e9;
 // NVIDIA Volta whitepaper: each V100 Tensor Core does 64 fp16 FMAs per clock (128 FLOPs).
@@ -58,10 +62,10 @@ EXERCISE("ch12.tc-flops-per-cycle", "Tensor Core FLOPs per cycle") {
       .explain("9.89e14 bf16 FLOPs/s over 132 SMs");
   ex.answer("h100_flops_per_tc_cycle", flops_per_tensor_core_cycle(h100.bf16_flops_per_s, a, kBookH100TcClockHz),
             "FLOPs/cycle")
-      .book(1024, rel(0.05).because("'~1024': the book rounds its 7.5e12 / 1.76e9 / 4 to the power of two it "
-                                    "names (an 8x8x8 matmul)"))
-      .explain("the book's stated 1.76 GHz gives 1065; 1024 exactly would need 9.89e14 / (528 × 1024) = 1.83 GHz, "
-               "between the H100's 1.59 GHz base and 1.98 GHz boost");
+      .book(1024, rel(0.05).because("'~1024', an 8x8x8 matmul: the book's 1.76 GHz is the H100 PCIe's boost "
+                                    "clock; at the SXM's 1.83 GHz tensor clock the same arithmetic gives 1024"))
+      .explain("the book's stated 1.76 GHz (the PCIe card's 1755 MHz boost) gives 1065; the SXM part runs its "
+               "bf16 Tensor Core work at 1.83 GHz, and 9.89e14 / (528 × 1.83e9) = 1024, the figure the book names");
   ex.answer("matmul_8x8x8_flops", 2.0 * 8 * 8 * 8, "FLOPs").book(1024, exact())
       .explain("2·M·N·K for M = N = K = 8: the H100 Tensor Core's work per cycle");
   const auto& a100 = chip("a100");
