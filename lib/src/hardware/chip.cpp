@@ -43,9 +43,13 @@ const GpuAnatomy& h100_figures() {
 }
 const GpuAnatomy& b200_figures() {
   static const GpuAnatomy a{148, 4, 128, 4, 0, 0, 256 * kKiB, 256 * kKiB, 256 * kKiB, 126 * kMiB, 64, 80e12,
-                       "§12 (148 SMs, 256 kB SMEM and 256 kB TMEM per SM, 126 MB L2: NVIDIA publishes no B200 "
-                       "whitepaper with these); NVIDIA Blackwell datasheet, HGX B200 at 1,000 W: 80 TFLOPs fp32; "
-                       "4 subpartitions of 32 fp32 lanes as on Hopper (§12 Quiz 1 Question 1); no clock published"};
+                       "148 SMs: TechPowerUp's B200 entry (148 SMs, 592 Tensor Cores, a 1.86 GHz tensor clock); "
+                       "256 KB registers per SM: CUDA C++ Programming Guide (64 K 32-bit registers per SM at compute "
+                       "capability 10.0); 256 KB TMEM per SM: PTX ISA / NVIDIA's Tilus guide (Tensor Memory of 128 "
+                       "lanes × 512 columns of 32-bit cells per CTA); 256 kB SMEM per SM and 126 MB L2: §12's own "
+                       "figures, with no vendor figure found to check them (NVIDIA publishes no B200 whitepaper); "
+                       "NVIDIA Blackwell datasheet, HGX B200 at 1,000 W: 80 TFLOPs fp32; 4 subpartitions of 32 fp32 "
+                       "lanes as on Hopper (§12 Quiz 1 Question 1); NVIDIA publishes no clock"};
   return a;
 }
 // §12 NVLink table and NVIDIA's NVLink/NVSwitch pages: links per GPU × per-link bandwidth one way, and the
@@ -108,7 +112,8 @@ const std::vector<Chip>& table() {
      1.979e15, 0, 8, 4.5e11, 5e10},
     {"b200", "NVIDIA B200", {}, {}, 1, 192e9, 8e12, 2.25e15, 4.5e15, 0, 0, 0, 0, 0, WrapRule::none,
      "§12 spec tables (192 GB, 8.0e12 B/s, 2.3e15 bf16, 4.5e15 fp8/int8, 9.0e15 fp4; 2250e12 bf16 in its "
-     "Question 3) and NVIDIA's Blackwell datasheet (dense: 2.25 PFLOPs bf16, 4.5 PFLOPs fp8, 9 PFLOPs fp4; NVLink 5 "
+     "Question 3); 192 GB is the part's eight HBM3e stacks (Glenn K. Lockwood's B200 notes, TechPowerUp's B200 "
+     "entry), of which NVIDIA's DGX B200 datasheet exposes 1,440 GB over 8 GPUs (180 GB each); NVIDIA's Blackwell datasheet (dense: 2.25 PFLOPs bf16, 4.5 PFLOPs fp8, 9 PFLOPs fp4; NVLink 5 "
      "1.8 TB/s bidirectional); §12: 18 NVLinks × 50 GB/s = 900 GB/s, node egress 400 GB/s (DGX B200: 8 × 400 Gb/s)",
      4.5e15, 9e15, 8, 9e11, 5e10},
   };
