@@ -386,6 +386,17 @@ EXERCISE("ex12.6", "B200 clock from vector FLOPs") {
       .explain("80e12 fp32 FLOPs/s (NVIDIA, HGX B200) over 37,888 FLOPs per cycle");
 }
 
+static const workbook::Finding kVectorIntensityConstant{
+    "vector-intensity-mixed-fma", workbook::Severity::slip,
+    "Q7's footnote: the vector intensity 'stays constant' (33.5 / 3.5 on H100, 80 / 8 on B200) mixes FLOP conventions",
+    "A footnote to Quiz 1 Question 7 says the fp32 vector intensity stays constant across generations: 33.5 / 3.5 for "
+    "the H100 and 80 / 8 for the B200, both about 10. The 33.5 TFLOPs is Question 2's count, one op per lane per "
+    "cycle ('ignoring FMA'); the 80 TFLOPs is NVIDIA's B200 figure, which counts an FMA as two (Question 6 "
+    "derives its 2.1 GHz clock from it that way). Under one convention the ratio halves: 33.5 / 3.35 = 10 against "
+    "40 / 8 = 5 one op per lane, or 67 / 3.35 = 20 against 80 / 8 = 10 with FMAs counted twice. The printed pair "
+    "reproduces when the H100 is counted one way and the B200 the other (and 3.35 TB/s is written 3.5). Nothing "
+    "else in the chapter rests on the footnote."};
+
 EXERCISE("ex12.7", "H100 fp32 vector add roofline") {
   ex.section("§12.1.4");
   const auto& h100 = chip("h100");
@@ -395,6 +406,19 @@ EXERCISE("ex12.7", "H100 fp32 vector add roofline") {
   ex.answer("intensity", intensity(1, 12), "FLOPs/byte").book(1.0 / 12, exact());
   ex.answer("hardware_intensity", critical_intensity(vector, bw), "FLOPs/byte").book(10, sig(2))
       .explain("33.5e12 FLOPs/s (one op per lane) over 3.35e12 B/s");
+  // The footnote's "constant across generations", with both chips counted the same way (an FMA as two FLOPs,
+  // NVIDIA's convention for both datasheet figures).
+  const auto& b200 = chip("b200");
+  const double h100_fma_intensity = critical_intensity(h100.anatomy.fp32_vector_flops_per_s, bw);
+  const double b200_fma_intensity = critical_intensity(b200.anatomy.fp32_vector_flops_per_s, b200.hbm_bytes_per_s);
+  ex.claim("vector_intensity_constant",
+           "§12.1.4 Q7 footnote: the fp32 vector intensity stays constant from H100 to B200 (B200's over H100's, "
+           "both with an FMA counted as two FLOPs)",
+           b200_fma_intensity / h100_fma_intensity, "")
+      .about(1, rel(0.1).because("'stays constant': the book's own pair, 33.5 / 3.5 = 9.6 and 80 / 8 = 10, "
+                                 "differs by 4%, so about as loose a constancy as it claims"))
+      .erratum(kVectorIntensityConstant)
+      .explain("67e12 / 3.35e12 = 20 FLOPs/byte on an H100 against 80e12 / 8e12 = 10 on a B200: the intensity halves");
   ex.answer("elements_per_s", bw / 12, "elements/s").book(2.8e11, sig(2)).explain("T = 12N / 3.35e12 = N / 2.8e11");
   ex.answer("t_65536_s", add(65536).t_lower_s, "s").book(0.23e-6, sig(2))
       .measured(1.5e-6, "§12.1.4 Q7, JAX on an H100", "a kernel launch and its latency, not bandwidth, at 768 kB");

@@ -79,3 +79,8 @@ INDEPENDENT("ch12.superpod-summary-table.collective_from_bisection", "2 · 4 · 
 }
 // NVIDIA Quantum-2 QM9700 (the SuperPod's NDR switch): 64 ports of 400 Gb/s, 51.2 Tb/s counted both ways.
 INDEPENDENT("ex12.11.leaf_switch_label", "QM9700: 51.2e12 bit/s both ways / 2 / 8", 1e-12) { return 51.2e12 / 2 / 8; }
+// Q7's footnote with one convention: the datasheets' fp32 figures (both count an FMA as two FLOPs), B200 (80 TFLOPs,
+// 8 TB/s, HGX B200) over H100 SXM (67 TFLOPs, 3.35 TB/s).
+INDEPENDENT("ex12.7.vector_intensity_constant", "(80e12 / 8e12) / (67e12 / 3.35e12)", 1e-12) {
+  return (80e12 / 8e12) / (67e12 / 3.35e12);
+}
