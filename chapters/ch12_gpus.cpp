@@ -189,6 +189,17 @@ std::vector<SpecRow> spec_rows() {
 std::string cell(double v, const char* unit) { return v > 0 ? format_quantity(v, unit) : std::string("-"); }
 }  // namespace
 
+// NVIDIA Volta whitepaper: of the V100 SM's 128 KB L1 data cache / shared memory, up to 96 KB can be shared memory.
+constexpr double kV100SharedMemoryMaxKiB = 96;
+static const workbook::Finding kV100Smem{
+    "v100-smem-shared-max", workbook::Severity::slip,
+    "The spec table's V100 SMEM (96kB) is the shared-memory maximum; the other rows give the whole L1/SMEM array",
+    "§12.1.1 defines SMEM as the SM's whole on-chip L1 array, usable as shared memory or as cache (256kB on an "
+    "H100), and the table's A100, H100 and B200 cells are that array (192, 256, 256 kB). The V100's array is "
+    "128 KB (Volta whitepaper); the 96kB printed is how much of it can be shared memory, a different quantity "
+    "(the A100's and H100's would be 164 and 228 KB). The figure is a real V100 figure in the wrong column; "
+    "no conclusion of the chapter uses it."};
+
 EXERCISE("ch12.spec-table-memory", "GPU memory and clock spec table") {
   ex.section("§12.1.2");
   auto& t = ex.table("memory", {"GPU", "base / boost clock", "SMs", "SMEM / SM", "registers / SM", "TMEM / SM",
@@ -210,7 +221,13 @@ EXERCISE("ch12.spec-table-memory", "GPU memory and clock spec table") {
     ex.answer(k + "_sms", a.sms, "SMs").book(r.sms, exact());
     // The B200's SMEM and L2 are the book's own figures in our preset (no vendor figure found): comparing
     // them with the book would compare the book with itself, so the table shows them and nothing is checked.
-    if (k != "b200") {
+    if (k == "v100") {
+      ex.answer(k + "_smem_kib_per_sm", a.smem_bytes_per_sm / kKiB, "KiB").book(r.smem_kb, exact())
+          .erratum(kV100Smem)
+          .reproduced_by(kV100SharedMemoryMaxKiB, "the V100's shared-memory maximum, 96 of its 128 KB L1/shared "
+                                                  "array (Volta whitepaper)");
+      ex.answer(k + "_l2_mib", a.l2_bytes / kMiB, "MiB").book(r.l2_mb, exact());
+    } else if (k != "b200") {
       ex.answer(k + "_smem_kib_per_sm", a.smem_bytes_per_sm / kKiB, "KiB").book(r.smem_kb, exact());
       ex.answer(k + "_l2_mib", a.l2_bytes / kMiB, "MiB").book(r.l2_mb, exact());
     }

@@ -84,3 +84,7 @@ INDEPENDENT("ex12.11.leaf_switch_label", "QM9700: 51.2e12 bit/s both ways / 2 / 
 INDEPENDENT("ex12.7.vector_intensity_constant", "(80e12 / 8e12) / (67e12 / 3.35e12)", 1e-12) {
   return (80e12 / 8e12) / (67e12 / 3.35e12);
 }
+// NVIDIA Tesla V100 whitepaper: each SM has a combined 128 KB L1 data cache / shared memory (the array §12.1.1 calls SMEM).
+INDEPENDENT("ch12.spec-table-memory.v100_smem_kib_per_sm", "Volta whitepaper: 128 KB combined L1/shared per SM", 1e-12) {
+  return 128.0;
+}

@@ -19,9 +19,10 @@ namespace {
 // the SXM parts; §12's spec table rounds them (its clocks to 3 figures, its "kB" and "MB" binary).
 constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
 const GpuAnatomy& v100_figures() {
-  static const GpuAnatomy a{80, 4, 64, 8, 1.245e9, 1.38e9, 96 * kKiB, 256 * kKiB, 0, 6 * kMiB, 64, 14e12,
-                       "NVIDIA Tesla V100 whitepaper (GV100: 80 SMs, 64 FP32 cores and 8 Tensor Cores per SM, shared "
-                       "memory configurable up to 96 KB per SM, 256 KB registers per SM, 6144 KB L2, 64 warps per SM); "
+  static const GpuAnatomy a{80, 4, 64, 8, 1.245e9, 1.38e9, 128 * kKiB, 256 * kKiB, 0, 6 * kMiB, 64, 14e12,
+                       "NVIDIA Tesla V100 whitepaper (GV100: 80 SMs, 64 FP32 cores and 8 Tensor Cores per SM, a "
+                       "combined 128 KB L1 data cache / shared memory per SM of which up to 96 KB can be shared "
+                       "memory, 256 KB registers per SM, 6144 KB L2, 64 warps per SM); "
                        "V100 PCIe: 1245 MHz base, 1380 MHz boost (TechPowerUp), 14 TFLOPs fp32 (NVIDIA datasheet)"};
   return a;
 }
