@@ -142,8 +142,10 @@ EXERCISE("ch12.hbm-bandwidth", "HBM capacity and bandwidth quoted in the Memory 
                                  "§12.1.1 quotes 'about 9TB/s' for the B200; the chapter's own spec table gives 8.0e12 "
                                  "B/s and Quiz 1 Questions 3 and 4 compute with 8e12. The book disagrees with itself "
                                  "by 12%, and NVIDIA's B200 figure (8 TB/s, HGX and DGX B200) sides with the table. "
-                                 "No conclusion rests on the 9."})
-      .reproduced_by(9e12, "the constant §12.1.1 quotes, 9e12 B/s: a figure with no computation behind it");
+                                 "Where the 9 comes from is unknown: nothing the chapter states gives it, and it "
+                                 "contradicts the chapter's own table. No conclusion rests on it."})
+      .book_inputs_give(8e12, "the §12.1.2 table's 8.0e12 B/s, the figure Quiz 1 Questions 3 and 4 compute with; "
+                              "the 9 follows from nothing the chapter states");
 }
 
 // §12.1.2 Summary of GPU specs
