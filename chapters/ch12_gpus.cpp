@@ -430,6 +430,10 @@ EXERCISE("ex12.7", "H100 fp32 vector add roofline") {
   const auto& b200 = chip("b200");
   const double h100_fma_intensity = critical_intensity(h100.anatomy.fp32_vector_flops_per_s, bw);
   const double b200_fma_intensity = critical_intensity(b200.anatomy.fp32_vector_flops_per_s, b200.hbm_bytes_per_s);
+  ex.answer("h100_fp32_fma_intensity", h100_fma_intensity, "FLOPs/byte")
+      .explain("NVIDIA's 67e12 fp32 FLOPs/s (an FMA counted as two) over 3.35e12 B/s");
+  ex.answer("b200_fp32_fma_intensity", b200_fma_intensity, "FLOPs/byte").book(10, exact())
+      .explain("the footnote's 80 / 8: NVIDIA's 80e12 fp32 FLOPs/s (an FMA counted as two) over 8e12 B/s");
   ex.claim("vector_intensity_constant",
            "§12.1.4 Q7 footnote: the fp32 vector intensity stays constant from H100 to B200 (B200's over H100's, "
            "both with an FMA counted as two FLOPs)",

@@ -88,3 +88,6 @@ INDEPENDENT("ex12.7.vector_intensity_constant", "(80e12 / 8e12) / (67e12 / 3.35e
 INDEPENDENT("ch12.spec-table-memory.v100_smem_kib_per_sm", "Volta whitepaper: 128 KB combined L1/shared per SM", 1e-12) {
   return 128.0;
 }
+INDEPENDENT("ex12.7.h100_fp32_fma_intensity", "H100 SXM datasheet: 67 TFLOPs fp32 / 3.35 TB/s", 1e-12) {
+  return 67e12 / 3.35e12;
+}
