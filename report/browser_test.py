@@ -22,6 +22,17 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402
 
+
+def book_names():
+    """report/book_names.tsv: catalog ID -> the book's name for it (the generator reads the same file)."""
+    names = {}
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "book_names.tsv")) as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            if not line.startswith("#") and len(fields) == 3 and fields[0] != "id":
+                names[fields[0]] = fields[1]
+    return names
+
 CHECK_PAGE = r"""(() => {
   const problems = [];
   const ids = new Set();
@@ -98,8 +109,9 @@ CHECK_PAGE = r"""(() => {
     if (/^(ex\d+\.\d+|ch\d+\.[A-Za-z0-9_-]+|cs336\.[a-z]+)\b/.test(text))
       problems.push('heading shows a catalog ID instead of a name: "' + text.slice(0, 60) + '"');
     const m = h.id.match(/^ex(\d+)\.(\d+)$/);
-    if (m && !text.includes('Exercise ' + m[1] + '.' + m[2]))
-      problems.push('heading #' + h.id + ' does not say "Exercise ' + m[1] + '.' + m[2] + '"');
+    const want = m && ((window.BOOK_NAMES || {})[h.id] || 'Exercise ' + m[1] + '.' + m[2]);
+    if (m && !text.includes(want))
+      problems.push('heading #' + h.id + ' does not say "' + want + '"');
   }
   // The Errata list each explanation once: no paragraph or row text written twice, and no value's row that
   // restates its finding's explanation (most of its six-word runs found in it).
@@ -252,12 +264,17 @@ def main():
     url = "file://" + html_path
     with cdp.Browser() as browser:
         browser.open(url, width=1280, height=900)
+        # The names book_names.tsv gives exN.M items ("Question 1 of Quiz 1"), for the heading check.
+        browser.evaluate(f"window.BOOK_NAMES = {json.dumps(book_names())}; true")
         result = browser.evaluate(CHECK_PAGE)
         failures += result["problems"]
         missing = browser.evaluate(f"{json.dumps(anchors)}.filter(id => !document.getElementById(id))")
         failures += [f"no anchor #{m}" for m in missing]
-        # A reader who searches the page for "Exercise 5.3" finds it.
-        named = [f"Exercise {m.group(1)}.{m.group(2)}" for a in anchors for m in [re.fullmatch(r"ex(\d+)\.(\d+)", a)] if m]
+        # A reader who searches the page for "Exercise 5.3" (or the name book_names.tsv gives an exN.M, such as
+        # chapter 12's "Question 1 of Quiz 1") finds it.
+        names = book_names()
+        named = [names.get(a, f"Exercise {m.group(1)}.{m.group(2)}") for a in anchors
+                 for m in [re.fullmatch(r"ex(\d+)\.(\d+)", a)] if m]
         unnamed = browser.evaluate(f"{json.dumps(named)}.filter(n => !document.body.textContent.includes(n))")
         failures += [f"no text \"{n}\" on the page" for n in unnamed]
         if not anchors:

@@ -70,11 +70,97 @@ const std::set<std::string>& known_fields() {
                                        "ici_oneway_bytes_per_s", "ici_bidi_bytes_per_s", "ici_hop_latency_s",
                                        "pcie_bytes_per_s", "dcn_bytes_per_s_per_host", "wraparound",
                                        "fp8_flops_per_s", "fp4_flops_per_s", "gpus_per_node",
-                                       "nvlink_bytes_per_s", "ib_bytes_per_s"};
+                                       "nvlink_bytes_per_s", "ib_bytes_per_s", "anatomy", "nvlink_node"};
   return k;
 }
 
+// A whole count inside a nested object ("anatomy.sms"): 0 when absent or null.
+int count(const json& j, const char* key, const std::string& where, std::string_view file) {
+  const double x = positive(j, key, file, false);
+  if (x != std::floor(x) || x > 1e6)
+    fail(file, "field '" + where + "." + key + "' = " + format_number(x) + ": must be a whole number up to 1,000,000");
+  return static_cast<int>(x);
+}
+
+const json* object(const json& j, const char* key, const std::set<std::string>& known, std::string_view file) {
+  const json* v = field(j, key);
+  if (!v) return nullptr;
+  if (!v->is_object()) fail(file, std::string("field '") + key + "': expected an object, got " + v->type_name());
+  for (const auto& [k, value] : v->items())
+    if (!known.count(k)) fail(file, std::string("unknown field '") + key + "." + escape_for_message(k) + "'");
+  return v;
+}
+
 json or_null(double v) { return v > 0 ? json(v) : json(nullptr); }
+json or_null(int v) { return v > 0 ? json(v) : json(nullptr); }
+
+// §12: a GPU's anatomy and its node's NVLink build, as nested objects (null on a TPU).
+void read_gpu_figures(const json& j, Chip& c, std::string_view file) {
+  static const std::set<std::string> anatomy_keys{
+      "sms", "subpartitions_per_sm", "fp32_cores_per_sm", "tensor_cores_per_sm", "base_clock_hz", "boost_clock_hz",
+      "smem_bytes_per_sm", "register_bytes_per_sm", "tmem_bytes_per_sm", "l2_bytes", "max_resident_warps_per_sm",
+      "fp32_vector_flops_per_s", "source"};
+  if (const json* a = object(j, "anatomy", anatomy_keys, file)) {
+    auto& g = c.anatomy;
+    g.sms = count(*a, "sms", "anatomy", file);
+    if (g.sms == 0) fail(file, "field 'anatomy.sms' is required in an anatomy");
+    g.subpartitions_per_sm = count(*a, "subpartitions_per_sm", "anatomy", file);
+    g.fp32_cores_per_sm = count(*a, "fp32_cores_per_sm", "anatomy", file);
+    g.tensor_cores_per_sm = count(*a, "tensor_cores_per_sm", "anatomy", file);
+    g.base_clock_hz = positive(*a, "base_clock_hz", file, false);
+    g.boost_clock_hz = positive(*a, "boost_clock_hz", file, false);
+    g.smem_bytes_per_sm = positive(*a, "smem_bytes_per_sm", file, false);
+    g.register_bytes_per_sm = positive(*a, "register_bytes_per_sm", file, false);
+    g.tmem_bytes_per_sm = positive(*a, "tmem_bytes_per_sm", file, false);
+    g.l2_bytes = positive(*a, "l2_bytes", file, false);
+    g.max_resident_warps_per_sm = count(*a, "max_resident_warps_per_sm", "anatomy", file);
+    g.fp32_vector_flops_per_s = positive(*a, "fp32_vector_flops_per_s", file, false);
+    g.source = text(*a, "source", file, "");
+  }
+  static const std::set<std::string> node_keys{"nvlink_generation", "nvswitch_generation", "links_per_gpu",
+                                               "link_bytes_per_s", "switches_per_node", "ports_per_switch",
+                                               "port_bytes_per_s", "source"};
+  if (const json* n = object(j, "nvlink_node", node_keys, file)) {
+    auto& d = c.node;
+    d.nvlink_generation = count(*n, "nvlink_generation", "nvlink_node", file);
+    d.nvswitch_generation = count(*n, "nvswitch_generation", "nvlink_node", file);
+    d.links_per_gpu = count(*n, "links_per_gpu", "nvlink_node", file);
+    d.link_bytes_per_s = positive(*n, "link_bytes_per_s", file, false);
+    d.switches_per_node = count(*n, "switches_per_node", "nvlink_node", file);
+    d.ports_per_switch = count(*n, "ports_per_switch", "nvlink_node", file);
+    d.port_bytes_per_s = positive(*n, "port_bytes_per_s", file, false);
+    d.source = text(*n, "source", file, "");  // the node arithmetic also needs gpus_per_node
+  }
+}
+
+json anatomy_json(const GpuAnatomy& a) {
+  if (a.sms <= 0) return nullptr;
+  return {{"sms", a.sms},
+          {"subpartitions_per_sm", or_null(a.subpartitions_per_sm)},
+          {"fp32_cores_per_sm", or_null(a.fp32_cores_per_sm)},
+          {"tensor_cores_per_sm", or_null(a.tensor_cores_per_sm)},
+          {"base_clock_hz", or_null(a.base_clock_hz)},
+          {"boost_clock_hz", or_null(a.boost_clock_hz)},
+          {"smem_bytes_per_sm", or_null(a.smem_bytes_per_sm)},
+          {"register_bytes_per_sm", or_null(a.register_bytes_per_sm)},
+          {"tmem_bytes_per_sm", or_null(a.tmem_bytes_per_sm)},
+          {"l2_bytes", or_null(a.l2_bytes)},
+          {"max_resident_warps_per_sm", or_null(a.max_resident_warps_per_sm)},
+          {"fp32_vector_flops_per_s", or_null(a.fp32_vector_flops_per_s)},
+          {"source", a.source}};
+}
+
+json node_json(const NvlinkNode& n) {
+  if (n.links_per_gpu <= 0) return nullptr;
+  return {{"nvlink_generation", or_null(n.nvlink_generation)},
+          {"nvswitch_generation", or_null(n.nvswitch_generation)},
+          {"links_per_gpu", n.links_per_gpu},
+          {"link_bytes_per_s", or_null(n.link_bytes_per_s)},
+          {"switches_per_node", or_null(n.switches_per_node)},
+          {"ports_per_switch", or_null(n.ports_per_switch)},
+          {"port_bytes_per_s", or_null(n.port_bytes_per_s)},
+          {"source", n.source}};
+}
 }  // namespace
 
 Chip chip_from_json(std::string_view json_text, std::string_view file) {
@@ -124,6 +210,7 @@ Chip chip_from_json(std::string_view json_text, std::string_view file) {
   else fail(file, "field 'wraparound' = '" + escape_for_message(wrap) + "': expected cubes, full-axis or none");
   if (!c.pod_shape.empty() && c.ici_oneway_bytes_per_s == 0)
     fail(file, "a chip with a pod_shape needs 'ici_oneway_bytes_per_s' (its slices talk over ICI)");
+  read_gpu_figures(j, c, file);
   return c;
 }
 
@@ -150,6 +237,8 @@ std::string chip_to_json(const Chip& c, int indent) {
                   {"gpus_per_node", c.gpus_per_node > 0 ? json(c.gpus_per_node) : json(nullptr)},
                   {"nvlink_bytes_per_s", or_null(c.nvlink_bytes_per_s)},
                   {"ib_bytes_per_s", or_null(c.ib_bytes_per_s)},
+                  {"anatomy", anatomy_json(c.anatomy)},
+                  {"nvlink_node", node_json(c.node)},
                   {"source", c.source}};
   return j.dump(indent);
 }

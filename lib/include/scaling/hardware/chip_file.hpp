@@ -9,6 +9,11 @@
 //   pod_shape, host_shape                                  arrays of positive whole numbers (may be empty)
 //   tensorcores_per_chip                                   positive whole number (default 1)
 //   wraparound                                             "cubes", "full-axis" or "none" (default)
+//   fp8_flops_per_s, fp4_flops_per_s, gpus_per_node, nvlink_bytes_per_s, ib_bytes_per_s   GPUs, optional
+//   anatomy                                                GPU: object (GpuAnatomy's fields; sms required,
+//                                                          the rest positive or null) or null
+//   nvlink_node                                            GPU: object (NvlinkNode's fields) or null; the
+//                                                          node arithmetic uses it with gpus_per_node
 // Anything else — malformed JSON, a missing, mistyped, non-positive or unknown field — throws
 // std::invalid_argument with one line naming the field.
 #include <string>
