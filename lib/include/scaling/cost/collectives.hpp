@@ -86,7 +86,11 @@ std::vector<Axis> slice_axes(const Slice& s, const std::vector<int>& indices);
 //   Per tier t = max(t_bw, t_lat) as in §3; the stages of a hierarchical collective run one after the
 //   other, so time_s = t_nvlink + t_infiniband, while AllToAll's two tiers overlap: time_s = max of them.
 //   The book's first approximation overlaps the stages too (max); the sum is the unpipelined bound.
-enum class CollectiveAlgorithm { ring, tree };
+//   SHARP (§12.4.1 "In network reductions", an AllReduce only): the switches add the partial sums and
+//     multicast the result, so a GPU sends and receives exactly V over NVLink (T = V / W_nv, 2 steps: reduce,
+//     multicast) instead of 2 (G − 1)/G · V; across nodes each GPU's NIC carries its node-reduced V/G once up
+//     and once down the InfiniBand tree (SHARP-capable IB switches): V/G / W_ib = V / W_node, 2 steps.
+enum class CollectiveAlgorithm { ring, tree, sharp };
 CollectiveAlgorithm parse_collective_algorithm(std::string_view text);  // "ring" or "tree"
 
 struct TierCost {
@@ -102,8 +106,8 @@ struct GpuCollectiveCost {
   bool latency_bound = false;  // some tier's latency term exceeds its bandwidth term
 };
 
-// Throws std::invalid_argument for a System without one NVLink axis, V ≤ 0, or a tree for anything but
-// an AllReduce across at least two nodes.
+// Throws std::invalid_argument for a System without one NVLink axis, V ≤ 0, a tree for anything but
+// an AllReduce across at least two nodes, or SHARP for anything but an AllReduce.
 GpuCollectiveCost gpu_collective_cost(Collective op, const System& s, double bytes,
                                       CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring);
 
