@@ -193,7 +193,7 @@ def independent_checks(source_dir):
 BOOK_URL = "https://jax-ml.github.io/scaling-book/"
 BOOK_CHAPTERS = {1: "roofline", 2: "tpus", 3: "sharding", 4: "transformers", 5: "training",
                  6: "applied-training", 7: "inference", 8: "applied-inference", 9: "profiling",
-                 10: "jax-stuff", 11: "conclusion"}
+                 10: "jax-stuff", 11: "conclusion", 12: "gpus"}
 
 
 def load_book_sections(path):
@@ -1033,7 +1033,10 @@ ITEM_ID = re.compile(r"(?:ex\d+\.\d+|ch\d+\.[A-Za-z0-9_.-]+|cs336\.[a-z]+)")
 
 def book_name(exercise_id):
     """The book's own name for an item: "Exercise 5.3" for ex5.3, "Question 2 of §8" from book_names.tsv,
-    or None where the book gives it none (a worked example in the running text)."""
+    or None where the book gives it none (a worked example in the running text). The table wins over the ID:
+    chapter 12's quiz questions carry exN.M IDs but the book calls them "Question 1 of Quiz 4"."""
+    if exercise_id in BOOK_NAMES:
+        return BOOK_NAMES[exercise_id]
     m = re.fullmatch(r"ex(\d+)\.(\d+)", exercise_id)
     if m:
         return f"Exercise {m.group(1)}.{m.group(2)}"
