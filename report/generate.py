@@ -1033,13 +1033,12 @@ ITEM_ID = re.compile(r"(?:ex\d+\.\d+|ch\d+\.[A-Za-z0-9_.-]+|cs336\.[a-z]+)")
 
 def book_name(exercise_id):
     """The book's own name for an item: "Exercise 5.3" for ex5.3, "Question 2 of §8" from book_names.tsv,
-    or None where the book gives it none (a worked example in the running text). The table wins over the ID:
-    chapter 12's quiz questions carry exN.M IDs but the book calls them "Question 1 of Quiz 4"."""
-    if exercise_id in BOOK_NAMES:
-        return BOOK_NAMES[exercise_id]
+    or None where the book gives it none (a worked example in the running text). An exN.M item the table also
+    names (chapter 12's quiz questions, which the book calls "Question 1 of Quiz 4") gets both."""
     m = re.fullmatch(r"ex(\d+)\.(\d+)", exercise_id)
     if m:
-        return f"Exercise {m.group(1)}.{m.group(2)}"
+        number = f"Exercise {m.group(1)}.{m.group(2)}"
+        return f"{BOOK_NAMES[exercise_id]} ({number})" if exercise_id in BOOK_NAMES else number
     return BOOK_NAMES.get(exercise_id)
 
 

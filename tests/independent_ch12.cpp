@@ -139,6 +139,10 @@ INDEPENDENT("ch12.sharded-reduction.t_y1_per_gb_s", "executed sharded AllGather,
 INDEPENDENT("ch12.sharded-reduction.t_y8_per_gb_s", "executed sharded AllGather, Y = 8, one unit", 1e-12) { return 1e9 * sim_sharded_per_byte(8); }
 INDEPENDENT("ch12.sharded-reduction.t_y16_per_gb_s", "executed sharded AllGather, Y = 16, one unit", 1e-12) { return 1e9 * sim_sharded_per_byte(16); }
 INDEPENDENT("ch12.sharded-reduction.t_y64_per_gb_s", "executed sharded AllGather, Y = 64, one unit", 1e-12) { return 1e9 * sim_sharded_per_byte(64); }
+INDEPENDENT("ch12.sharded-reduction.t_precise", "shards of its X-groups counted into a GPU and a node, Y = 16, one unit",
+            1e-12) {
+  return 1e9 * std::max(gather_in_fraction(1, 256, 16) / kWgpu, gather_in_fraction(8, 256, 16) / kWnode);
+}
 INDEPENDENT("ch12.popquiz3-sharded-ag.t_y1_s", "executed, × 2DF", 1e-12) { return 2 * 8192.0 * 32768 * sim_sharded_per_byte(1); }
 INDEPENDENT("ch12.popquiz3-sharded-ag.t_y8_s", "executed, × 2DF", 1e-12) { return 2 * 8192.0 * 32768 * sim_sharded_per_byte(8); }
 INDEPENDENT("ch12.popquiz3-sharded-ag.t_y16_s", "executed, × 2DF", 1e-12) { return 2 * 8192.0 * 32768 * sim_sharded_per_byte(16); }

@@ -29,6 +29,18 @@ static auto& chapter = workbook::define_chapter(12, "ch12", "How to Think About 
 
 namespace {
 
+const workbook::Finding kPreciseRule{
+    "sharded-precise-rule-per-gpu-link", workbook::Severity::slip,
+    "§12.4.2's precise rule for a sharded reduction divides each level's link by the larger of Y and the GPUs under a "
+    "child, with that link counted whole",
+    "The precise rule takes, at each level i, (D_i − 1)/D_i of the bytes over the link joining a child to level i, "
+    "divided by the larger of Y and the number of GPUs under one child. The link is the one defined a paragraph "
+    "earlier, 400 GB/s for a node at the leaf. Read so, the rule is 8 times too small at the leaf: for Y up to 8 on "
+    "one unit it gives bytes·31/(32·8·400e9), while Pop Quiz 3's answer (and the executed AllGather) give "
+    "bytes·31/(32·400e9). It holds, up to the ring's (X − 1)/X, when the divisor is the number of nodes the Y-shard "
+    "spans (Y over the 8 GPUs of a node, at least 1): the node's link shared by its 8 GPUs, 50 GB/s each, which is "
+    "how the answer's 2DF/(Y·50 GB/s) reads it."};
+
 // The §12 figures the chapter computes with, from the presets (hardware/chip.cpp cites their sources).
 double w_gpu_h100() { return chip("h100").nvlink_bytes_per_s; }                 // 450e9
 double w_gpu_b200() { return chip("b200").nvlink_bytes_per_s; }                 // 900e9
@@ -245,10 +257,18 @@ EXERCISE("ch12.tree-ag-bandwidth", "AllGather bandwidth level by level of the Su
   const double t = execute(pod, sim::TreeOp::multicast_all_gather).t_per_byte_s;
   ex.answer("pod_bytes_per_s_executed", 1 / t, "B/s")
       .explain("the AllGather executed on the 1024-GPU tree: the busiest node link carries 1016/1024 of the array");
-  auto& tab = ex.table("levels", {"level", "degree D_i", "link W_i", "D_i·W_i/(D_i − 1)"});
-  for (const auto& l : pod)
+  // Per level: the chapter's ring share (D − 1)/D against the share each child link took in when executed.
+  const auto run = execute(pod, sim::TreeOp::multicast_all_gather);
+  auto& tab = ex.table("levels", {"level", "degree D_i", "link W_i", "D_i·W_i/(D_i − 1)", "ring share (D_i − 1)/D_i",
+                                  "executed share per child link", "executed bandwidth"});
+  for (size_t i = 0; i < pod.size(); ++i) {
+    const auto& l = pod[i];
+    const double share = run.r.levels[i].max_down / run.elements;
     tab.row({l.name, std::to_string(l.degree), format_quantity(l.link_bytes_per_s, "B/s"),
-             format_quantity(tree_all_gather_book_bytes_per_s({l}), "B/s")});
+             format_quantity(tree_all_gather_book_bytes_per_s({l}), "B/s"),
+             format_number(double(l.degree - 1) / l.degree), format_number(share),
+             format_quantity(l.link_bytes_per_s / share, "B/s")});
+  }
 }
 
 EXERCISE("ch12.crossnode-alltoall", "AllToAll across nodes") {
@@ -299,6 +319,23 @@ EXERCISE("ch12.sharded-reduction", "Reducing an array sharded over an inner axis
       .approximation(rel(0.07).because("the rule drops a ring's (k − 1)/k: the outer ring's over X = 16 at the first "
                                        "point (Y > 8), the node ring's over M = 16 at the second (Y ≤ 8); at Y = 64 on "
                                        "one unit X = 4 and the rule is a third high"));
+  // The "precise" rule that follows: bytes · max over levels of (D_i − 1)/(D_i · max(Y, S) · W_link), S the GPUs
+  // under one child of the level.
+  ex.formula("t_precise", "T = bytes · max over levels i of (D_i − 1)/(D_i · max(Y, S_(i−1)) · W_link,i) (§12.4.2)",
+             [](const Inputs& p) {
+               const double y = in(p, "Y"), m = in(p, "M");
+               const double node = 7 / (8 * std::max(y, 1.0) * in(p, "Wg"));
+               const double leaf = (m - 1) / (m * std::max(y, 8.0) * in(p, "Wn"));
+               return in(p, "V") * std::max(node, leaf);
+             },
+             [](const Inputs& p) {
+               const std::vector<TreeLevel> l{{"node", 8, in(p, "Wg")}, {"leaf", static_cast<int>(in(p, "M")), in(p, "Wn")}};
+               return in(p, "V") * execute(l, sim::TreeOp::sharded_all_gather, static_cast<int>(in(p, "Y"))).t_per_byte_s;
+             })
+      .exact_text("the AllGather over X executed with Y inner")
+      .at({{"V", 1e9}, {"Y", 16}, {"Wg", w_gpu_h100()}, {"Wn", w_node_h100()}, {"M", 32}})
+      .at({{"V", 3e8}, {"Y", 4}, {"Wg", 9e11}, {"Wn", 2e11}, {"M", 16}})
+      .erratum(kPreciseRule);
   ex.claim("y_below_node_no_gain", "§12.4.2: with Y ≤ 8 the sharding helps only the node level; the total stays the "
                                    "scale-out time", sharded_tree_all_gather_s(1, su, 8) / sharded_tree_all_gather_s(1, su, 1), "")
       .about(1, exact());

@@ -5,6 +5,7 @@
 // W_node = 400e9 B/s; a B200 at 2250e12 and 900e9; DeepSeek's H800 at 300e9.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,13 +40,15 @@ const Finding kTpIntensity{
     "Quiz 5 Q2 divides F by 1995 where C / W inside an H100 node is 2200",
     "Part 3 of the answer bounds tensor parallelism by F·W/C and writes it as F / 1995 = 28672 / 1995 = 14.372. "
     "With the chapter's own figures inside a node, C / W = 990e12 / 450e9 = 2200 (the §12.5.2 text says 'F / 2200' "
-    "for the same case), so the bound is 28672 / 2200 = 13.0. The conclusion, 8-way TP within a node, stands."};
+    "for the same case), so the bound is 28672 / 2200 = 13.0. The conclusion, 8-way TP within a node, stands. The 1995 is in the chapter's first version (commit e8f6685 "
+    "of 2025-08-13 in the book's repository) and unchanged in the current one (3980377)."};
 
 const Finding kB200Ratio{
     "quiz5-b200-flops-ratio", Severity::slip,
     "Quiz 5 Q1 calls 990 → 2250 TFLOPs/s a 2.25x increase; it is 2.27x",
     "2250e12 / 990e12 = 2.27. The printed 2.25 is what 2250 over 1000 gives; with the sentence's own 990 the "
-    "factor is 2.27. Nothing downstream uses it."};
+    "factor is 2.27. Nothing downstream uses it. Present since the chapter's first version (e8f6685, 2025-08-13) "
+    "and in the current one (3980377)."};
 
 }  // namespace
 
@@ -71,6 +74,21 @@ EXERCISE("ch12.dp-roofline", "Data parallelism and ZeRO: the critical batch per 
   const auto t = gpu_dp_terms(h, 2475 * 1024, 8192, 28672, 1024, kAcross);
   ex.answer("terms_ratio_at_critical", t.t_math_s / t.t_comms_s, "").book(1, exact())
       .explain("T_math = 8BDF/(XC) against T_comms = 8DF/W_node at B/X = 2475");
+  // T_math and T_comms of one layer's backward pass against the per-GPU batch (D = 8192, F = 28672, as LLaMA-3
+  // 70B), in a node and across nodes: the lines cross at C/W.
+  std::vector<double> per_gpu, math_ms, comms_node_ms, comms_across_ms;
+  for (double b = 256; b <= 16384; b *= std::sqrt(2.0)) {
+    const auto in_node = gpu_dp_terms(h, b * 8, 8192, 28672, 8, kInNode);
+    const auto across = gpu_dp_terms(h, b * 1024, 8192, 28672, 1024, kAcross);
+    per_gpu.push_back(b);
+    math_ms.push_back(in_node.t_math_s * 1e3);
+    comms_node_ms.push_back(in_node.t_comms_s * 1e3);
+    comms_across_ms.push_back(across.t_comms_s * 1e3);
+  }
+  ex.series("terms", "tokens per GPU (B/X)", "time per layer, backward (ms)")
+      .line("T_math", per_gpu, math_ms)
+      .line("T_comms inside a node (450 GB/s)", per_gpu, comms_node_ms)
+      .line("T_comms across nodes (400 GB/s per node)", per_gpu, comms_across_ms);
   ex.claim("sharp_halves", "§12.5.1: in-network reduction would in theory halve the critical batch (twice the "
                            "AllReduce bandwidth)", gpu_dp_critical_tokens_per_gpu(h, kAcross) / 2 / gpu_dp_critical_tokens_per_gpu(h, kAcross), "")
       .about(0.5, exact());
