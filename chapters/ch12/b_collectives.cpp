@@ -165,11 +165,9 @@ EXERCISE("ch12.popquiz2-alltoall", "Pop Quiz 2: dense and ragged AllToAll on 8 H
   ex.answer("t_ragged_per_gb_s", ragged, "s").explain("the dense time × k/N with k = 4 of N = 8 entries non-zero");
   ex.answer("ragged_over_dense", ragged / dense, "").book(0.5, exact()).explain("the answer's 'roughly half': k/N");
   ex.answer("expected_factor_k4_z8", ragged_all_to_all_fraction_expected(4, kGpusPerNode), "")
-      .explain("had the 4 entries been drawn independently at random (the footnote's dice), the expected share of the "
-               "dense cost: (1 − (7/8)^4)·7/8, against the approximation min(4/8, 1)·7/8");
-  ex.answer("approx_factor_k4_z8", ragged_all_to_all_fraction_approx(4, kGpusPerNode), "")
-      .book(0.5 * 7 / 8, exact())
-      .explain("the text's (N − 1)/N · min(k/N, 1)");
+      .explain(fmt::format("had the 4 entries been drawn independently at random (the footnote's dice), the expected "
+                           "share of a dense token's traffic: (1 − (7/8)^4)·7/8, against the text's (N − 1)/N·min(k/N, "
+                           "1) = {}", format_number(ragged_all_to_all_fraction_approx(4, kGpusPerNode))));
 }
 
 EXERCISE("ch12.ar-empirical", "Measured AllReduce bandwidth on 8 H100s") {
@@ -383,16 +381,29 @@ EXERCISE("ch12.popquiz3-sharded-ag", "Pop Quiz 3: AllGather_X(bf16[D_X, F_Y]) ov
 
 EXERCISE("ex12.13", "Quiz 4 Q1: bytes through the switches in a scalable unit's AllGather") {
   ex.section("§12.4.3");
-  // M = 32 nodes × N = 8 GPUs, executed with switches that replicate; counts per byte of the array B.
-  const auto su = superpod(kNodesPerSu);
-  const auto x = execute(su, sim::TreeOp::multicast_all_gather);
+  // M nodes × N GPUs, executed with switches that replicate; the answer's tallies in units of B, checked as
+  // formulas at the SU (M = 32, N = 8) and at a second, smaller tree.
+  auto count = [](const Inputs& p, int level, bool in_switch) {
+    const std::vector<TreeLevel> l{{"node", static_cast<int>(in(p, "N")), 1}, {"leaf", static_cast<int>(in(p, "M")), 1}};
+    const auto x = execute(l, sim::TreeOp::multicast_all_gather);
+    const auto& c = x.r.levels[static_cast<size_t>(level)];
+    return (in_switch ? c.max_switch_in : c.max_switch_out) / x.elements;
+  };
+  const Inputs su{{"N", 8}, {"M", 32}}, other{{"N", 4}, {"M", 6}};
+  ex.formula("node_switch_in", "node switch ingress = B/M + B(M − 1)/M = B",
+             [](const Inputs&) { return 1.0; }, [count](const Inputs& p) { return count(p, 0, true); })
+      .at(su).at(other);
+  ex.formula("node_switch_out", "node switch egress = B/M + N(B − B/MN) = BN",
+             [](const Inputs& p) { return in(p, "N"); }, [count](const Inputs& p) { return count(p, 0, false); })
+      .at(su).at(other);
+  ex.formula("top_switch_in", "top switch ingress = M · B/M = B",
+             [](const Inputs&) { return 1.0; }, [count](const Inputs& p) { return count(p, 1, true); })
+      .at(su).at(other);
+  ex.formula("top_switch_out", "top switch egress = M · B(M − 1)/M = B(M − 1)",
+             [](const Inputs& p) { return in(p, "M") - 1; }, [count](const Inputs& p) { return count(p, 1, false); })
+      .at(su).at(other);
+  const auto x = execute(superpod(kNodesPerSu), sim::TreeOp::multicast_all_gather);
   const double b = x.elements;
-  ex.answer("node_switch_in_over_b", x.r.levels[0].max_switch_in / b, "").book(1, exact())
-      .explain("B/M from its 8 GPUs plus B(M − 1)/M from above");
-  ex.answer("node_switch_out_over_b", x.r.levels[0].max_switch_out / b, "").book(8, exact())
-      .explain("B − B/MN to each of 8 GPUs, plus B/M up");
-  ex.answer("top_switch_in_over_b", x.r.levels[1].max_switch_in / b, "").book(1, exact());
-  ex.answer("top_switch_out_over_b", x.r.levels[1].max_switch_out / b, "").book(31, exact()).explain("B(M − 1)");
   ex.answer("node_level_bytes_per_s", 1 / (x.r.levels[0].max_down / b / w_gpu_h100()), "B/s")
       .book(450e9, sig(2))
       .explain("B over the GPU-port time: each port carries B(1 − 1/MN), so 450e9/(1 − 1/256)");
@@ -409,10 +420,18 @@ EXERCISE("ex12.13", "Quiz 4 Q1: bytes through the switches in a scalable unit's 
 
 EXERCISE("ex12.14", "Quiz 4 Q2: bytes through the switch in a SHARP AllReduce") {
   ex.section("§12.4.3");
+  auto count = [](const Inputs& p, bool in_switch) {
+    const std::vector<TreeLevel> l{{"node", static_cast<int>(in(p, "N")), 1}};
+    const auto x = execute(l, sim::TreeOp::sharp_all_reduce);
+    return (in_switch ? x.r.levels[0].max_switch_in : x.r.levels[0].max_switch_out) / x.elements;
+  };
+  ex.formula("switch_in", "switch ingress = B(N − 1) + B = BN",
+             [](const Inputs& p) { return in(p, "N"); }, [count](const Inputs& p) { return count(p, true); })
+      .at({{"N", 8}}).at({{"N", 5}});
+  ex.formula("switch_out", "switch egress = B + B(N − 1) = BN",
+             [](const Inputs& p) { return in(p, "N"); }, [count](const Inputs& p) { return count(p, false); })
+      .at({{"N", 8}}).at({{"N", 5}});
   const auto x = execute(superpod(1), sim::TreeOp::sharp_all_reduce);
-  const double b = x.elements;
-  ex.answer("switch_in_over_b", x.r.levels[0].max_switch_in / b, "").book(8, exact()).explain("B(N − 1) + B = BN");
-  ex.answer("switch_out_over_b", x.r.levels[0].max_switch_out / b, "").book(8, exact()).explain("B + B(N − 1) = BN");
   ex.answer("t_times_w_over_b", x.t_per_byte_s * w_gpu_h100(), "").book(1, exact())
       .explain("BN over N ports of W: exactly B / W");
 }
