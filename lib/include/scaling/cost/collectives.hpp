@@ -115,8 +115,10 @@ GpuCollectiveCost gpu_collective_cost(Collective op, const System& s, double byt
 // ---- §12.4's own per-level model of a switched fabric ------------------------------------------------
 // The chapter costs a collective level by level of the fat tree (GPUs → NVLink node switch; nodes → leaf;
 // scalable units → spine), each level a ring over its D_i children joined to it by links of W_i bytes/s
-// one way ("the link connecting each child to node i"), the levels overlapped. Functions named *_book_s
-// drop the (D − 1)/D factor as the chapter's takeaways do; the others are exact.
+// one way ("the link connecting each child to node i"), the levels overlapped. Functions named *_book*
+// are the chapter's own formulas; the others count what a switched tree must move, which the simulator
+// (sim/switched_tree.hpp) executes. The *_s functions return seconds and reject non-positive sizes, rates
+// and counts with std::invalid_argument.
 struct TreeLevel {
   std::string name;             // "node", "leaf", "spine"
   int degree = 2;               // D_i: children of one switch at this level
