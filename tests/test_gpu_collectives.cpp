@@ -190,3 +190,27 @@ TEST_CASE("scaling collective: GPU and TPU options refused by name") {
   CHECK(no_slice.exit_code == 2);
   CHECK(no_slice.err.find("--slice") != std::string::npos);
 }
+
+TEST_CASE("scaling collective --sharp: in-network AllReduce, V / W in a node, plus V / W_node across nodes") {
+  // §12.4.1: a SHARP AllReduce sends and receives the array once per GPU: 1 GB over 450e9 B/s; across 4
+  // nodes each GPU's NIC also carries its node-reduced eighth once: 1 GB / (8 × 50e9).
+  const auto one = json("--chip h100 --nodes 1 --op all-reduce --bytes 1e9 --sharp");
+  CHECK(one["time_s"].get<double>() == Approx(1e9 / 450e9));
+  CHECK(one["algorithm"] == "sharp");
+  CHECK(one["algo_bytes_per_s"].get<double>() == Approx(450e9));
+  const auto ring = json("--chip h100 --nodes 1 --op all-reduce --bytes 1e9");
+  // The predicted gain of §12.4.1: 2·(8 − 1)/8 − 1 = 75%.
+  CHECK(ring["time_s"].get<double>() / one["time_s"].get<double>() - 1 == Approx(0.75));
+  const auto four = json("--chip h100 --nodes 4 --op all-reduce --bytes 1e9 --sharp");
+  CHECK(four["time_s"].get<double>() == Approx(1e9 / 450e9 + 1e9 / 400e9));
+  CHECK(four["infiniband_bytes_per_gpu"].get<double>() == Approx(1e9 / 8));
+  for (const auto& [args, names] : std::vector<std::pair<std::string, std::string>>{
+           {"collective --chip h100 --nodes 2 --op all-gather --bytes 100 --sharp", "--sharp"},
+           {"collective --chip h100 --nodes 2 --op all-reduce --bytes 100 --sharp --algorithm tree", "--sharp"},
+           {"collective --chip tpu-v5e --slice 4x4 --axes 0 --op all-reduce --bytes 100 --sharp", "--sharp"}}) {
+    const auto r = run(args);
+    INFO(args);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(names) != std::string::npos);
+  }
+}

@@ -21,6 +21,7 @@ struct Args {
   MachineArgs gpu;  // --nodes, --gpus-per-node, --nvlink-bw, --ib-bw
   std::string nvlink_latency, ib_latency, algorithm;
   bool wrap_given = false;
+  bool sharp = false;  // in-network AllReduce (§12.4.1)
   bool json = false;
 };
 
@@ -46,7 +47,15 @@ void run_gpu(const Args& a, const scaling::Chip& chip) {
   if (a.wrap_given) refuse("--wrap", a.wrap);
   if (a.gpu.nodes.empty()) throw UsageError("collective: a GPU cluster needs --nodes N");
   const Collective op = parse_collective(a.op);
-  const auto algorithm = a.algorithm.empty() ? CollectiveAlgorithm::ring : parse_collective_algorithm(a.algorithm);
+  if (a.sharp && !a.algorithm.empty())
+    throw std::invalid_argument("--sharp with --algorithm '" + escape_for_message(a.algorithm) +
+                                "': SHARP is its own algorithm (in-network reduction); give one of the two");
+  if (a.sharp && op != Collective::all_reduce)
+    throw std::invalid_argument("--sharp: only all-reduce has an in-network (SHARP) form (§12.4.1), not " +
+                                std::string(name(op)));
+  const auto algorithm = a.sharp               ? CollectiveAlgorithm::sharp
+                         : a.algorithm.empty() ? CollectiveAlgorithm::ring
+                                               : parse_collective_algorithm(a.algorithm);
   System s = resolve_system("collective", chip, a.gpu);
   if (!a.nvlink_latency.empty()) s.fast[0].hop_latency_s = parse_positive("--nvlink-latency", a.nvlink_latency);
   if (!a.ib_latency.empty()) s.slow.latency_s = parse_positive("--ib-latency", a.ib_latency);
@@ -58,6 +67,7 @@ void run_gpu(const Args& a, const scaling::Chip& chip) {
   const double v = parse_size("--bytes", a.bytes);
   const auto c = gpu_collective_cost(op, s, v, algorithm);
   std::vector<std::pair<std::string, std::string>> options{{"--bytes", a.bytes}};
+  if (a.sharp) options.push_back({"--sharp", "yes"});
   for (const auto& o : gpu_options(a)) options.push_back(o);
   const int g = s.fast[0].size, m = s.slow.groups;
   Report r;
@@ -65,7 +75,9 @@ void run_gpu(const Args& a, const scaling::Chip& chip) {
   r.heading = fmt::format("{} of {} over {} GPUs: {} node{} of {} {} (NVLink inside, InfiniBand between){}",
                           op == Collective::all_to_all ? "AllToAll" : name(op), format_quantity(v, "B"), g * m, m,
                           m > 1 ? "s" : "", g, chip.display,
-                          algorithm == CollectiveAlgorithm::tree ? ", tree across nodes" : "");
+                          algorithm == CollectiveAlgorithm::tree    ? ", tree across nodes"
+                          : algorithm == CollectiveAlgorithm::sharp ? ", in-network reduction (SHARP)"
+                                                                    : "");
   auto tier = [&](const std::string& key, const std::string& label, const TierCost& t) {
     r.outputs.push_back({key + "_bytes_per_gpu", label + " bytes in per GPU", t.bytes_per_gpu, "B"});
     r.outputs.push_back({key + "_t_bandwidth_s", label + " bandwidth", t.t_bandwidth_s, "s"});
@@ -75,9 +87,14 @@ void run_gpu(const Args& a, const scaling::Chip& chip) {
   };
   r.outputs.push_back({"time_s", "time", c.time_s, "s",
                        op == Collective::all_to_all ? "(tiers overlap: the larger)" : "(NVLink + InfiniBand stages)"});
+  // The effective AllReduce ("algorithm") bandwidth the chapter quotes: bytes over time.
+  if (op == Collective::all_reduce && c.time_s > 0)
+    r.outputs.push_back({"algo_bytes_per_s", "algorithm bandwidth", v / c.time_s, "B/s", "(bytes / time)"});
   tier("nvlink", "NVLink", c.nvlink);
   tier("infiniband", "InfiniBand", c.infiniband);
-  r.outputs.push_back({"algorithm", "", std::string(algorithm == CollectiveAlgorithm::tree ? "tree" : "ring")});
+  r.outputs.push_back({"algorithm", "", std::string(algorithm == CollectiveAlgorithm::tree    ? "tree"
+                                                    : algorithm == CollectiveAlgorithm::sharp ? "sharp"
+                                                                                              : "ring")});
   r.outputs.push_back({"gpus", "", double(g * m), kCount});
   r.outputs.push_back({"nodes", "", double(m), kCount});
   r.outputs.push_back({"gpus_per_node", "", double(g), kCount});
@@ -90,6 +107,9 @@ void run(const Args& a) {
   using namespace scaling;
   const Chip chip = resolve_chip(a.chip);
   if (is_gpu(chip)) return run_gpu(a, chip);
+  if (a.sharp)
+    throw std::invalid_argument("--sharp: the " + chip.display +
+                                " is a TPU; in-network reduction is a feature of GPU switches (§12.4.1)");
   for (const auto& [option, text] : gpu_options(a))
     if (!text.empty())
       throw std::invalid_argument(option + " '" + escape_for_message(text) + "': the " + chip.display +
@@ -150,6 +170,9 @@ void add_collective(CLI::App& app) {
       ->check(positive_check("--ib-latency"));
   add_name(sub, "--algorithm", a->algorithm, "GPU: ring (default) or tree (AllReduce across nodes, §12)",
            [](const std::string& t) { scaling::parse_collective_algorithm(t); });
+  sub->add_flag("--sharp", a->sharp,
+                "GPU, all-reduce: in-network reduction (SHARP: NVLink switches in a node, InfiniBand switches "
+                "across nodes, §12.4.1): each GPU sends and receives the array once");
   sub->add_flag("--json", a->json, "print one JSON object, SI units");
   run_when_chosen(sub, [a, wrap] {
     a->wrap_given = wrap->count() > 0;

@@ -124,7 +124,13 @@ GpuCollectiveCost gpu_collective_cost(Collective op, const System& s, double v, 
     t.steps += passes * static_cast<int>(k - 1);
     t.t_bandwidth_s = t.bytes_per_gpu / w;
   };
-  if (op == Collective::all_to_all) {
+  if (algorithm == CollectiveAlgorithm::sharp && op != Collective::all_reduce)
+    throw std::invalid_argument(std::string(name(op)) + " has no in-network (SHARP) form: only all-reduce (§12.4.1)");
+  if (algorithm == CollectiveAlgorithm::sharp) {
+    // In-network reduction: V in and out of every GPU's NVLink port; V/G through its NIC across nodes.
+    if (g > 1) c.nvlink = {v / w_nv, 0, 2, v};
+    if (m > 1) c.infiniband = {v / g / w_ib, 0, 2, v / g};
+  } else if (op == Collective::all_to_all) {
     c.nvlink.bytes_per_gpu = (g - 1) * v / (n * n);
     c.nvlink.steps = g > 1 ? 1 : 0;
     c.nvlink.t_bandwidth_s = c.nvlink.bytes_per_gpu / w_nv;

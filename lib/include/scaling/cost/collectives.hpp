@@ -86,7 +86,11 @@ std::vector<Axis> slice_axes(const Slice& s, const std::vector<int>& indices);
 //   Per tier t = max(t_bw, t_lat) as in §3; the stages of a hierarchical collective run one after the
 //   other, so time_s = t_nvlink + t_infiniband, while AllToAll's two tiers overlap: time_s = max of them.
 //   The book's first approximation overlaps the stages too (max); the sum is the unpipelined bound.
-enum class CollectiveAlgorithm { ring, tree };
+//   SHARP (§12.4.1 "In network reductions", an AllReduce only): the switches add the partial sums and
+//     multicast the result, so a GPU sends and receives exactly V over NVLink (T = V / W_nv, 2 steps: reduce,
+//     multicast) instead of 2 (G − 1)/G · V; across nodes each GPU's NIC carries its node-reduced V/G once up
+//     and once down the InfiniBand tree (SHARP-capable IB switches): V/G / W_ib = V / W_node, 2 steps.
+enum class CollectiveAlgorithm { ring, tree, sharp };
 CollectiveAlgorithm parse_collective_algorithm(std::string_view text);  // "ring" or "tree"
 
 struct TierCost {
@@ -102,9 +106,69 @@ struct GpuCollectiveCost {
   bool latency_bound = false;  // some tier's latency term exceeds its bandwidth term
 };
 
-// Throws std::invalid_argument for a System without one NVLink axis, V ≤ 0, or a tree for anything but
-// an AllReduce across at least two nodes.
+// Throws std::invalid_argument for a System without one NVLink axis, V ≤ 0, a tree for anything but
+// an AllReduce across at least two nodes, or SHARP for anything but an AllReduce.
 GpuCollectiveCost gpu_collective_cost(Collective op, const System& s, double bytes,
                                       CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring);
+
+
+// ---- §12.4's own per-level model of a switched fabric ------------------------------------------------
+// The chapter costs a collective level by level of the fat tree (GPUs → NVLink node switch; nodes → leaf;
+// scalable units → spine), each level a ring over its D_i children joined to it by links of W_i bytes/s
+// one way ("the link connecting each child to node i"), the levels overlapped. Functions named *_book*
+// are the chapter's own formulas; the others count what a switched tree must move, which the simulator
+// (sim/switched_tree.hpp) executes. The *_s functions return seconds and reject non-positive sizes, rates
+// and counts with std::invalid_argument.
+struct TreeLevel {
+  std::string name;             // "node", "leaf", "spine"
+  int degree = 2;               // D_i: children of one switch at this level
+  double link_bytes_per_s = 0;  // W_i: one child's link to it, one direction
+};
+
+// The levels of an H100-style SuperPod from a GPU System: node (G GPUs at the NVLink figure), leaf
+// (`nodes_per_su` nodes at the node's egress G·W_ib), spine (the System's nodes / nodes_per_su units, each
+// joined by nodes_per_su·G·W_ib: full bisection). Levels with one child are left out. Throws
+// std::invalid_argument for a non-GPU System or nodes not a multiple of nodes_per_su.
+std::vector<TreeLevel> fat_tree_levels(const System& s, int nodes_per_su);
+
+// §12.4.1: a ring AllGather or ReduceScatter of `bytes` over n GPUs behind one switch, W one way per GPU:
+//   T = bytes·(n − 1)/(n·W)                           (book's takeaway: → bytes / W)
+double node_all_gather_s(double bytes, int n, double w);
+// §12.4.1: AllReduce = ReduceScatter + AllGather = 2·bytes·(n − 1)/(n·W); with SHARP (in-network
+// reduction: each GPU sends and receives exactly `bytes`) T = bytes / W.
+double node_all_reduce_s(double bytes, int n, double w, bool sharp);
+// §12.4.1: AllToAll in a switched node, each GPU sends bytes/n² straight to each of the n − 1 others:
+//   T = bytes·(n − 1)/(W·n²)                          (→ bytes / (W·n))
+double node_all_to_all_s(double bytes, int n, double w);
+// §12.4.1 footnote / Appendix B: the fraction of a dense AllToAll's traffic a ragged one sends when each
+// token picks k of z shards. The chapter's approximation min(k/z, 1)·(z − 1)/z and the expected value
+// (1 − ((z − 1)/z)^k)·(z − 1)/z (expected distinct shards in k uniform draws, less the local one).
+double ragged_all_to_all_fraction_approx(int k, int z);
+double ragged_all_to_all_fraction_expected(int k, int z);
+// §12.4.2: AllToAll over m nodes, every GPU to every GPU: the node's egress carries (m − 1)/m² of bytes:
+//   T = bytes·(m − 1)/(m²·W_node)                    (→ bytes / (m·W_node))
+double cross_node_all_to_all_s(double bytes, int m, double w_node);
+// §12.4.2 (the "more precise derivation"): a ring at every level, the levels overlapped:
+//   T_book = bytes·max_i (D_i − 1)/(D_i·W_i)  and the AllGather bandwidth min_i D_i·W_i/(D_i − 1).
+double tree_all_gather_book_s(double bytes, const std::vector<TreeLevel>& levels);
+double tree_all_gather_book_bytes_per_s(const std::vector<TreeLevel>& levels);
+// The same AllGather on a switched tree that replicates (multicast) in its switches: a child of S_{i−1}
+// GPUs must take in every byte held outside it, bytes·(1 − S_{i−1}/N), over its link:
+//   T = bytes·max_i (1 − S_{i−1}/N)/W_i
+// Equal to the book's per-level ring where the level is the top one (S_{i−1}·D_i = N); below the top the
+// book counts (D_i − 1)/D_i of the bytes, a little less than what must come in (sim/switched_tree.hpp
+// executes it).
+double tree_all_gather_s(double bytes, const std::vector<TreeLevel>& levels);
+// §12.4.2, "Reductions when array is sharded over a separate axis": AllGather over X of an array of
+// `bytes` sharded Y ways on the inner axis (Y consecutive GPUs hold the Y shards; X·Y = N). A child of
+// S GPUs holds min(S, Y) of the Y shards' groups and must take in the rest of each, so its link carries
+//   bytes·min(S, Y)/Y·(1 − max(S, Y)/N),   T = max_i of that over W_i.
+double sharded_tree_all_gather_s(double bytes, const std::vector<TreeLevel>& levels, int y);
+// The chapter's two-term rule for the same (node degree G, GPU and node egress):
+//   T_node = bytes/W_gpu · 1/min(Y, G),  T_scale-out = bytes/W_node · G/max(G, Y),  T = max of the two.
+struct ShardedReduction {
+  double t_node_s, t_scale_out_s, t_s;
+};
+ShardedReduction sharded_reduction_book(double bytes, int y, int g, double w_gpu, double w_node);
 
 }  // namespace scaling
