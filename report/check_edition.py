@@ -14,7 +14,8 @@ repository is not part of the test), for each row, in the chapter's Markdown fil
   still    md_now is in the file at --head (default 37acb5e, the revision the TSV describes);
   fixed, partly, changed
            the commit exists and is dated `date`; md_old is in the file before the commit and not after it, nor
-           at --head; md_now is in the file at --head;
+           at --head; md_now is in the file at the commit (so the commit is the one that brought the current
+           text, not an earlier partial fix) and at --head;
   never    no revision up to --head ever contained md_old (git log -S finds none); md_now is at --head.
 Exits 1 naming every problem.
 """
@@ -128,6 +129,9 @@ def check_history(rows, git_dir, head, problems, where):
                 problems.append(f"{at}: {key}: md_old is not in {path} before {r['commit'][:7]}")
             if after is not None and r["md_old"] in after:
                 problems.append(f"{at}: {key}: md_old is still in {path} after {r['commit'][:7]}")
+            if after is None or r["md_now"] not in after:
+                problems.append(f"{at}: {key}: md_now is not in {path} at {r['commit'][:7]}: the current text "
+                                "came later, so that commit is not the fix")
             if r["md_old"] in now:
                 problems.append(f"{at}: {key}: md_old is back in {path} at {head}")
         elif r["status"] == "never":
