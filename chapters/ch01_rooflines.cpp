@@ -39,8 +39,18 @@ const workbook::Finding kTiledFlopsM{
     "has no such footnote) writes the FLOPs as 2·tm·tn·tk·m·bk·bm: each of the tm·tn·tk tile steps is charged "
     "2·m·bk·bm instead of 2·bm·bk·bn. Summing that over the steps reproduces the printed product, m/bn times "
     "the true 2·tm·tn·tk·bm·bk·bn = 2mkn (8× for 4096³ in 512 tiles: 2·8·8·8·4096·512·512 = 1.10e12 against "
-    "2·4096³ = 1.37e11). Its bytes and its intensity bm·bn/(bm + bn) are right. (The same footnote names the "
+    "2·4096³ = 1.37e11). Its intensity bm·bn/(bm + bn) is right (its byte count has a "
+    "separate slip, tiled-output-bytes). (The same footnote names the "
     "tile sizes 'bm, bk, bm', the last one a second typo for bn, which changes no number.)"};
+// Severity slip: the footnote drops the output term for its intensity, so no conclusion rests on it.
+const workbook::Finding kTiledOutputBytes{
+    "tiled-output-bytes", workbook::Severity::slip, "Tiled-matmul byte count writes the output at 4 bytes, not bf16",
+    "The tiling footnote of §1.1.2 (seed 004) counts bytes as 2·tm·tn·(tk·(bm·bk + bk·bn) + 2·bm·bn): the outer 2 "
+    "is the bf16 width, so the output term 2·bm·bn charges 4 bytes per output element, an fp32 write. The same "
+    "section's own matmul model writes its output as 2BF bytes, cast to bf16 before the copy back to HBM (the "
+    "footnote on fp32 output, seeds 001 and 004), so each output tile costs 2·bm·bn bytes in all and the inner term "
+    "should be bm·bn. Counting the output at fp32 width reproduces the printed count. The author's commit 37a2a7c "
+    "(2026-05-20) makes the term bm·bn."};
 // Severity slip: the footnote's point, that combining the partial sums is negligible, holds with the
 // right count B·F as well (see the claim partial_sum_negligible).
 const workbook::Finding kPartialSumAdds{
@@ -194,21 +204,28 @@ EXERCISE("ch1.tiled-matmul", "FLOPs, bytes and intensity of a tiled matmul") {
              },
              [tiled](const Inputs& v) { return bytes(tiled(v)); })
       .at({{"m", 4096}, {"k", 4096}, {"n", 4096}, {"bm", 512}, {"bk", 512}, {"bn", 512}})
-      .at({{"m", 2048}, {"k", 1024}, {"n", 3072}, {"bm", 256}, {"bk", 128}, {"bn", 384}});
+      .at({{"m", 2048}, {"k", 1024}, {"n", 3072}, {"bm", 256}, {"bk", 128}, {"bn", 384}})
+      .erratum(kTiledOutputBytes);
   ex.formula("input_intensity_formula", "intensity of the input loads = bm·bn/(bm + bn)",
              [](const Inputs& v) { return in(v, "bm") * in(v, "bn") / (in(v, "bm") + in(v, "bn")); },
              [tiled](const Inputs& v) { return input_intensity(tiled(v)); })
       .at({{"m", 4096}, {"k", 4096}, {"n", 4096}, {"bm", 512}, {"bk", 512}, {"bn", 512}})
       .at({{"m", 2048}, {"k", 1024}, {"n", 3072}, {"bm", 256}, {"bk", 128}, {"bn", 384}});
+  // The footnote's count with the output tile written at fp32 width (4 bytes per element) instead of bf16.
+  TiledMatmul fp32_out = t;
+  fp32_out.out = Dtype::fp32;
   ex.answer("bytes", bytes(t), "B")
-      .derived(printed_bytes, "2·tm·tn·(tk·(bm·bk + bk·bn) + 2·bm·bn), the footnote's count at this shape")
-      .explain("bf16 input tiles reloaded for every output tile, output written once in fp32 (4 bytes): "
-               "the printed 2·bm·bn output term per tile pair, times the outer 2, is 4 bytes per element");
+      .book(printed_bytes, rel(1e-12))
+      .erratum(kTiledOutputBytes, "at 4096³ in 512 tiles the output term adds 4·m·n bytes instead of 2·m·n")
+      .reproduced_by(bytes(fp32_out), "bf16 input tiles reloaded at each of the 512 steps, the 4096² output "
+                                      "written once at 4 bytes per element (fp32)")
+      .explain("bf16 input tiles reloaded for every output tile step, output written once in bf16 (cast "
+               "down from the fp32 accumulator before the copy back, as §1.1.2 models a matmul's output)");
   ex.answer("input_intensity", input_intensity(t), "FLOPs/byte")
       .derived(t.bm * t.bn / (t.bm + t.bn), "bm·bn/(bm + bn) at this shape")
       .explain("output term dropped, as the footnote does: bm·bn/(bm + bn)");
   ex.answer("intensity", intensity(flops(t), bytes(t)), "FLOPs/byte")
-      .explain("with the output bytes: 1/(1/bm + 1/bn + 2/k) for fp32 output");
+      .explain("with the bf16 output bytes: 1/(1/bm + 1/bn + 1/k)");
 }
 
 EXERCISE("ch1.two-chip-network", "Roofline of a matmul split over two chips along D") {

@@ -242,7 +242,7 @@ EXERCISE("ch2.ici-table", "Interconnect figures (§2.3)") {
            "1.5e10 B/s per chip of the sentence it annotates)", v6e.pcie_bytes_per_s / v5e.pcie_bytes_per_s, "")
       .about(4, sig(1))
       .erratum(workbook::Finding{"v6e-pcie-4x", workbook::Severity::slip,
-                                 "v6e PCIe called about 4x the v5's; the book's own figures make it 2.1x",
+                                 "v6e PCIe called about 4x the v5's; the seed's own §2.3 figures make it 2.1x",
                                  "Footnote 10 of §2.3 gives the v6e 32 GB/s of PCIe, 'about 4x higher than v5', on "
                                  "the sentence that puts PCIe at about 1.5e10 B/s per chip, the only v5 figure the "
                                  "book states: 3.2e10 / 1.5e10 = 2.1, which is 'about 2x'. The footnote does not say "

@@ -11,10 +11,12 @@ read here with code of their own (not the report generator's), so the two cannot
 
 With --book-git (a git directory of github.com/banerRana/scaling-book or jax-ml/scaling-book; the fetch of the
 repository is not part of the test), for each row, in the chapter's Markdown file:
-  still    md_now is in the file at --head (default 37acb5e, the revision the TSV describes);
+  still    md_now is in the file at --head (default: the revision the TSV names on its '# revision:' line,
+           whose date is checked too);
   fixed, partly, changed
            the commit exists and is dated `date`; md_old is in the file before the commit and not after it, nor
-           at --head; md_now is in the file at --head;
+           at --head; md_now is in the file at the commit (so the commit is the one that brought the current
+           text, not an earlier partial fix) and at --head;
   never    no revision up to --head ever contained md_old (git log -S finds none); md_now is at --head.
 Exits 1 naming every problem.
 """
@@ -36,8 +38,13 @@ MARKDOWN = {1: "roofline.md", 2: "tpus.md", 3: "sharding.md", 4: "transformers.m
 
 
 def read_rows(path, problems):
-    rows, header = [], None
+    """(rows, revision): the rows, and the revision they describe from '# revision: <commit> <date>'."""
+    rows, header, revision = [], None, None
     for number, line in enumerate(open(path, encoding="utf-8"), 1):
+        m = re.fullmatch(r"# revision: ([0-9a-f]{7,40}) (\d{4}-\d{2}-\d{2})\s*", line)
+        if m:
+            revision = (m.group(1), m.group(2))
+            continue
         if line.startswith("#") or not line.strip():
             continue
         cells = line.rstrip("\n").split("\t")
@@ -45,7 +52,7 @@ def read_rows(path, problems):
             header = cells
             if header != COLUMNS:
                 problems.append(f"{path}:{number}: header {cells}, expected {COLUMNS}")
-                return []
+                return [], revision
             continue
         if len(cells) != len(COLUMNS):
             problems.append(f"{path}:{number}: {len(cells)} columns, expected {len(COLUMNS)}")
@@ -54,7 +61,9 @@ def read_rows(path, problems):
         for key in ("md_old", "md_now"):
             row[key] = row[key].replace("⏎", "\n")
         rows.append(row)
-    return rows
+    if revision is None:
+        problems.append(f"{path}: no '# revision: <commit> <YYYY-MM-DD>' line naming the revision the rows describe")
+    return rows, revision
 
 
 def chapter_of(key):
@@ -128,6 +137,9 @@ def check_history(rows, git_dir, head, problems, where):
                 problems.append(f"{at}: {key}: md_old is not in {path} before {r['commit'][:7]}")
             if after is not None and r["md_old"] in after:
                 problems.append(f"{at}: {key}: md_old is still in {path} after {r['commit'][:7]}")
+            if after is None or r["md_now"] not in after:
+                problems.append(f"{at}: {key}: md_now is not in {path} at {r['commit'][:7]}: the current text "
+                                "came later, so that commit is not the fix")
             if r["md_old"] in now:
                 problems.append(f"{at}: {key}: md_old is back in {path} at {head}")
         elif r["status"] == "never":
@@ -154,7 +166,7 @@ def main():
     parser.add_argument("tsv")
     parser.add_argument("chapters", nargs="+", help="chapter programs or folders of chapter JSON")
     parser.add_argument("--book-git", help="git directory of the book's repository")
-    parser.add_argument("--head", default="37acb5e", help="the revision the TSV describes")
+    parser.add_argument("--head", help="the revision to check at (default: the TSV's '# revision:')")
     args = parser.parse_args()
     problems = []
     findings, chapters = set(), 0
@@ -166,10 +178,16 @@ def main():
             findings |= {f"ch{ch['chapter']}:{f['id']}" for f in ch["findings"]}
     if chapters == 0:
         problems.append(f"no chapter JSON in {' '.join(args.chapters)}")
-    rows = read_rows(args.tsv, problems)
+    rows, revision = read_rows(args.tsv, problems)
     check_table(rows, findings, problems, args.tsv)
-    if args.book_git:
-        check_history(rows, args.book_git, args.head, problems, args.tsv)
+    if args.book_git and (args.head or revision):
+        head = args.head or revision[0]
+        if revision and not args.head:
+            rc, date = git(args.book_git, "log", "-1", "--format=%cs", head)
+            if rc != 0 or date.strip() != revision[1]:
+                problems.append(f"{args.tsv}: revision {head[:7]} is " + (f"dated {date.strip()}, not {revision[1]}"
+                                                                         if rc == 0 else f"not in {args.book_git}"))
+        check_history(rows, args.book_git, head, problems, args.tsv)
     for p in problems:
         print(f"check_edition: {p}", file=sys.stderr)
     counts = {s: sum(r["status"] == s for r in rows) for s in sorted(STATUSES)}

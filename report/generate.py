@@ -989,7 +989,7 @@ EDITION_STATUSES = {
     "partly": ("edition-partly", "partly fixed", True),
     "fixed": ("edition-fixed", "fixed", False),
     "changed": ("edition-changed", "rewritten", False),
-    "never": ("edition-never", "never in its source", False),
+    "never": ("edition-never", "never in the book's source", False),
 }
 # Chapters from this one on are written against the current edition itself: their findings are in it by definition
 # and need no row.
@@ -998,11 +998,16 @@ BOOK_HISTORY = "https://github.com/banerRana/scaling-book"  # the book's reposit
 
 
 def load_current_edition(path):
-    """{"chN:ID": row} from the TSV, each row checked: a known status, a commit and date exactly where a commit
-    fixed or changed the passage, one row per finding."""
-    rows, header = {}, None
+    """({"chN:ID": row}, {"commit", "date"}) from the TSV: its rows, each checked (a known status, a commit and
+    date exactly where a commit fixed or changed the passage, one row per finding), and the revision of the book
+    they describe, from the line '# revision: <commit> <YYYY-MM-DD>'."""
+    rows, header, revision = {}, None, None
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
+            m = re.fullmatch(r"# revision: ([0-9a-f]{7,40}) (\d{4}-\d{2}-\d{2})\s*", line)
+            if m:
+                revision = {"commit": m.group(1), "date": m.group(2)}
+                continue
             if line.startswith("#") or not line.strip():
                 continue
             cells = line.rstrip("\n").split("\t")
@@ -1031,7 +1036,9 @@ def load_current_edition(path):
             if row["finding"] in rows:
                 raise ReportError(f"{where}: a second row for {row['finding']}")
             rows[row["finding"]] = row
-    return rows
+    if revision is None:
+        raise ReportError(f"{path}: name the book's revision the rows describe: '# revision: <commit> <YYYY-MM-DD>'")
+    return rows, revision
 
 
 def attach_current_edition(chapters, rows):
@@ -1278,11 +1285,12 @@ def dashboard(chapters):
     body = []
     sums = {k: 0 for k in ("answers", "agrees", "approximation", "erratum", "checked", "notes_agree", "notes_differ",
                            "formulas", "formulas_ok", "formulas_approx", "formulas_erratum", "claims", "claims_ok",
-                           "claims_erratum", "erratum_values", "edition_still")}
+                           "claims_erratum", "erratum_values", "edition_still", "edition_partly")}
     found_all = {}
     for ch in chapters:
         c = count_chapter(ch)
         c["edition_still"] = sum(edition_still(ch, f) for f in ch.get("findings", []))
+        c["edition_partly"] = sum(f.get("edition", {}).get("status") == "partly" for f in ch.get("findings", []))
         for k in sums:
             sums[k] += c[k]
         for sev, fs in c["findings"].items():
@@ -1319,7 +1327,8 @@ def dash_row(label, c, total=False):
     if found:
         errata += f' <small class="values">({plural(c["erratum_values"], "value")})</small>'
         if "edition_still" in c:
-            errata += f'<br><small class="values">{c["edition_still"]} still in the current edition</small>'
+            partly = f' ({c["edition_partly"]} partly)' if c.get("edition_partly") else ""
+            errata += f'<br><small class="values">{c["edition_still"]} still in the current edition{partly}</small>'
     cls = ' class="total"' if total else ""
     # Labels for the phone layout, where each row becomes a card (the header has two rows, so the page's script
     # could not pair cells with headings by position).
@@ -1333,7 +1342,7 @@ def dash_row(label, c, total=False):
                                   for i, (head, value) in enumerate(cells)) + "</tr>"
 
 
-def errata_section(chapters, index):
+def errata_section(chapters, index, revision=None):
     """One entry per finding (a cause), serious ones first, with every value it touches."""
     entries = []
     for ch in chapters:
@@ -1349,8 +1358,10 @@ def errata_section(chapters, index):
            "independent check in `tests/`.", ""]
     counts = edition_counts(chapters)
     if counts:
-        out += [f"Each entry also says where the book's current edition stands on it (`{EDITION_FILE}`, read from the "
-                f"book's public Markdown history, [{BOOK_HISTORY.split('//')[1]}]({BOOK_HISTORY})): of the {plural(sum(counts.values()), 'finding')} of chapters that "
+        at = (f" (the book at [`{revision['commit'][:7]}`]({BOOK_HISTORY}/commit/{revision['commit']}), "
+              f"{revision['date']})" if revision else "")
+        out += [f"Each entry also says where the book's current edition{at} stands on it (`{EDITION_FILE}`, read "
+                f"from the book's public Markdown history, [{BOOK_HISTORY.split('//')[1]}]({BOOK_HISTORY})): of the {plural(sum(counts.values()), 'finding')} of chapters that "
                 f"follow the workbook's edition, {counts.get('still', 0)} are still printed, "
                 f"{counts.get('partly', 0)} partly fixed, {counts.get('fixed', 0)} fixed, "
                 f"{counts.get('changed', 0)} rewritten another way, and {counts.get('never', 0)} never appeared in "
@@ -1739,7 +1750,8 @@ def render(args):
     json_dir, plot_dir = os.path.join(out_dir, "json"), os.path.join(out_dir, "plots")
     os.makedirs(plot_dir, exist_ok=True)
     chapters = run_chapters(args.programs, json_dir)
-    attach_current_edition(chapters, load_current_edition(os.path.join(args.source, EDITION_FILE)))
+    edition_rows, edition_revision = load_current_edition(os.path.join(args.source, EDITION_FILE))
+    attach_current_edition(chapters, edition_rows)
     index = Index(chapters)
     checks = independent_checks(args.source)
 
@@ -1781,7 +1793,7 @@ def render(args):
             glossary = text
         else:
             parts.append(shape_chapter(text, ch, index, args.source, checks, used_ids))
-    parts += [errata_section(chapters, index), notes_section(chapters)]
+    parts += [errata_section(chapters, index, edition_revision), notes_section(chapters)]
     if args.validation:
         parts.append(validation_section(run_validation(args.validation), plot_dir))
     if args.serving_runs:

@@ -59,7 +59,9 @@ struct TiledMatmul {
   double m, k, n;
   double bm, bk, bn;
   Dtype in = Dtype::bf16;
-  Dtype out = Dtype::fp32;  // the MXU accumulates in fp32 (§2.1)
+  // The MXU accumulates in fp32 (§2.1), but §1.1.2 models a matmul's output as cast down to bf16 before
+  // it is copied back to HBM (2BF bytes written), so a tile's output is written in bf16 by default.
+  Dtype out = Dtype::bf16;
 };
 
 void validate(const TiledMatmul& t);          // positive sizes, tiles dividing their dimension
