@@ -30,10 +30,12 @@
 // Timing (lockstep: a step lasts as long as the longer of its compute and its communication):
 //   compute of a step: the §1.1 roofline of its multiply-adds on one chip, max(FLOPs / peak, HBM bytes /
 //     HBM bandwidth), counting m·k + k·n elements read and m·n written, plus m·n read when adding into
-//     an accumulator kept in HBM between steps (CmExecution::accumulator_in_vmem drops that read); the two halves of a bidirectional step count as one
-//     fused matmul (a shared operand or output passes once). The slowest device sets the step.
+//     an accumulator kept in HBM between steps (CmExecution::accumulator_in_vmem drops that read); the
+//     two halves of a bidirectional step count as one fused matmul (a shared operand or output passes
+//     once). The slowest device sets the step.
 //   communication of a step: its ppermute rounds one after another, each max(busiest link's bytes /
-//     one-way link bandwidth, hops × hop latency), the shape of the collective model (collectives.hpp).
+//     one-way link bandwidth (axis_link of the System's Y axis), hops × hop latency), the shape of the
+//     collective model (collectives.hpp).
 //   overlapped = Σ over steps of max(compute, communication)
 //   ideal      = the local matmul(s) in one piece, without communication (what §10 measures as 224 µs)
 //   blocking   = ideal + the collective over Y from collectives.hpp (the jit version: AllGather first,
