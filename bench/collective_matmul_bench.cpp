@@ -34,9 +34,9 @@ BENCHMARK(BM_FfnOnData)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
 // The §10 example counted and timed without data.
 static void BM_AllGatherCounts(benchmark::State& state) {
   const auto p = problem(sim::CmKind::all_gather, 1024, 2048, 8192, sim::Direction::uni);
-  const auto m = sim::machine(chip("tpu-v5e"));
+  const auto system = tpu_pods(chip("tpu-v5e"), p.mesh.shape, 1);
   for (auto _ : state) {
-    const auto t = sim::times(p, sim::run(p, sim::shape_inputs(p)), m);
+    const auto t = sim::times(p, sim::run(p, sim::shape_inputs(p)), system);
     benchmark::DoNotOptimize(t.overlapped_s);
   }
 }

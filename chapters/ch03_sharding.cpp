@@ -686,7 +686,7 @@ EXERCISE("ex3.7", "Sharding an FFN block under a memory cap on a v5e 2x2") {
 EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
   // One wrapped axis of 16 v5e chips; bf16 arrays from 8 KiB to 512 MiB. Small sizes run on real data,
   // large ones count only.
-  const Link link = ici_link(chip("tpu-v5e"));
+  const System v5e_16 = tpu_pods(chip("tpu-v5e"), {16}, 1);  // its link figures; the ring is wrapped below
   const auto ring = sim::ring(16, sim::Direction::bi);
   auto& s = ex.series("collectives", "array size V (bytes)", "simulated time (s)");
   double first_bw_bound_ag = 0, crossover_ag = 0;
@@ -697,7 +697,7 @@ EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
       const bool small = elements * 16 <= 4e6;
       const auto r = sim::simulate(ring, {op, {0}, elements, !small});
       if (small && !r.correct) throw std::logic_error("simulated " + std::string(name(op)) + " gave a wrong result");
-      const auto t = sim::to_time(r, 2, link);
+      const auto t = sim::to_time(r, 2, v5e_16);
       x.push_back(v);
       y.push_back(t.t_s);
       if (op == Collective::all_gather && first_bw_bound_ag == 0 && t.t_bandwidth_s > t.t_latency_s) first_bw_bound_ag = v;
@@ -705,7 +705,7 @@ EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
     // The knee, solved exactly: the simulated latency is fixed and its bandwidth time linear in V, so the
     // two meet at V* = t_latency · V / t_bandwidth; the plot gets that point, not just the sweep's.
     const double v_big = x.back();
-    const auto t_big = sim::to_time(sim::simulate(ring, {op, {0}, v_big / 2, true}), 2, link);
+    const auto t_big = sim::to_time(sim::simulate(ring, {op, {0}, v_big / 2, true}), 2, v5e_16);
     const double knee = t_big.t_latency_s * v_big / t_big.t_bandwidth_s;
     const auto at = std::lower_bound(x.begin(), x.end(), knee) - x.begin();
     x.insert(x.begin() + at, knee);
@@ -714,7 +714,7 @@ EXERCISE("ex3.8", "The four collectives on the virtual mesh") {
     s.line(std::string(name(op)), x, y);
   }
   auto sim_time = [&](Collective op, double v) {
-    return sim::to_time(sim::simulate(ring, {op, {0}, v / 2, true}), 2, link).t_s;
+    return sim::to_time(sim::simulate(ring, {op, {0}, v / 2, true}), 2, v5e_16).t_s;
   };
   const double big = 512.0 * 1024 * 1024;
   ex.answer("all_gather_512mib", sim_time(Collective::all_gather, big), "s");

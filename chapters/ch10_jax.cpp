@@ -55,10 +55,10 @@ sim::CmProblem problem(CmKind kind, int X, int Y, WrapPolicy wrap, double B, dou
   return p;
 }
 
-sim::CmTimes model(const sim::CmProblem& p, const sim::Machine& m) {
-  return sim::times(p, sim::run(p, sim::shape_inputs(p)), m);
+// Timed on the v5e slice the mesh is cut from: the chip's peak and HBM, the Y axis's link (axis_link).
+sim::CmTimes model(const sim::CmProblem& p, const sim::CmExecution& e = {}) {
+  return sim::times(p, sim::run(p, sim::shape_inputs(p)), tpu_pods(v5e(), p.mesh.shape, 1), e);
 }
-sim::CmTimes model(const sim::CmProblem& p) { return model(p, sim::machine(v5e())); }
 
 // Runs `p` on real numbers (sim::example_inputs) and returns Σ (1 + i + B·j)·Out[i][j] over the whole
 // output, read from the devices' blocks: a block in the wrong place changes it. A run whose blocks differ
@@ -218,12 +218,12 @@ EXERCISE("ch10.collective-matmul", "The AllGather collective matmul of §10: exe
       .explain("2·512·2048·2048 FLOPs in the measured 224 µs");
   ex.answer("measured_rate_fraction_of_peak", rate / v5e().bf16_flops_per_s, "")
       .explain("of the v5e's bf16 peak: the int32 matmul runs at about a tenth of it");
-  sim::Machine int32 = sim::machine(v5e());
-  int32.bytes_per_element = 4;
+  sim::CmExecution int32;
+  int32.element_bytes = 4;  // the book's int32 arrays, at the chip's bf16 peak
   ex.answer("blocking_comm_int32_s", model(p, int32).blocking_comm_s, "s")
       .explain("the AllGather with 4-byte elements, against the measured_allgather_s the book's profiles imply");
-  sim::Machine calibrated = int32;
-  calibrated.flops_per_s = rate;
+  sim::CmExecution calibrated = int32;
+  calibrated.measured_flops_per_s = rate;
   const auto tc = model(p, calibrated);
   ex.answer("calibrated_overlapped_s", tc.overlapped_s, "s")
       .explain("int32 elements, compute at the measured rate: every ppermute hides under its chunk");
@@ -311,9 +311,9 @@ EXERCISE("ch10.collective-matmul", "The AllGather collective matmul of §10: exe
                         Variant{"bi, Y wrapped, accumulator in VMEM", WrapPolicy::yes, Direction::bi, true}}) {
     std::vector<double> xs, ys;
     for (double F = 64; F <= 65536; F *= 2) {
-      auto mach = sim::machine(v5e());
-      mach.accumulator_in_vmem = v.vmem;
-      const auto tv = model(problem(CmKind::all_gather, kX, kY, v.wrap, kB, kD, F, v.dir), mach);
+      sim::CmExecution e;
+      e.accumulator_in_vmem = v.vmem;
+      const auto tv = model(problem(CmKind::all_gather, kX, kY, v.wrap, kB, kD, F, v.dir), e);
       xs.push_back(F);
       ys.push_back(tv.overlapped_s / tv.blocking_s);
     }

@@ -15,12 +15,15 @@ using namespace scaling;
 
 namespace {
 const Link kV5e = ici_link(chip("tpu-v5e"));
-const Link kV4p = ici_link(chip("tpu-v4p"));
-const Link kV5p = ici_link(chip("tpu-v5p"));
+// The chips' link figures as the simulator takes them: one-axis Systems (every axis of a slice has the same
+// link; the topologies below say which way each mesh is wired).
+const System kV5eChip = tpu_pods(chip("tpu-v5e"), {1}, 1);
+const System kV4pChip = tpu_pods(chip("tpu-v4p"), {1}, 1);
+const System kV5pChip = tpu_pods(chip("tpu-v5p"), {1}, 1);
 
 // Simulated time of a bf16 collective (count-only: it is the link counts that are being checked).
-double sim_time(const sim::Topology& t, sim::Op op, std::vector<int> axes, double elements, const Link& link) {
-  return sim::to_time(sim::simulate(t, {op, std::move(axes), elements, true}), 2, link).t_s;
+double sim_time(const sim::Topology& t, sim::Op op, std::vector<int> axes, double elements, const System& s) {
+  return sim::to_time(sim::simulate(t, {op, std::move(axes), elements, true}), 2, s).t_s;
 }
 const sim::Topology kCube{{4, 4, 4}, {true, true, true}, sim::Direction::bi};
 const sim::Topology kOpen4x4{{4, 4}, {false, false}, sim::Direction::bi};
@@ -61,10 +64,10 @@ INDEPENDENT("ch3.jax-local-shapes.plan_case", "the J blocks each of the 8 device
 }
 INDEPENDENT("ch3.allgather-cost.t_book_rule", "2^30 / 9e10", 1e-12) { return std::pow(2.0, 30) / 9e10; }
 INDEPENDENT("ch3.allgather-cost.t_exact", "virtual mesh: AllGather on a bidirectional ring of 16", 1e-12) {
-  return sim_time(sim::ring(16, sim::Direction::bi), Collective::all_gather, {0}, std::pow(2.0, 29), kV5e);
+  return sim_time(sim::ring(16, sim::Direction::bi), Collective::all_gather, {0}, std::pow(2.0, 29), kV5eChip);
 }
 INDEPENDENT("ch3.allgather-cost.t_exact_two_axes", "virtual mesh: AllGather over both axes of a 16x16 torus", 1e-12) {
-  return sim_time({{16, 16}, {true, true}, sim::Direction::bi}, Collective::all_gather, {0, 1}, std::pow(2.0, 29), kV5e);
+  return sim_time({{16, 16}, {true, true}, sim::Direction::bi}, Collective::all_gather, {0, 1}, std::pow(2.0, 29), kV5eChip);
 }
 INDEPENDENT("ch3.latency-threshold.shard_bytes_ring16", "bisection on the virtual mesh's two time terms", 1e-6) {
   // Smallest shard whose simulated AllGather is bandwidth-bound: simulate shards of 2048 elements once,
@@ -73,14 +76,14 @@ INDEPENDENT("ch3.latency-threshold.shard_bytes_ring16", "bisection on the virtua
   double lo = 1, hi = 1e7;
   for (int i = 0; i < 100; ++i) {
     const double mid = 0.5 * (lo + hi);
-    const auto t = sim::to_time(r, mid / 2048, kV5e);
+    const auto t = sim::to_time(r, mid / 2048, kV5eChip);
     (t.t_bandwidth_s < t.t_latency_s ? lo : hi) = mid;
   }
   return hi;
 }
 INDEPENDENT("ch3.quiz-allgather.t_if_wrapped_book_rule", "2048·8192·2 / 9e10", 1e-12) { return 2048.0 * 8192 * 2 / 9e10; }
 INDEPENDENT("ch3.quiz-allgather.fraction_of_measured", "virtual mesh: open line of 4, then / 680 µs", 1e-12) {
-  return sim_time(sim::line(4), Collective::all_gather, {0}, 2048.0 * 8192, kV5e) / 680e-6;
+  return sim_time(sim::line(4), Collective::all_gather, {0}, 2048.0 * 8192, kV5eChip) / 680e-6;
 }
 INDEPENDENT("ch3.alltoall-cost.ratio_n8", "virtual mesh: AllToAll over AllGather, ring of 8", 1e-12) {
   const auto ring = sim::ring(8, sim::Direction::bi);
@@ -100,23 +103,23 @@ INDEPENDENT("ch3.alltoall-cost.fully_connected_gain_n8", "counting bytes per lin
   return ag_max / a2a_max;
 }
 INDEPENDENT("ex3.2.ag_x_exact", "virtual mesh: AllGather over one axis of a 4x4x4 torus", 1e-12) {
-  return sim_time(kCube, Collective::all_gather, {0}, 1024.0 * 4096 / 4, kV4p);
+  return sim_time(kCube, Collective::all_gather, {0}, 1024.0 * 4096 / 4, kV4pChip);
 }
 INDEPENDENT("ex3.2.ag_xy_exact", "virtual mesh: AllGather over two axes of a 4x4x4 torus", 1e-12) {
-  return sim_time(kCube, Collective::all_gather, {0, 1}, 1024.0 * 4096, kV4p);
+  return sim_time(kCube, Collective::all_gather, {0, 1}, 1024.0 * 4096, kV4pChip);
 }
 INDEPENDENT("ex3.2.ar_z_exact", "virtual mesh: AllReduce over the third axis", 1e-12) {
-  return sim_time(kCube, Collective::all_reduce, {2}, 1024.0 * 4096 / 16, kV4p);
+  return sim_time(kCube, Collective::all_reduce, {2}, 1024.0 * 4096 / 16, kV4pChip);
 }
 INDEPENDENT("ex3.3.hop_time_bandwidth", "64 / 4.5e10", 1e-12) { return 64 / 4.5e10; }
 INDEPENDENT("ex3.4.t_strategy1_example", "full FLOPs by hand; gather of Y on the virtual mesh", 1e-12) {
   const double B = 1024, D = 8192, F = 32768;
-  return std::max(2 * B * D * F / 4.59e14, sim_time(sim::ring(4, sim::Direction::bi), Collective::all_gather, {0}, D * F, kV5p));
+  return std::max(2 * B * D * F / 4.59e14, sim_time(sim::ring(4, sim::Direction::bi), Collective::all_gather, {0}, D * F, kV5pChip));
 }
 INDEPENDENT("ex3.4.t_strategy2_example", "a quarter of the FLOPs by hand; AllReduce of Z on the virtual mesh", 1e-12) {
   const double B = 1024, D = 8192, F = 32768;
   return std::max(2 * B * D * F / 4 / 4.59e14,
-                  sim_time(sim::ring(4, sim::Direction::bi), Collective::all_reduce, {0}, B * F, kV5p));
+                  sim_time(sim::ring(4, sim::Direction::bi), Collective::all_reduce, {0}, B * F, kV5pChip));
 }
 INDEPENDENT("ex3.4.s2_cheaper_comms_below_batch", "search over B on the virtual mesh's link counts", 1e-12) {
   // Smallest B (a multiple of 4) whose AllReduce of Z[B, F] moves at least as much as gathering Y[D, F].
@@ -130,7 +133,7 @@ namespace {
 // The AllGather time per byte over all three axes of a v5p 4x4x4, from the virtual mesh.
 double v5p_cube_gather_per_byte() {
   const double elements = 64.0 * 3 * 1024;
-  return sim::to_time(sim::simulate(kCube, {Collective::all_gather, {0, 1, 2}, elements, true}), 2, kV5p).t_bandwidth_s /
+  return sim::to_time(sim::simulate(kCube, {Collective::all_gather, {0, 1, 2}, elements, true}), 2, kV5pChip).t_bandwidth_s /
          (elements * 2);
 }
 }  // namespace
@@ -141,10 +144,10 @@ INDEPENDENT("ex3.5.d_replication_pays", "4.59e14 · (simulated AllGather time pe
   return 4.59e14 * v5p_cube_gather_per_byte();
 }
 INDEPENDENT("ex3.6.base_comms", "virtual mesh: AllReduce of C[I_X, K] over the open Y axis", 1e-12) {
-  return sim_time(kOpen4x4, Collective::all_reduce, {1}, 8192.0 * 8192 / 4, kV5e);
+  return sim_time(kOpen4x4, Collective::all_reduce, {1}, 8192.0 * 8192 / 4, kV5eChip);
 }
 INDEPENDENT("ex3.6.training_comms", "virtual mesh: AllGather of B[J, K_Y] over the open X axis", 1e-12) {
-  return sim_time(kOpen4x4, Collective::all_gather, {0}, 8192.0 * 8192 / 4, kV5e);
+  return sim_time(kOpen4x4, Collective::all_gather, {0}, 8192.0 * 8192 / 4, kV5eChip);
 }
 INDEPENDENT("ex3.6.inference_comms", "elements each device lacks for its C[I_X, K_Y] block, counted", 0) {
   // A[I_X, J] and B[J, K_Y] on a 4x4 mesh, I = J = K = 16. Ownership as the shardings say it; the output
@@ -174,10 +177,10 @@ INDEPENDENT("ex3.7.t_compute", "2 matmuls × 2·128·8192·32768 / 4 chips / 1.9
   return 2 * 2 * 128.0 * 8192 * 32768 / 4 / 1.97e14;
 }
 INDEPENDENT("ex3.7.t_comms", "virtual mesh: AllReduce of out[B, D] over both axes of an open 2x2", 1e-12) {
-  return sim_time(kOpen2x2, Collective::all_reduce, {0, 1}, 128.0 * 8192, kV5e);
+  return sim_time(kOpen2x2, Collective::all_reduce, {0, 1}, 128.0 * 8192, kV5eChip);
 }
 INDEPENDENT("ex3.7.compute_bound", "hand comparison of the two times", 0) {
-  return 2 * 2 * 128.0 * 8192 * 32768 / 4 / 1.97e14 > sim_time(kOpen2x2, Collective::all_reduce, {0, 1}, 128.0 * 8192, kV5e);
+  return 2 * 2 * 128.0 * 8192 * 32768 / 4 / 1.97e14 > sim_time(kOpen2x2, Collective::all_reduce, {0, 1}, 128.0 * 8192, kV5eChip);
 }
 namespace {
 double model_time(Collective op, double bytes) { return collective_cost(op, {{16, true}}, bytes, kV5e).t_s; }

@@ -185,8 +185,7 @@ TEST_CASE("all-gather collective matmul: rounds, link loads and the timeline") {
 TEST_CASE("timeline: lockstep steps, the blocking and the ideal times by hand") {
   // §10's example on a v5e 2x4 (Y open): B = 1024, D = 2048, F = 8192, bf16.
   const auto p = problem(CmKind::all_gather, {2, 4}, {false, false}, 1024, 2048, 8192, Direction::uni);
-  const auto m = machine(chip("tpu-v5e"));
-  const auto t = times(p, run(p, shape_inputs(p)), m);
+  const auto t = times(p, run(p, shape_inputs(p)), tpu_pods(chip("tpu-v5e"), {2, 4}, 1));
   const double peak = 1.97e14, hbm = 8.1e11, w = 4.5e10;
   const double b = 512, c = 512, f = 2048;
   auto roof = [&](double flops, double elements) { return std::max(flops / peak, 2 * elements / hbm); };
@@ -240,4 +239,24 @@ TEST_CASE("collective matmul rejects impossible problems") {
   CHECK(parse_cm_kind("ffn") == CmKind::ffn);
   CHECK_THROWS_AS(parse_cm_kind("all-to-all"), std::invalid_argument);
   CHECK_THROWS_AS(parse_direction("both"), std::invalid_argument);
+}
+
+TEST_CASE("collective matmul timing: the hardware is the System the mesh is cut from") {
+  const auto p = problem(CmKind::all_gather, {2, 4}, {false, false}, 1024, 2048, 8192, Direction::uni);
+  const auto r = run(p, shape_inputs(p));
+  // A System whose Y axis is not the mesh's is refused, not timed with some other axis's figures.
+  CHECK_THROWS_AS(times(p, r, tpu_pods(chip("tpu-v5e"), {2, 8}, 1)), std::invalid_argument);
+  CHECK_THROWS_AS(times(p, r, tpu_pods(chip("tpu-v5e"), {2, 4, 1}, 1)), std::invalid_argument);
+  // Halving the Y axis's figure doubles one chunk's ppermute: 512·512 bf16 over a 2.25e10 B/s link.
+  auto slow = tpu_pods(chip("tpu-v5e"), {2, 4}, 1);
+  slow.fast[1].bytes_per_s = 4.5e10;
+  CHECK(times(p, r, slow).step_comm_s == doctest::Approx(512.0 * 512 * 2 / 2.25e10));
+  // The execution's choices: int32 elements at a measured rate.
+  CmExecution e;
+  e.element_bytes = 4;
+  e.measured_flops_per_s = 1e13;
+  const auto t = times(p, r, tpu_pods(chip("tpu-v5e"), {2, 4}, 1), e);
+  CHECK(t.step_comm_s == doctest::Approx(512.0 * 512 * 4 / 4.5e10));
+  CHECK(t.ideal_s == doctest::Approx(std::max(2.0 * 512 * 2048 * 2048 / 1e13,
+                                              4.0 * (512.0 * 2048 + 2048.0 * 2048 + 512.0 * 2048) / 8.1e11)));
 }

@@ -214,3 +214,24 @@ TEST_CASE("scaling collective --sharp: in-network AllReduce, V / W in a node, pl
     CHECK(r.err.find(names) != std::string::npos);
   }
 }
+
+TEST_CASE("axis_link: one direction of one link from a System's per-axis figure") {
+  // §2.3's table: a v5e ICI link carries 4.5e10 B/s each way, 9e10 both ways; a v5p 9e10 and 1.8e11.
+  const auto v5e = axis_link(tpu_pods(chip("tpu-v5e"), {2, 4}, 1), 1);
+  CHECK(v5e.oneway_bytes_per_s == Approx(4.5e10));
+  CHECK(v5e.bidi_bytes_per_s == Approx(9e10));
+  CHECK(v5e.hop_latency_s == Approx(1e-6));
+  const auto v5p = axis_link(tpu_pods(chip("tpu-v5p"), {4, 4, 4}, 2), 2);
+  CHECK(v5p.oneway_bytes_per_s == Approx(9e10));
+  // An H100 node: each GPU's one port into the NVSwitch, 450 GB/s each way (NVIDIA's H100 SXM datasheet,
+  // 900 GB/s total NVLink), is already a one-way figure.
+  const auto nv = axis_link(gpu_cluster(chip("h100"), 2), 0);
+  CHECK(nv.oneway_bytes_per_s == Approx(4.5e11));
+  CHECK(nv.bidi_bytes_per_s == Approx(4.5e11));
+  // An override moves the link with it: no second copy of the figure.
+  auto s = tpu_pods(chip("tpu-v5e"), {4, 4}, 1);
+  s.fast[0].bytes_per_s = 1e11;
+  CHECK(axis_link(s, 0).oneway_bytes_per_s == Approx(5e10));
+  CHECK_THROWS_AS(axis_link(s, 2), std::invalid_argument);
+  CHECK_THROWS_AS(axis_link(s, -1), std::invalid_argument);
+}

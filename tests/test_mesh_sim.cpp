@@ -14,6 +14,7 @@ using doctest::Approx;
 
 namespace {
 const Link kLink = ici_link(chip("tpu-v5e"));
+const System kV5e = tpu_pods(chip("tpu-v5e"), {4, 4}, 1);  // the simulator's time takes the link from a System
 constexpr double kBytes = 2;  // bf16
 
 void check_against_model(const sim::Topology& topo, Collective op, const std::vector<int>& axes, double elements) {
@@ -23,7 +24,7 @@ void check_against_model(const sim::Topology& topo, Collective op, const std::ve
   std::vector<Axis> model_axes;
   for (int a : axes) model_axes.push_back({topo.shape[static_cast<size_t>(a)], topo.wraps[static_cast<size_t>(a)]});
   const auto model = collective_cost(op, model_axes, elements * kBytes, kLink);
-  const auto t = sim::to_time(r, kBytes, kLink);
+  const auto t = sim::to_time(r, kBytes, kV5e);
   CHECK(t.t_bandwidth_s == Approx(model.t_bandwidth_s).epsilon(1e-12));
   CHECK(r.steps == model.hops);
   CHECK(t.t_latency_s == Approx(model.t_latency_s).epsilon(1e-12));
@@ -133,4 +134,14 @@ TEST_CASE("the simulator rejects impossible requests") {
                   std::invalid_argument);
   CHECK_THROWS_AS(sim::simulate(sim::ring(4, sim::Direction::bi), {Collective::all_gather, {0}, 0}), std::invalid_argument);
   CHECK_THROWS_AS(sim::simulate(sim::ring(4, sim::Direction::bi), {sim::Ppermute{}, {0, 0}, 8}), std::invalid_argument);
+}
+
+TEST_CASE("to_time takes its link from the System: one conversion, one figure on every axis") {
+  const auto r = sim::simulate(sim::ring(4, sim::Direction::bi), {Collective::all_gather, {0}, 4096, true});
+  auto s = tpu_pods(chip("tpu-v5e"), {4, 4}, 1);
+  // §3.2's ring: (n − 1)/n · V / W_bidir, V = 4096 bf16 values, W_bidir = 9e10 B/s (§2.3's v5e figure).
+  CHECK(sim::to_time(r, 2, s).t_bandwidth_s == Approx(0.75 * 4096 * 2 / 9e10));
+  s.fast[1].bytes_per_s = 2e11;  // axes with different links: the Result cannot say which it crossed
+  CHECK_THROWS_AS(sim::to_time(r, 2, s), std::invalid_argument);
+  CHECK_THROWS_AS(sim::to_time(r, 2, System{}), std::invalid_argument);
 }

@@ -1,7 +1,10 @@
-// Count-only mode against data mode on every small mesh: the two share no counting code (count-only
-// sums straight runs into per-link difference arrays and AllToAll in closed form; data mode builds
-// every path hop by hop and moves real values), so equal steps and link counts on all of these meshes,
-// operations, axis orders, array sizes and shifts check the count-only algorithms exhaustively.
+// Count-only mode against data mode on every small mesh. Both modes take their routes from the one router
+// (mesh_sim.cpp: each collective written once, as straight runs into a sink), so this does not check the
+// routes themselves — data mode's `correct` does that (every device ends with the plain computation's
+// values), and test_mesh_sim.cpp holds the counts against the cost formulas. What it checks is the counting:
+// the two share no counting code (count-only sums the runs into per-link difference arrays and AllToAll in
+// closed form; data mode walks every path hop by hop), so equal steps and link counts on all of these
+// meshes, operations, axis orders, array sizes and shifts check count-only's arithmetic exhaustively.
 #include <doctest/doctest.h>
 
 #include <algorithm>

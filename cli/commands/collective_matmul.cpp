@@ -62,7 +62,7 @@ void run(const Args& a) {
   }
   if (a.verify) for_option("--verify", [&] { sim::check_executable(p); });
   const auto run = sim::run(p, a.verify ? sim::example_inputs(p) : sim::shape_inputs(p));
-  const auto t = sim::times(p, run, sim::machine(c));
+  const auto t = sim::times(p, run, tpu_pods(c, p.mesh.shape, 1));  // the slice the mesh is cut from
   const bool y_wraps = p.mesh.wraps[static_cast<size_t>(p.y_axis)];
   auto options = chip_overrides(a.chip);
   options.insert(options.begin(), {{"--B", a.B}, {"--D", a.D}, {"--F", a.F}});

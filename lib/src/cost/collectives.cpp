@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "scaling/base/format.hpp"
 #include "scaling/base/validate.hpp"
 
@@ -39,6 +41,14 @@ std::string_view name(Collective c) {
 Link ici_link(const Chip& c) {
   if (c.ici_oneway_bytes_per_s <= 0) throw std::invalid_argument("chip " + std::string(c.name) + " has no ICI figures");
   return {c.ici_oneway_bytes_per_s, c.ici_bidi_bytes_per_s, c.ici_hop_latency_s};
+}
+
+Link axis_link(const System& s, int axis) {
+  if (axis < 0 || static_cast<size_t>(axis) >= s.fast.size())
+    throw std::invalid_argument(fmt::format("axis {} out of range: {} has {} fast axes", axis, s.name, s.fast.size()));
+  const FastAxis& a = s.fast[static_cast<size_t>(axis)];
+  const double links_per_chip = is_gpu(s.chip) ? 1 : 2;  // one switch port, or a link to each neighbour
+  return {a.bytes_per_s / links_per_chip, a.bytes_per_s, a.hop_latency_s};
 }
 
 CollectiveCost collective_cost(Collective op, const std::vector<Axis>& axes, double bytes, const Link& link) {

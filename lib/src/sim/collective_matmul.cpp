@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "scaling/base/format.hpp"
 #include "scaling/cost/roofline.hpp"
 
@@ -416,19 +418,32 @@ CmRun run(const CmProblem& p, const CmInputs& in) {
   return result;
 }
 
-Machine machine(const Chip& chip, Dtype dtype) {
-  return {peak_flops_per_s(chip, dtype), chip.hbm_bytes_per_s, bytes_per_element(dtype), ici_link(chip)};
-}
-
 namespace {
 
-double roofline_s(double flops, double bytes, const Machine& m) {
+// The figures the timing uses, each read once from the System (and the execution's choices).
+struct Rates {
+  double flops_per_s, hbm_bytes_per_s, bytes_per_element;
+  Link y_link;  // the mesh's Y axis: one direction of one link (axis_link)
+};
+
+Rates rates(const CmProblem& p, const System& s, const CmExecution& e) {
+  const auto y = static_cast<size_t>(p.y_axis);
+  if (s.fast.size() != p.mesh.shape.size() || s.fast[y].size != p.mesh.shape[y])
+    throw std::invalid_argument(fmt::format("{} does not match the {}-axis mesh: its fast axis {} must be Y (|Y| = {})",
+                                            s.name, p.mesh.shape.size(), p.y_axis, p.mesh.shape[y]));
+  const Link link = axis_link(s, p.y_axis);
+  if (!(link.oneway_bytes_per_s > 0)) throw std::invalid_argument(s.name + ": no link bandwidth on the Y axis");
+  return {e.measured_flops_per_s > 0 ? e.measured_flops_per_s : peak_flops_per_s(s.chip, e.dtype),
+          s.chip.hbm_bytes_per_s, e.element_bytes > 0 ? e.element_bytes : bytes_per_element(e.dtype), link};
+}
+
+double roofline_s(double flops, double bytes, const Rates& m) {
   if (flops <= 0) return bytes > 0 ? bytes / m.hbm_bytes_per_s : 0;
   return roofline(flops, bytes, m.flops_per_s, m.hbm_bytes_per_s).t_lower_s;
 }
 
 // One matmul [rows, k]·[k, cols] in one piece: the ideal time of §10.
-double matmul_s(double rows, double k, double cols, const Machine& m) {
+double matmul_s(double rows, double k, double cols, const Rates& m) {
   return roofline_s(2 * rows * k * cols, m.bytes_per_element * (rows * k + k * cols + rows * cols), m);
 }
 
@@ -440,21 +455,22 @@ double collective_s(Collective op, const CmProblem& p, double bytes, const Link&
 
 }  // namespace
 
-CmTimes times(const CmProblem& p, const CmRun& r, const Machine& m) {
+CmTimes times(const CmProblem& p, const CmRun& r, const System& sys, const CmExecution& e) {
   validate(p);
+  const Rates m = rates(p, sys, e);
   CmTimes t{};
   double clock = 0;
   for (const auto& s : r.steps) {
     TimelineStep ts{clock, 0, 0, {}};
     for (size_t d = 0; d < s.flops.size(); ++d) {
-      const double elements = s.hbm_elements[d] + (m.accumulator_in_vmem ? 0 : s.accumulator_elements[d]);
+      const double elements = s.hbm_elements[d] + (e.accumulator_in_vmem ? 0 : s.accumulator_elements[d]);
       ts.device_compute_s.push_back(roofline_s(s.flops[d], elements * m.bytes_per_element, m));
       ts.compute_s = std::max(ts.compute_s, ts.device_compute_s.back());
     }
     for (const auto& round : s.rounds)
       if (round.messages > 0)
-        ts.comm_s += std::max(round.max_link_elements * m.bytes_per_element / m.link.oneway_bytes_per_s,
-                              round.max_hops * m.link.hop_latency_s);
+        ts.comm_s += std::max(round.max_link_elements * m.bytes_per_element / m.y_link.oneway_bytes_per_s,
+                              round.max_hops * m.y_link.hop_latency_s);
     t.step_compute_s = std::max(t.step_compute_s, ts.compute_s);
     t.step_comm_s = std::max(t.step_comm_s, ts.comm_s);
     clock += std::max(ts.compute_s, ts.comm_s);
@@ -470,22 +486,22 @@ CmTimes times(const CmProblem& p, const CmRun& r, const Machine& m) {
   };
   switch (p.kind) {
     case CmKind::all_gather:
-      add("AllGather_Y A", true, collective_s(Collective::all_gather, p, b * p.D * s, m.link));
+      add("AllGather_Y A", true, collective_s(Collective::all_gather, p, b * p.D * s, m.y_link));
       add("A[B_X, D]·W[D, F_Y]", false, matmul_s(b, p.D, p.F / n, m));
       break;
     case CmKind::reduce_scatter:
       add("Tmp[B_X, F_Y]·W2[F_Y, D]", false, matmul_s(b, p.F / n, p.D, m));
-      add("ReduceScatter_Y", true, collective_s(Collective::reduce_scatter, p, b * p.D * s, m.link));
+      add("ReduceScatter_Y", true, collective_s(Collective::reduce_scatter, p, b * p.D * s, m.y_link));
       break;
     case CmKind::all_reduce:
       add("A[B_X, D_Y]·W[D_Y, F]", false, matmul_s(b, p.D / n, p.F, m));
-      add("AllReduce_Y", true, collective_s(Collective::all_reduce, p, b * p.F * s, m.link));
+      add("AllReduce_Y", true, collective_s(Collective::all_reduce, p, b * p.F * s, m.y_link));
       break;
     case CmKind::ffn:
-      add("AllGather_Y In", true, collective_s(Collective::all_gather, p, b * p.D * s, m.link));
+      add("AllGather_Y In", true, collective_s(Collective::all_gather, p, b * p.D * s, m.y_link));
       add("In[B_X, D]·W_in[D, F_Y]", false, matmul_s(b, p.D, p.F / n, m));
       add("H[B_X, F_Y]·W_out[F_Y, D]", false, matmul_s(b, p.F / n, p.D, m));
-      add("ReduceScatter_Y", true, collective_s(Collective::reduce_scatter, p, b * p.D * s, m.link));
+      add("ReduceScatter_Y", true, collective_s(Collective::reduce_scatter, p, b * p.D * s, m.y_link));
       break;
   }
   t.blocking_s = t.ideal_s + t.blocking_comm_s;

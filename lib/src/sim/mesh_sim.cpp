@@ -769,7 +769,14 @@ Result run(const Topology& topo, const Request& req, std::vector<std::vector<dou
 }
 }  // namespace
 
-SimTime to_time(const Result& r, double bytes_per_element, const Link& link) {
+SimTime to_time(const Result& r, double bytes_per_element, const System& s) {
+  if (s.fast.empty()) throw std::invalid_argument(s.name + ": no fast axes to time a collective on");
+  const Link link = axis_link(s, 0);
+  for (int a = 1; a < static_cast<int>(s.fast.size()); ++a) {
+    const Link other = axis_link(s, a);
+    if (other.oneway_bytes_per_s != link.oneway_bytes_per_s || other.hop_latency_s != link.hop_latency_s)
+      throw std::invalid_argument(s.name + ": its fast axes have different links; a simulated time takes one");
+  }
   SimTime t{};
   t.t_bandwidth_s = r.max_link_elements * bytes_per_element / link.oneway_bytes_per_s;
   t.t_latency_s = r.steps * link.hop_latency_s;

@@ -43,6 +43,14 @@ struct Link {
 
 Link ici_link(const Chip& c);
 
+// The Link of one of a System's fast axes: the one conversion from the System's figure (what one chip
+// takes in along the axis, system.hpp) to the figures of one link. On ICI a chip has a link to each
+// neighbour on the axis and the System counts both (W_bidir, §2.3), so one direction of one link carries
+// half of it: W_uni = bytes_per_s / 2. In an NVLink node a GPU has one port into the switch and the
+// System's figure is already that port one way: W_uni = W_bidir = bytes_per_s. Latency: the axis's per-hop
+// figure. Throws std::invalid_argument for an axis the System does not have.
+Link axis_link(const System& s, int axis);
+
 struct CollectiveCost {
   double t_s;
   double t_bandwidth_s;

@@ -30,10 +30,12 @@
 // Timing (lockstep: a step lasts as long as the longer of its compute and its communication):
 //   compute of a step: the §1.1 roofline of its multiply-adds on one chip, max(FLOPs / peak, HBM bytes /
 //     HBM bandwidth), counting m·k + k·n elements read and m·n written, plus m·n read when adding into
-//     an accumulator kept in HBM between steps (Machine::accumulator_in_vmem drops that read); the two halves of a bidirectional step count as one
-//     fused matmul (a shared operand or output passes once). The slowest device sets the step.
+//     an accumulator kept in HBM between steps (CmExecution::accumulator_in_vmem drops that read); the
+//     two halves of a bidirectional step count as one fused matmul (a shared operand or output passes
+//     once). The slowest device sets the step.
 //   communication of a step: its ppermute rounds one after another, each max(busiest link's bytes /
-//     one-way link bandwidth, hops × hop latency), the shape of the collective model (collectives.hpp).
+//     one-way link bandwidth (axis_link of the System's Y axis), hops × hop latency), the shape of the
+//     collective model (collectives.hpp).
 //   overlapped = Σ over steps of max(compute, communication)
 //   ideal      = the local matmul(s) in one piece, without communication (what §10 measures as 224 µs)
 //   blocking   = ideal + the collective over Y from collectives.hpp (the jit version: AllGather first,
@@ -49,6 +51,7 @@
 
 #include "scaling/cost/collectives.hpp"
 #include "scaling/hardware/chip.hpp"
+#include "scaling/hardware/system.hpp"
 #include "scaling/sim/ppermute.hpp"
 
 namespace scaling::sim {
@@ -125,18 +128,17 @@ struct CmRun {
 // inputs it only counts. Validates `p` and the inputs' shapes first.
 CmRun run(const CmProblem& p, const CmInputs& in);
 
-// The chip as the timing sees it.
-struct Machine {
-  double flops_per_s;
-  double hbm_bytes_per_s;
-  double bytes_per_element;
-  Link link;  // ICI: one-way bandwidth per link, hop latency
+// What a timing takes besides the hardware, which comes from a System (hardware/system.hpp): the chip's
+// peak and HBM bandwidth, and the Y axis's link by axis_link's one conversion (collectives.hpp: one
+// direction of one link, hop latency). These are choices of the run, not figures of the machine.
+struct CmExecution {
+  Dtype dtype = Dtype::bf16;  // the chip's peak for this dtype's column (bf16 or int8), and the element size
+  double element_bytes = 0;   // 0: dtype's size; e.g. 4 for int32 arrays multiplied at the bf16 peak (§10's arrays)
+  double measured_flops_per_s = 0;  // 0: the chip's peak; a measured rate in its place (a calibration)
   // Where an accumulator waits between steps: in HBM (read back each step: the default, the book's loop
   // carries it as an array) or in VMEM (§2: on-chip, e.g. 128 MiB on v5e; only the first write counts).
   bool accumulator_in_vmem = false;
 };
-// Peak of `dtype`'s column (bf16 or int8) and its element size; throws for a chip without ICI.
-Machine machine(const Chip& chip, Dtype dtype = Dtype::bf16);
 
 struct TimelineStep {
   double start_s, compute_s, comm_s;
@@ -158,6 +160,9 @@ struct CmTimes {
   std::vector<Phase> blocking;      // its phases in order
 };
 
-CmTimes times(const CmProblem& p, const CmRun& r, const Machine& m);
+// `s` is the machine the mesh is cut from: its fast axis p.y_axis is the mesh's Y axis (same size) and
+// gives the link; the mesh's own wraparound and direction stay the problem's. Throws std::invalid_argument
+// for a System whose axes do not match the mesh, or without ICI/NVLink figures on Y.
+CmTimes times(const CmProblem& p, const CmRun& r, const System& s, const CmExecution& e = {});
 
 }  // namespace scaling::sim

@@ -108,6 +108,11 @@ Result run_on(const Topology& topo, const Request& req, std::vector<std::vector<
 struct SimTime {
   double t_bandwidth_s, t_latency_s, t_s;
 };
-SimTime to_time(const Result& r, double bytes_per_element, const Link& link);
+// Time of a simulated collective on the System the mesh is cut from: the busiest link's bytes over one
+// direction of one link, and the steps × the hop latency, both from axis_link (collectives.hpp), the one
+// conversion of the System's per-axis figure. A Result does not say which axis each phase crossed, so
+// every fast axis must have the same link (as every axis of a TPU slice has); throws
+// std::invalid_argument for a System without fast axes or with axes whose links differ.
+SimTime to_time(const Result& r, double bytes_per_element, const System& s);
 
 }  // namespace scaling::sim
