@@ -26,11 +26,11 @@ static auto& chapter = workbook::define_chapter(12, "ch12", "How to Think About 
 namespace {
 constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
 // §12.1: the book's clock for the H100 Tensor Core arithmetic, and its B200 clock. 1.76 GHz is the H100
-// PCIe's boost clock (1755 MHz: TechPowerUp's H100 PCIe entry; NVIDIA's H100 PCIe product brief gives
-// 1,755 MHz), not the SXM part's whose 132 SMs the sentence counts: the SXM runs its low-precision Tensor
-// Core work at 1.83 GHz and reaches 1.98 GHz on fp32/fp64 (Glenn K. Lockwood's H100 notes,
-// glennklockwood.com/garden/processors/h100), and 989.4e12 / (528 × 1024) = 1.830 GHz. NVIDIA publishes no
-// B200 clock.
+// PCIe's boost clock (1755 MHz: TechPowerUp's H100 PCIe entry), not that of the SXM part whose 132 SMs the
+// sentence counts: the SXM runs its low-precision Tensor Core work at 1.83 GHz and reaches 1.98 GHz on
+// fp32/fp64 (Glenn K. Lockwood's H100 notes, glennklockwood.com/garden/processors/h100), and
+// 989.4e12 / (528 × 1024) = 1.830 GHz. NVIDIA publishes no B200 clock; TechPowerUp's B200 entry lists a
+// 1.86 GHz tensor clock, the book's figure.
 constexpr double kBookH100TcClockHz = 1.76e9;
 constexpr double kBookB200ClockHz = 1.86e9;
 // NVIDIA Volta whitepaper: each V100 Tensor Core does 64 fp16 FMAs per clock (128 FLOPs).
