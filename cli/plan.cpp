@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "limits.hpp"
 #include "output.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/cost/planner.hpp"
@@ -31,14 +32,6 @@ std::vector<scaling::PlanRule> parse_saved(const std::string& text) {
   }
 }
 
-std::vector<int> parse_zero(const std::string& text) {
-  std::vector<int> out;
-  for (int z : parse_indices("--zero", text)) {
-    if (z > 3) throw std::invalid_argument("--zero '" + text + "': stages are 0, 1, 2 or 3");
-    out.push_back(z);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -53,8 +46,7 @@ void run_plan(const PlanArgs& a) {
   r.seq_len = resolve_seq(a.step);
   r.setup = resolve_setup(a.step);
   r.cost_model = resolve_cost_model(a.step);
-  if (!a.top.empty()) r.top_k = static_cast<int>(parse_size("--top", a.top));
-  if (r.top_k > 1000) throw std::invalid_argument("--top '" + a.top + "': at most 1000");
+  if (!a.top.empty()) r.top_k = static_cast<int>(parse_size("--top", a.top, limits::kMaxTop));
   if (r.cost_model == CostModel::book && r.system.slow.groups > 1)
     throw std::invalid_argument("--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)");
   const Degrees d = resolve_degrees(a.step, chips(r.system));
@@ -76,11 +68,9 @@ void run_plan(const PlanArgs& a) {
       throw UsageError("plan: --microbatches fixes one layout's count: give the degrees too (or --max-microbatches)");
     if (!a.step.zero_scope.empty()) throw UsageError("plan: --zero-scope fixes one layout: give the degrees too");
     if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved);
-    if (!a.step.zero.empty()) r.zero_stages = parse_zero(a.step.zero);
+    if (!a.step.zero.empty()) r.zero_stages = parse_zero_stages(a.step.zero);
     if (!a.max_microbatches.empty()) {
-      const double m = parse_size("--max-microbatches", a.max_microbatches);
-      if (m > (1 << 20)) throw std::invalid_argument("--max-microbatches '" + a.max_microbatches + "': at most 1048576");
-      r.max_microbatches = static_cast<int>(m);
+      r.max_microbatches = static_cast<int>(parse_size("--max-microbatches", a.max_microbatches, limits::kMaxMicrobatches));
     }
     out = plan(r);
     if (out.top.empty())
@@ -104,7 +94,7 @@ void run_plan(const PlanArgs& a) {
   // Every result finite before anything is printed (the table shows the same numbers as the JSON).
   require_finite_json(j, step_inputs(a.chip, a.machine, a.batch_tokens));
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
     return;
   }
   fmt::print("{} on {}, batch {} tokens ({} cost model, {})\n", model_title(a.model, a.config), escape_for_message(r.system.name),

@@ -4,6 +4,7 @@
 // agree on the same flags.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "scaling/cost/planner.hpp"
@@ -26,6 +27,9 @@ struct Degrees {
   int data = 1, tensor = 1, pipeline = 1;
 };
 Degrees resolve_degrees(const StepArgs& s, double chips);
+
+// --zero's stages, "1,3" -> {1, 3}: each 0, 1, 2 or 3 (train takes one, plan a list); one wording for both.
+std::vector<int> parse_zero_stages(const std::string& text);
 
 // One layout's microbatches, ZeRO stage and scope and rule (the defaults: 1, 3, all, D+2F). Throws
 // std::invalid_argument naming the option (a list given where one value is needed, a stage above 3, …).

@@ -95,7 +95,7 @@ void run_train(const TrainArgs& a) {
   require_finite_json(j, step_inputs(a.chip, a.machine, a.batch_tokens) +
                              given({{"--tokens", a.tokens}, {"--mfu", a.mfu}}).insert(0, ", "));
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
     return;
   }
   fmt::print("{} on {} ({} cost model)\n", model_title(a.model, a.config), escape_for_message(system.name), to_string(cost_model));

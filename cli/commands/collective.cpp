@@ -139,7 +139,7 @@ void add_collective(CLI::App& app) {
   sub->add_option("--nodes", a->gpu.nodes, "GPU: nodes over InfiniBand, every GPU takes part")
       ->check(size_check("--nodes", limits::kMaxNodes));
   sub->add_option("--gpus-per-node", a->gpu.gpus_per_node, "GPU: GPUs per NVLink node (default: the preset's)")
-      ->check(size_check("--gpus-per-node", limits::kMaxChips));
+      ->check(size_check("--gpus-per-node", limits::kMaxGpusPerNode));
   sub->add_option("--nvlink-bw", a->gpu.nvlink_bw, "GPU override: NVLink bytes/s per GPU, one direction")
       ->check(positive_check("--nvlink-bw"));
   sub->add_option("--ib-bw", a->gpu.ib_bw, "GPU override: InfiniBand bytes/s per GPU, one direction")

@@ -99,7 +99,8 @@ void run(const Args& a) {
 void add_dot(CLI::App& app) {
   auto a = std::make_shared<Args>();
   auto* sub = app.add_subcommand("dot", "the dot_general XLA gets from a two-operand einsum (§9.1)");
-  add_text(sub, "spec", a->spec, "the einsum, e.g. 'bf,fd->db'")->required();
+  // Named as the einsum parser names it in its messages ("einsum '…': …"), so every refusal reads alike.
+  add_text(sub, "einsum", a->spec, "the einsum, e.g. 'bf,fd->db'")->required();
   sub->add_option("--shapes", a->shapes, "the two operands: HLO shapes (f32[128,256]) or sizes (128,256)")
       ->check(text_check("--shapes"))
       ->expected(2)

@@ -42,11 +42,8 @@ scaling::System serving_system(const scaling::Chip& c, const std::vector<int>& s
                                const std::string& text) {
   using namespace scaling;
   if (is_gpu(c)) {
-    const int g = c.gpus_per_node, gpus = static_cast<int>(n);
-    if (gpus > g && gpus % g != 0)
-      check::fail(check::subject(option, text),
-                  fmt::format("{} GPUs span nodes of {}: more than one node must be whole nodes", gpus, g));
-    return for_option(option, [&] { return gpus <= g ? gpu_cluster(c, 1, gpus) : gpu_cluster(c, gpus / g, g); });
+    const auto [nodes, per_node] = gpu_nodes(option, text, n, c.gpus_per_node);  // train's and plan's rule
+    return for_option(option, [&] { return gpu_cluster(c, nodes, per_node); });
   }
   return for_option(option, [&] { return tpu_pods(c, shape, 1); });
 }
