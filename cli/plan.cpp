@@ -51,6 +51,7 @@ void run_plan(const PlanArgs& a) {
     throw std::invalid_argument("--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)");
   const Degrees d = resolve_degrees(a.step, chips(r.system));
 
+  const std::string inputs = step_inputs(a.chip, a.machine, a.batch_tokens);  // named by a refusal
   PlanResult out;
   std::string mode = "search";
   if (d.given) {
@@ -59,8 +60,10 @@ void run_plan(const PlanArgs& a) {
     if (!a.max_microbatches.empty() || !a.top.empty())
       throw UsageError("plan: --top and --max-microbatches search; given every degree there is one layout");
     const Layout base = resolve_layout(a.step);
-    out.top = {best_placement(r.model, r.system, d.data, d.tensor, d.pipeline, base, {r.batch_tokens, r.seq_len},
-                              r.cost_model, r.setup)};
+    out.top = {for_option(inputs + layout_inputs(a.step), [&] {
+      return best_placement(r.model, r.system, d.data, d.tensor, d.pipeline, base, {r.batch_tokens, r.seq_len},
+                            r.cost_model, r.setup);
+    })};
     out.configs_evaluated = 1;
     out.configs_fit = out.top.front().terms.memory.total <= r.system.chip.hbm_bytes ? 1 : 0;
   } else {
@@ -72,10 +75,11 @@ void run_plan(const PlanArgs& a) {
     if (!a.max_microbatches.empty()) {
       r.max_microbatches = static_cast<int>(parse_size("--max-microbatches", a.max_microbatches, limits::kMaxMicrobatches));
     }
-    out = plan(r);
+    out = for_option(inputs, [&] { return plan(r); });
     if (out.top.empty())
-      throw std::invalid_argument(fmt::format("no layout of the {} evaluated fits in {} of HBM per chip",
-                                              out.configs_evaluated, format_quantity(r.system.chip.hbm_bytes, "B")));
+      throw std::invalid_argument(fmt::format("no layout of the {} evaluated fits in {} of HBM per chip for {}",
+                                              out.configs_evaluated, format_quantity(r.system.chip.hbm_bytes, "B"),
+                                              inputs));
   }
   nlohmann::json top = nlohmann::json::array();
   for (const auto& l : out.top) top.push_back(step_json(l, r.system));
@@ -92,7 +96,7 @@ void run_plan(const PlanArgs& a) {
                          {"best", step_json(out.top.front(), r.system)},
                          {"top", top}};
   // Every result finite before anything is printed (the table shows the same numbers as the JSON).
-  require_finite_json(j, step_inputs(a.chip, a.machine, a.batch_tokens));
+  require_finite_json(j, inputs);
   if (a.json) {
     std::cout << json_text(j) << "\n";
     return;

@@ -130,7 +130,12 @@ scaling::Layout resolve_layout(const StepArgs& s) {
   if (!s.microbatches.empty()) l.microbatches = whole("--microbatches", s.microbatches, limits::kMaxMicrobatches);
   if (!s.fsdp.empty() && !s.zero.empty() && s.zero != "3")
     throw std::invalid_argument("--fsdp with --zero '" + escape_for_message(s.zero) + "': FSDP is ZeRO stage 3 (use --dp)");
-  if (!s.zero.empty()) l.zero = parse_zero_stages(s.zero).front();  // one entry: the option's check
+  if (!s.zero.empty()) {
+    const auto stages = parse_zero_stages(s.zero);
+    if (stages.size() != 1)
+      scaling::check::fail(scaling::check::subject("--zero", s.zero), "one layout takes one stage (plan searches a list only without degrees)");
+    l.zero = stages.front();
+  }
   if (s.zero_scope == "group") l.zero_scope = ZeroScope::group;
   else if (!s.zero_scope.empty() && s.zero_scope != "all")
     throw std::invalid_argument("--zero-scope '" + escape_for_message(s.zero_scope) + "': expected all or group");
@@ -176,6 +181,12 @@ std::string step_inputs(const ChipArgs& c, const MachineArgs& m, const std::stri
                                    {"--gpus-per-node", m.gpus_per_node}, {"--nvlink-bw", m.nvlink_bw},
                                    {"--ib-bw", m.ib_bw}, {"--batch-tokens", batch_tokens}});
   return given(options);
+}
+
+std::string layout_inputs(const StepArgs& s) {
+  const std::string g = given({{"--dp", s.dp}, {"--fsdp", s.fsdp}, {"--tp", s.tp}, {"--pp", s.pp},
+                               {"--microbatches", s.microbatches}});
+  return g.empty() ? g : ", " + g;
 }
 
 void require_finite_json(const nlohmann::json& j, const std::string& inputs, const std::string& key) {

@@ -43,6 +43,9 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s);
 // machine options and the batch, as given() writes them ("--chip-file 'x.json', --slice '16x16', …").
 std::string step_inputs(const ChipArgs& c, const MachineArgs& m, const std::string& batch_tokens);
 
+// The layout options given (--dp, --fsdp, --tp, --pp, --microbatches), ", "-prefixed for step_inputs' tail.
+std::string layout_inputs(const StepArgs& s);
+
 // Every number in `j` (nested objects and arrays too) must be finite before anything is printed: throws
 // std::invalid_argument "<key> is not a finite number for <inputs>: out of range" otherwise.
 void require_finite_json(const nlohmann::json& j, const std::string& inputs, const std::string& key = {});

@@ -31,6 +31,8 @@ double positive(const json& j, const char* key, std::string_view file, bool requ
   }
   if (!v->is_number()) fail(file, std::string("field '") + key + "': expected a number, got " + v->type_name());
   const double x = v->get<double>();
+  if (!std::isfinite(x) || x <= 0)
+    fail(file, std::string("field '") + key + "' = " + format_number(x) + ": must be a positive number");
   // The range every figure has, on the command line too (validate.hpp: kMinFigure, kMaxFigure).
   if (!(x >= check::kMinFigure && x <= check::kMaxFigure))
     fail(file, std::string("field '") + key + "' = " + format_number(x) + ": " +

@@ -56,7 +56,7 @@ void entries(std::string_view name, std::string_view text, double n, double max)
 // read: the command line's overrides and a chip file's fields.
 inline constexpr double kMinFigure = 1e-12;
 inline constexpr double kMaxFigure = 1e30;
-double figure(std::string_view name, double v);
+double figure(std::string_view name, double v);  // positive, then within the range
 
 // Strict text to number: the whole text must be a decimal number as from_chars reads it (no leading
 // space, no '+', no hex, no trailing text); inf and nan are refused as not finite, 1e400 as out of range.
