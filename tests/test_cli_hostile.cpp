@@ -6,8 +6,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "../cli/limits.hpp"
 #include "cli_run.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/base/validate.hpp"
@@ -346,4 +351,40 @@ TEST_CASE("issue 19, messages: einsum and sharding texts are escaped and cut, a 
   const auto s = run("shard 'A[I_X,J]" + std::string(600, 'x') + "' --mesh X=2,Y=8 --shape 128,2048");
   CHECK(s.exit_code == 1);
   CHECK(s.err.size() < 300);
+}
+
+TEST_CASE("README's Limits table states every limit of cli/limits.hpp, with the value its messages print") {
+  namespace l = cli::limits;
+  const std::map<std::string, double> values{
+      {"kDefaultSize", l::kDefaultSize},       {"kMaxDims", l::kMaxDims},
+      {"kMaxChips", l::kMaxChips},             {"kMaxPods", l::kMaxPods},
+      {"kMaxMachineChips", l::kMaxMachineChips}, {"kMaxNodes", l::kMaxNodes},
+      {"kMaxGpusPerNode", l::kMaxGpusPerNode}, {"kMaxZeroStages", l::kMaxZeroStages},
+      {"kMaxSavedRules", l::kMaxSavedRules},   {"kMaxMicrobatches", l::kMaxMicrobatches},
+      {"kMaxTop", l::kMaxTop},                 {"kMaxGridElements", l::kMaxGridElements},
+      {"kMaxMeshDevices", l::kMaxMeshDevices}, {"kEchoChars", l::kEchoChars},
+      {"kMinFigure", l::kMinFigure},           {"kMaxFigure", l::kMaxFigure},
+      {"kMinFraction", l::kMinFraction}};
+  // Every constant the header declares is listed here, so a new limit cannot go unstated in README.
+  const auto header = testing::slurp(std::filesystem::path(TEST_SOURCE_DIR) / ".." / "cli" / "limits.hpp");
+  const std::regex declared_re(R"(inline constexpr \w+ (k\w+) =)");
+  std::set<std::string> declared, listed;
+  for (auto it = std::sregex_iterator(header.begin(), header.end(), declared_re); it != std::sregex_iterator(); ++it)
+    declared.insert((*it)[1]);
+  for (const auto& [name, value] : values) listed.insert(name);
+  CHECK(declared == listed);
+  // The Limits section's row that names each constant shows its value as a refusal prints the bound
+  // ("must be at most 1,048,576" -> "1,048,576").
+  const auto readme = testing::slurp(std::filesystem::path(TEST_SOURCE_DIR) / ".." / "README.md");
+  const auto start = readme.find("\n## Limits\n");
+  REQUIRE(start != std::string::npos);
+  const std::string section = readme.substr(start, readme.find("\n## ", start + 1) - start);
+  for (const auto& [name, value] : values) {
+    const std::string shown = scaling::check::at_most_rule(value).substr(std::string("must be at most ").size());
+    bool stated = false;
+    std::istringstream rows(section);
+    for (std::string row; std::getline(rows, row);)
+      if (row.find("`" + name + "`") != std::string::npos && row.find(shown) != std::string::npos) stated = true;
+    CHECK_MESSAGE(stated, std::string(name + " = " + shown + " is not stated in README's Limits table"));
+  }
 }
