@@ -133,7 +133,7 @@ scaling::Slice slice_on_chip(const scaling::Chip& chip, const std::string& optio
   const auto shape = strict_shape(option, text);
   const std::string given = shown_as.empty() ? text : shown_as;
   const std::string display = scaling::escape_for_message(chip.display);
-  if (chip.pod_shape.empty()) v::fail(v::subject(option, given), "the " + display + " has no ICI slices (only TPUs do)");
+  if (chip.pod_shape.empty()) v::fail(v::subject(option, given), "the " + display + " has no ICI slices (only TPUs do; a GPU takes --chips or --nodes)");
   if (shape.size() != chip.pod_shape.size())
     v::fail(v::subject(option, given), "slices of the " + display + " have " + std::to_string(chip.pod_shape.size()) + " axes");
   for (size_t a = 0; a < shape.size(); ++a)

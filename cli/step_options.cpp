@@ -31,7 +31,9 @@ scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, c
   if (!m.chips.empty() && (!m.slice.empty() || !m.nodes.empty()))
     throw UsageError(sub + ": give --chips or " + (m.slice.empty() ? "--nodes" : "--slice") + ", not both");
   if (is_gpu(c) || gpu_flags) {
-    if (tpu_flags) throw UsageError(sub + ": " + c.name + " is a GPU: give --nodes N (and --gpus-per-node), not --slice");
+    // A slice on a GPU is refused by the one slice-vs-chip check, as serve and collective refuse it.
+    if (!m.slice.empty()) slice_on_chip(c, "--slice", m.slice);
+    if (tpu_flags) throw UsageError(sub + ": " + c.name + " is a GPU: give --nodes N (and --gpus-per-node), not --pods");
     if (m.nodes.empty() && m.chips.empty()) throw UsageError(sub + ": a GPU cluster needs --nodes N (or --chips N)");
     GpuOverrides o;
     if (!m.nvlink_bw.empty()) o.nvlink_bytes_per_s = parse_positive("--nvlink-bw", m.nvlink_bw);

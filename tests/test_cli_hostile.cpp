@@ -388,3 +388,13 @@ TEST_CASE("README's Limits table states every limit of cli/limits.hpp, with the 
     CHECK_MESSAGE(stated, std::string(name + " = " + shown + " is not stated in README's Limits table"));
   }
 }
+
+TEST_CASE("issue 19, consistency: a slice on a GPU is refused by the one slice check, alike in every subcommand") {
+  // A value the chip cannot take (exit 1, as a 3-axis slice on a v5e), in train and plan as in serve and
+  // collective, which already refused it so (train and plan once called it a usage error, exit 2).
+  const std::string rule = "--slice '4x4': the NVIDIA H100 has no ICI slices (only TPUs do; a GPU takes --chips or --nodes)";
+  expect_rejected({{"train --model llama2-7b --chip h100 --slice 4x4 --batch-tokens 1M", rule},
+                   {"plan --model llama2-7b --chip h100 --slice 4x4 --batch-tokens 1M", rule},
+                   {"serve --model llama2-7b --chip h100 --slice 4x4 --batch 8 --context 8", rule},
+                   {"collective --chip h100 --slice 4x4 --op all-gather --bytes 8", rule}});
+}

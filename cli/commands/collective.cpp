@@ -39,9 +39,8 @@ void run_gpu(const Args& a, const scaling::Chip& chip) {
       throw std::invalid_argument(option + " '" + escape_for_message(text) + "': the " + chip.display +
                                   " is a GPU: give --nodes N [--gpus-per-node G], not " + option);
   };
-  if (!a.slice.empty())
-    throw std::invalid_argument("--slice '" + escape_for_message(a.slice) + "': the " + chip.display +
-                                " has no ICI slices (a GPU: give --nodes N [--gpus-per-node G])");
+  // The one slice-vs-chip check: a GPU has no ICI slices, worded as serve, train and plan word it.
+  if (!a.slice.empty()) slice_on_chip(chip, "--slice", a.slice);
   refuse("--axes", a.axes);
   if (a.wrap_given) refuse("--wrap", a.wrap);
   if (a.gpu.nodes.empty()) throw UsageError("collective: a GPU cluster needs --nodes N");

@@ -42,8 +42,8 @@ scaling::System serving_system(const scaling::Chip& c, const std::vector<int>& s
                                const std::string& text) {
   using namespace scaling;
   if (is_gpu(c)) {
-    const auto [nodes, per_node] = gpu_nodes(option, text, n, c.gpus_per_node);  // train's and plan's rule
-    return for_option(option, [&] { return gpu_cluster(c, nodes, per_node); });
+    const auto nodes = gpu_nodes(option, text, n, c.gpus_per_node);  // train's and plan's rule
+    return for_option(option, [&] { return gpu_cluster(c, nodes.first, nodes.second); });
   }
   return for_option(option, [&] { return tpu_pods(c, shape, 1); });
 }
