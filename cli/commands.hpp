@@ -61,7 +61,8 @@ scaling::Chip resolve_chip(const ChipArgs& a);
 // The model of --model NAME or --config PATH (exactly one; UsageError otherwise, naming the subcommand).
 scaling::TransformerConfig resolve_model(const std::string& subcommand, const std::string& model,
                                          const std::string& config);
-// A positive number ("8.1e11") given to an option; throws std::invalid_argument naming it.
+// A hardware figure ("8.1e11": bytes, bytes/s, FLOPs/s, seconds) given to an option: positive and within
+// [check::kMinFigure, check::kMaxFigure] (limits::kMinFigure); throws std::invalid_argument naming it.
 double parse_positive(const std::string& option, const std::string& text);
 
 // A dimension given on the command line: a positive whole number ("4096", "1e6", "8k" = 8000) up to 2^53 - 1.
@@ -82,7 +83,7 @@ auto for_option(const std::string& option, Fn&& f) -> decltype(f()) {
 }
 // "--B '1e300', --D '7'": the options given (empty ones left out), for require_finite's message.
 std::string given(const std::vector<std::pair<std::string, std::string>>& options);
-// The chip overrides given, as for given().
+// The chip file and the chip overrides given, as for given().
 std::vector<std::pair<std::string, std::string>> chip_overrides(const ChipArgs& a);
 // A computed quantity that must be finite: throws std::invalid_argument "<what> overflows a double for
 // <inputs>: out of range" (inputs names the options and values, e.g. "--bytes '1e308'") when it is inf or NaN.

@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -132,7 +133,7 @@ scaling::Slice slice_on_chip(const scaling::Chip& chip, const std::string& optio
   const auto shape = strict_shape(option, text);
   const std::string given = shown_as.empty() ? text : shown_as;
   const std::string display = scaling::escape_for_message(chip.display);
-  if (chip.pod_shape.empty()) v::fail(v::subject(option, given), "the " + display + " has no ICI slices (only TPUs do)");
+  if (chip.pod_shape.empty()) v::fail(v::subject(option, given), "the " + display + " has no ICI slices (only TPUs do; a GPU takes --chips or --nodes)");
   if (shape.size() != chip.pod_shape.size())
     v::fail(v::subject(option, given), "slices of the " + display + " have " + std::to_string(chip.pod_shape.size()) + " axes");
   for (size_t a = 0; a < shape.size(); ++a)
@@ -140,6 +141,14 @@ scaling::Slice slice_on_chip(const scaling::Chip& chip, const std::string& optio
       v::fail(v::subject(option, given), "axis " + std::to_string(a) + " exceeds the " + display + " pod " +
                                             scaling::shape_text(chip.pod_shape));
   return for_option(v::subject(option, given), [&] { return scaling::make_slice(chip, shape, wrap); });
+}
+
+std::pair<int, int> gpu_nodes(const std::string& option, const std::string& text, double n, int per_node) {
+  if (n <= per_node) return {1, static_cast<int>(n)};
+  if (std::fmod(n, per_node) != 0)
+    v::fail(v::subject(option, text), scaling::format_number(n) + " GPUs span nodes of " + std::to_string(per_node) +
+                                          ": more than one node must be whole nodes");
+  return {static_cast<int>(n / per_node), per_node};
 }
 
 scaling::Mesh strict_mesh(const std::string& option, const std::string& text, double max_devices) {

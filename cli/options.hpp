@@ -18,7 +18,7 @@ namespace cli {
 // A size or count: "4096", "1e6", "8k" (k = 1e3, M = 1e6, G = 1e9, T = 1e12), a positive whole number up to `max`.
 CLI::Option* add_size(CLI::App* sub, const std::string& name, std::string& into, const std::string& help,
                       double max = limits::kDefaultSize);
-// A positive finite number (a bandwidth, a peak): "8.1e11".
+// A hardware figure (a bandwidth, a peak, a latency): "8.1e11", within [limits::kMinFigure, limits::kMaxFigure].
 CLI::Option* add_positive(CLI::App* sub, const std::string& name, std::string& into, const std::string& help);
 // A fraction in [limits::kMinFraction, 1] (--mfu).
 CLI::Option* add_fraction(CLI::App* sub, const std::string& name, std::string& into, const std::string& help);
@@ -56,6 +56,10 @@ scaling::Slice slice_on_chip(const scaling::Chip& chip, const std::string& optio
                              scaling::WrapPolicy wrap = scaling::WrapPolicy::automatic, const std::string& shown_as = {});
 // The strict shape alone (no chip): {4, 4, 4} from "4x4x4".
 std::vector<int> strict_shape(const std::string& option, const std::string& text);
+
+// n GPUs (--chips N of serve, train, plan) on nodes of per_node: one node when n <= per_node, else whole
+// nodes. The one rule those subcommands share; returns {nodes, GPUs per node}. Refusals name option/text.
+std::pair<int, int> gpu_nodes(const std::string& option, const std::string& text, double n, int per_node);
 
 // A mesh "X=2,Y=8" as typed, strictly: NAME=DIGITS pairs with no space anywhere and no sign, at most 8
 // axes, the devices at most max_devices; then parsed by the library's parse_mesh.

@@ -16,6 +16,27 @@ nlohmann::json count_json(double v) {
   return v;
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  const std::string dumped = j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  // The dump is valid UTF-8 and escapes C0 itself; outside strings JSON is ASCII, so a byte 0x7f or the
+  // pair C2 80..9F can only be inside a string, where \u007f / \u0080 mean the same character.
+  std::string out;
+  out.reserve(dumped.size());
+  for (size_t i = 0; i < dumped.size(); ++i) {
+    const auto c = static_cast<unsigned char>(dumped[i]);
+    const auto next = i + 1 < dumped.size() ? static_cast<unsigned char>(dumped[i + 1]) : 0u;
+    if (c == 0x7f) {
+      out += "\\u007f";
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      out += fmt::format("\\u{:04x}", next);
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 namespace {
 std::string table_value(const Output& o) {
   if (const auto* s = std::get_if<std::string>(&o.value)) return scaling::escape_for_message(*s, 200);
@@ -42,8 +63,7 @@ void emit(const Report& r, bool json, const std::string& inputs) {
         out[o.key] = o.unit == kCount || o.whole ? count_json(std::get<double>(o.value)) : nlohmann::json(std::get<double>(o.value));
     }
     for (const auto& [k, v] : r.extra.items()) out[k] = v;
-    // Strings from files and the command line may be any bytes: invalid UTF-8 is replaced, never thrown.
-    std::cout << out.dump(r.compact ? -1 : 2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(out, r.compact ? -1 : 2) << "\n";
     return;
   }
   fmt::print("{}\n", scaling::escape_for_message(r.heading, 400));

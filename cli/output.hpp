@@ -36,6 +36,12 @@ struct Report {
   bool compact = false;                 // JSON on one line (an output of millions of numbers)
 };
 
+// The one way a JSON document reaches stdout: dumped with invalid UTF-8 replaced (U+FFFD, never a throw),
+// then DEL and the C1 controls (U+0080 to U+009F), which JSON allows raw inside strings but a terminal
+// obeys, written as \u escapes, so a config path or chip name holding them prints as text. The
+// document means the same; stdout holds no control character. indent < 0: one line.
+std::string json_text(const nlohmann::json& j, int indent = 2);
+
 // A count as JSON: an integer when it is whole and fits 64 bits, else the number.
 nlohmann::json count_json(double v);
 

@@ -21,6 +21,10 @@ double parse_size(const std::string& option, const std::string& text, double max
 double parse_positive(const std::string& option, const std::string& text) {
   const double value = v::number(option, text);
   if (!(value > 0)) v::fail(v::subject(option, text), v::kPositive);
+  // A hardware figure's range (validate.hpp), the same as a chip file's: no 1e-320 peak or 1e308 link
+  // reaches the arithmetic, so no time, ratio or count it enters is inf, NaN or 0.
+  if (!(value >= v::kMinFigure && value <= v::kMaxFigure))
+    v::fail(v::subject(option, text), v::within_rule(v::kMinFigure, v::kMaxFigure));
   return value;
 }
 
@@ -32,7 +36,8 @@ std::string given(const std::vector<std::pair<std::string, std::string>>& option
 }
 
 std::vector<std::pair<std::string, std::string>> chip_overrides(const ChipArgs& a) {
-  return {{"--hbm-bytes", a.hbm_bytes}, {"--hbm-bw", a.hbm_bw}, {"--flops", a.flops}, {"--flops-int8", a.flops_int8},
+  // A chip file's figures enter every result as the overrides do, so a result they make overflow names it.
+  return {{"--chip-file", a.chip_file}, {"--hbm-bytes", a.hbm_bytes}, {"--hbm-bw", a.hbm_bw}, {"--flops", a.flops}, {"--flops-int8", a.flops_int8},
           {"--ici-bw", a.ici_bw}};
 }
 

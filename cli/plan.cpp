@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "limits.hpp"
 #include "output.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/cost/planner.hpp"
@@ -31,14 +32,6 @@ std::vector<scaling::PlanRule> parse_saved(const std::string& text) {
   }
 }
 
-std::vector<int> parse_zero(const std::string& text) {
-  std::vector<int> out;
-  for (int z : parse_indices("--zero", text)) {
-    if (z > 3) throw std::invalid_argument("--zero '" + text + "': stages are 0, 1, 2 or 3");
-    out.push_back(z);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -53,12 +46,12 @@ void run_plan(const PlanArgs& a) {
   r.seq_len = resolve_seq(a.step);
   r.setup = resolve_setup(a.step);
   r.cost_model = resolve_cost_model(a.step);
-  if (!a.top.empty()) r.top_k = static_cast<int>(parse_size("--top", a.top));
-  if (r.top_k > 1000) throw std::invalid_argument("--top '" + a.top + "': at most 1000");
+  if (!a.top.empty()) r.top_k = static_cast<int>(parse_size("--top", a.top, limits::kMaxTop));
   if (r.cost_model == CostModel::book && r.system.slow.groups > 1)
     throw std::invalid_argument("--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)");
   const Degrees d = resolve_degrees(a.step, chips(r.system));
 
+  const std::string inputs = step_inputs(a.chip, a.machine, a.batch_tokens);  // named by a refusal
   PlanResult out;
   std::string mode = "search";
   if (d.given) {
@@ -67,8 +60,10 @@ void run_plan(const PlanArgs& a) {
     if (!a.max_microbatches.empty() || !a.top.empty())
       throw UsageError("plan: --top and --max-microbatches search; given every degree there is one layout");
     const Layout base = resolve_layout(a.step);
-    out.top = {best_placement(r.model, r.system, d.data, d.tensor, d.pipeline, base, {r.batch_tokens, r.seq_len},
-                              r.cost_model, r.setup)};
+    out.top = {for_option(inputs + layout_inputs(a.step), [&] {
+      return best_placement(r.model, r.system, d.data, d.tensor, d.pipeline, base, {r.batch_tokens, r.seq_len},
+                            r.cost_model, r.setup);
+    })};
     out.configs_evaluated = 1;
     out.configs_fit = out.top.front().terms.memory.total <= r.system.chip.hbm_bytes ? 1 : 0;
   } else {
@@ -82,16 +77,15 @@ void run_plan(const PlanArgs& a) {
     apply_switches(a.step, r.switches);
     // The calibrated search tries sequence parallelism and interleaving itself unless they are given.
     r.search_switches = a.step.sp.empty() && a.step.vp.empty() && a.step.schedule.empty();
-    if (!a.step.zero.empty()) r.zero_stages = parse_zero(a.step.zero);
+    if (!a.step.zero.empty()) r.zero_stages = parse_zero_stages(a.step.zero);
     if (!a.max_microbatches.empty()) {
-      const double m = parse_size("--max-microbatches", a.max_microbatches);
-      if (m > (1 << 20)) throw std::invalid_argument("--max-microbatches '" + a.max_microbatches + "': at most 1048576");
-      r.max_microbatches = static_cast<int>(m);
+      r.max_microbatches = static_cast<int>(parse_size("--max-microbatches", a.max_microbatches, limits::kMaxMicrobatches));
     }
-    out = plan(r);
+    out = for_option(inputs, [&] { return plan(r); });
     if (out.top.empty())
-      throw std::invalid_argument(fmt::format("no layout of the {} evaluated fits in {} of HBM per chip",
-                                              out.configs_evaluated, format_quantity(r.system.chip.hbm_bytes, "B")));
+      throw std::invalid_argument(fmt::format("no layout of the {} evaluated fits in {} of HBM per chip for {}",
+                                              out.configs_evaluated, format_quantity(r.system.chip.hbm_bytes, "B"),
+                                              inputs));
   }
   nlohmann::json top = nlohmann::json::array();
   for (const auto& l : out.top) top.push_back(step_json(l, r.system));
@@ -108,9 +102,9 @@ void run_plan(const PlanArgs& a) {
                          {"best", step_json(out.top.front(), r.system)},
                          {"top", top}};
   // Every result finite before anything is printed (the table shows the same numbers as the JSON).
-  require_finite_json(j, step_inputs(a.chip, a.machine, a.batch_tokens));
+  require_finite_json(j, inputs);
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
     return;
   }
   fmt::print("{} on {}, batch {} tokens ({} cost model, {})\n", model_title(a.model, a.config), escape_for_message(r.system.name),

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "scaling/base/format.hpp"
 #include "limits.hpp"
@@ -15,11 +16,9 @@
 namespace cli {
 
 namespace {
+// A count as an int, under the same limit (and wording) as the option's own check (limits.hpp).
 int whole(const std::string& option, const std::string& text, double limit) {
-  const double v = parse_size(option, text);
-  if (v > limit) throw std::invalid_argument(option + " '" + scaling::escape_for_message(text) + "': at most " +
-                                             scaling::format_number(limit));
-  return static_cast<int>(v);
+  return static_cast<int>(parse_size(option, text, limit));
 }
 }  // namespace
 
@@ -32,36 +31,33 @@ scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, c
   if (!m.chips.empty() && (!m.slice.empty() || !m.nodes.empty()))
     throw UsageError(sub + ": give --chips or " + (m.slice.empty() ? "--nodes" : "--slice") + ", not both");
   if (is_gpu(c) || gpu_flags) {
-    if (tpu_flags) throw UsageError(sub + ": " + c.name + " is a GPU: give --nodes N (and --gpus-per-node), not --slice");
+    // A slice on a GPU is refused by the one slice-vs-chip check, as serve and collective refuse it.
+    if (!m.slice.empty()) slice_on_chip(c, "--slice", m.slice);
+    if (tpu_flags) throw UsageError(sub + ": " + c.name + " is a GPU: give --nodes N (and --gpus-per-node), not --pods");
     if (m.nodes.empty() && m.chips.empty()) throw UsageError(sub + ": a GPU cluster needs --nodes N (or --chips N)");
     GpuOverrides o;
     if (!m.nvlink_bw.empty()) o.nvlink_bytes_per_s = parse_positive("--nvlink-bw", m.nvlink_bw);
     if (!m.ib_bw.empty()) o.ib_bytes_per_s = parse_positive("--ib-bw", m.ib_bw);
-    int per_node = m.gpus_per_node.empty() ? c.gpus_per_node : whole("--gpus-per-node", m.gpus_per_node, 1024);
+    int per_node = m.gpus_per_node.empty() ? c.gpus_per_node
+                                           : whole("--gpus-per-node", m.gpus_per_node, limits::kMaxGpusPerNode);
     if (per_node < 1) throw UsageError(sub + ": chip " + c.name + " has no node size: give --gpus-per-node");
     int nodes = 0;
-    if (!m.chips.empty()) {
-      const int n = whole("--chips", m.chips, 1 << 26);
-      if (n <= per_node) per_node = n, nodes = 1;
-      else if (n % per_node)
-        throw std::invalid_argument("--chips '" + m.chips + "': more than one node must fill whole nodes of " +
-                                    std::to_string(per_node) + " GPUs");
-      else nodes = n / per_node;
-    } else {
-      nodes = whole("--nodes", m.nodes, 1e6);
-    }
+    if (!m.chips.empty())
+      std::tie(nodes, per_node) = gpu_nodes("--chips", m.chips, whole("--chips", m.chips, limits::kMaxChips), per_node);
+    else
+      nodes = whole("--nodes", m.nodes, limits::kMaxNodes);
     return for_option(m.nvlink_bw.empty() && m.ib_bw.empty() ? "--chip " + c.name : "--nvlink-bw/--ib-bw",
                       [&] { return gpu_cluster(c, nodes, per_node, o); });
   }
   if (!m.chips.empty()) {
     if (!m.pods.empty()) throw UsageError(sub + ": --pods needs --slice");
-    const int n = whole("--chips", m.chips, 1 << 26);
+    const int n = whole("--chips", m.chips, limits::kMaxChips);
     return for_option("--chips", [&] { return tpu_pods(c, {n}, 1); });
   }
   if (m.slice.empty()) throw UsageError(sub + ": give --slice AxBxC (TPU), --nodes N (GPU) or --chips N");
   // The one slice-vs-chip check every slice-taking subcommand shares (strict shape, axes of the chip's pod).
   const auto slice = slice_on_chip(c, "--slice", m.slice);
-  const int pods = m.pods.empty() ? 1 : whole("--pods", m.pods, 1e6);
+  const int pods = m.pods.empty() ? 1 : whole("--pods", m.pods, limits::kMaxPods);
   // The whole machine's chips are checked before any degree is derived from them (a dp of 2^32 chips
   // would wrap to a negative int).
   const double machine = chips(slice) * pods;
@@ -125,10 +121,10 @@ Degrees resolve_degrees(const StepArgs& s, double chips) {
   const std::string& dp_text = s.fsdp.empty() ? s.dp : s.fsdp;
   const char* dp_option = s.fsdp.empty() ? "--dp" : "--fsdp";
   d.given = !dp_text.empty() || !s.tp.empty() || !s.pp.empty();
-  if (!s.tp.empty()) d.tensor = whole("--tp", s.tp, 1 << 26);
-  if (!s.pp.empty()) d.pipeline = whole("--pp", s.pp, 1 << 26);
+  if (!s.tp.empty()) d.tensor = whole("--tp", s.tp, limits::kMaxChips);
+  if (!s.pp.empty()) d.pipeline = whole("--pp", s.pp, limits::kMaxChips);
   if (!dp_text.empty()) {
-    d.data = whole(dp_option, dp_text, 1 << 26);
+    d.data = whole(dp_option, dp_text, limits::kMaxChips);
   } else {
     const double rest = chips / (static_cast<double>(d.tensor) * d.pipeline);
     if (rest != std::floor(rest) || rest < 1)
@@ -144,16 +140,27 @@ Degrees resolve_degrees(const StepArgs& s, double chips) {
   return d;
 }
 
+std::vector<int> parse_zero_stages(const std::string& text) {
+  std::vector<int> out;
+  for (const auto& part : split_list("--zero", text, limits::kMaxZeroStages)) {
+    if (part.size() != 1 || part[0] < '0' || part[0] > '3')
+      scaling::check::fail(scaling::check::subject("--zero", text), "expected ZeRO stages 0, 1, 2 or 3");
+    out.push_back(part[0] - '0');
+  }
+  return out;
+}
+
 scaling::Layout resolve_layout(const StepArgs& s) {
   using namespace scaling;
   Layout l;
-  if (!s.microbatches.empty()) l.microbatches = whole("--microbatches", s.microbatches, 1 << 26);
+  if (!s.microbatches.empty()) l.microbatches = whole("--microbatches", s.microbatches, limits::kMaxMicrobatches);
   if (!s.fsdp.empty() && !s.zero.empty() && s.zero != "3")
     throw std::invalid_argument("--fsdp with --zero '" + escape_for_message(s.zero) + "': FSDP is ZeRO stage 3 (use --dp)");
   if (!s.zero.empty()) {
-    if (s.zero.size() != 1 || s.zero[0] < '0' || s.zero[0] > '3')
-      throw std::invalid_argument("--zero '" + escape_for_message(s.zero) + "': expected one stage, 0, 1, 2 or 3");
-    l.zero = s.zero[0] - '0';
+    const auto stages = parse_zero_stages(s.zero);
+    if (stages.size() != 1)
+      scaling::check::fail(scaling::check::subject("--zero", s.zero), "one layout takes one stage (plan searches a list only without degrees)");
+    l.zero = stages.front();
   }
   if (s.zero_scope == "group") l.zero_scope = ZeroScope::group;
   else if (!s.zero_scope.empty() && s.zero_scope != "all")
@@ -217,11 +224,17 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s) {
 
 std::string step_inputs(const ChipArgs& c, const MachineArgs& m, const std::string& batch_tokens) {
   auto options = chip_overrides(c);
-  options.insert(options.begin(), {{"--chip", c.chip}, {"--chip-file", c.chip_file}, {"--slice", m.slice},
+  options.insert(options.begin(), {{"--chip", c.chip}, {"--slice", m.slice},
                                    {"--pods", m.pods}, {"--chips", m.chips}, {"--nodes", m.nodes},
                                    {"--gpus-per-node", m.gpus_per_node}, {"--nvlink-bw", m.nvlink_bw},
                                    {"--ib-bw", m.ib_bw}, {"--batch-tokens", batch_tokens}});
   return given(options);
+}
+
+std::string layout_inputs(const StepArgs& s) {
+  const std::string g = given({{"--dp", s.dp}, {"--fsdp", s.fsdp}, {"--tp", s.tp}, {"--pp", s.pp},
+                               {"--microbatches", s.microbatches}});
+  return g.empty() ? g : ", " + g;
 }
 
 void require_finite_json(const nlohmann::json& j, const std::string& inputs, const std::string& key) {

@@ -4,6 +4,7 @@
 // agree on the same flags.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "scaling/cost/planner.hpp"
@@ -33,6 +34,9 @@ struct Degrees {
 };
 Degrees resolve_degrees(const StepArgs& s, double chips);
 
+// --zero's stages, "1,3" -> {1, 3}: each 0, 1, 2 or 3 (train takes one, plan a list); one wording for both.
+std::vector<int> parse_zero_stages(const std::string& text);
+
 // One layout's microbatches, ZeRO stage and scope and rule (the defaults: 1, 3, all, D+2F). Throws
 // std::invalid_argument naming the option (a list given where one value is needed, a stage above 3, …).
 scaling::Layout resolve_layout(const StepArgs& s);
@@ -44,6 +48,9 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s);
 // The inputs of a train/plan run for a refusal's message: the chip (or chip file), its overrides, the
 // machine options and the batch, as given() writes them ("--chip-file 'x.json', --slice '16x16', …").
 std::string step_inputs(const ChipArgs& c, const MachineArgs& m, const std::string& batch_tokens);
+
+// The layout options given (--dp, --fsdp, --tp, --pp, --microbatches), ", "-prefixed for step_inputs' tail.
+std::string layout_inputs(const StepArgs& s);
 
 // Every number in `j` (nested objects and arrays too) must be finite before anything is printed: throws
 // std::invalid_argument "<key> is not a finite number for <inputs>: out of range" otherwise.

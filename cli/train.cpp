@@ -36,8 +36,10 @@ void run_train(const TrainArgs& a) {
   const auto p = param_counts(cfg);
   const auto m = for_option("--batch-tokens", [&] { return training_memory(cfg, B, s); });
   const double flops_per_token = six_active_flops_per_token(cfg);
-  const Planned step = best_placement(cfg, system, d.data, d.tensor, d.pipeline, base, {B, resolve_seq(a.step)},
-                                      cost_model, s);
+  // A layout the batch cannot take (more replicas × microbatches than tokens) is refused naming the inputs.
+  const Planned step = for_option(step_inputs(a.chip, a.machine, a.batch_tokens) + layout_inputs(a.step), [&] {
+    return best_placement(cfg, system, d.data, d.tensor, d.pipeline, base, {B, resolve_seq(a.step)}, cost_model, s);
+  });
   const double per_chip = step.terms.memory.total;
 
   nlohmann::json j{{"total_params", count_json(p.total)},
@@ -95,7 +97,7 @@ void run_train(const TrainArgs& a) {
   require_finite_json(j, step_inputs(a.chip, a.machine, a.batch_tokens) +
                              given({{"--tokens", a.tokens}, {"--mfu", a.mfu}}).insert(0, ", "));
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
     return;
   }
   fmt::print("{} on {} ({} cost model)\n", model_title(a.model, a.config), escape_for_message(system.name), to_string(cost_model));

@@ -140,7 +140,6 @@ TEST_CASE("scaling plan: usage errors exit 2") {
         "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4",
         "plan --model llama3-8b --chip tpu-v5p --batch-tokens 1024",
         "plan --model llama3-8b --slice 4x4x4 --batch-tokens 1024",
-        "plan --model llama3-8b --chip h100 --slice 2x2 --batch-tokens 1024",
         "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --microbatches 2",
         "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --tp 4 --top 3",
         "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --fsdp 16 --dp 16 --tp 4",

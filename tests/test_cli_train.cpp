@@ -187,7 +187,6 @@ TEST_CASE("scaling train: usage errors exit 2") {
                            "train --model llama2-13b --chip tpu-v5p --chips 4 --slice 4x4x4 --batch-tokens 1",
                            "train --model llama2-13b --chip tpu-v5p --chips 4",
                            "train --model llama2-13b --chip tpu-v5p --chips 4 --batch-tokens 1 --fsdp 4 --dp 4",
-                           "train --model llama2-13b --chip h100 --slice 2x2 --batch-tokens 1",
                            "train --model llama2-13b --chip h100 --nodes 2 --pods 2 --batch-tokens 1",
                            "train --model llama2-13b --chip tpu-v5p --chips 4 --pods 2 --batch-tokens 1",
                            "train --model llama2-13b --chips 4 --batch-tokens 1"}) {

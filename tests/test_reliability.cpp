@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -96,15 +97,25 @@ TEST_CASE("config files: not regular, too large, numbers beyond a double, sizes 
 }
 
 TEST_CASE("overflowing products are refused naming the options and values") {
-  // Every dimension is bounded by 2^53 where it is read (cli/limits.hpp), so what can still overflow is a
-  // product with a tiny figure: the refusal names every input given.
+  // Every dimension is bounded by 2^53 and every hardware figure lies within [1e-12, 1e30] where it is
+  // read (cli/limits.hpp), so a tiny figure is refused by its own option before any product is formed.
   expect_rejected({{"collective --chip tpu-v5e --slice 4x4 --op all-reduce --axes 0 --bytes 9e15 --ici-bw 1e-300",
-                    "--bytes '9e15', --ici-bw '1e-300'"},
+                    "--ici-bw '1e-300': must be within [1e-12, 1e30]"},
                    {"shard --mesh X=2,Y=8 'A[I_X, J]' --shape 1e300,1e300", "--shape '1e300': must be at most"},
                    {"matmul --chip tpu-v5e --B 1e300 --D 1e300 --F 1", "--B '1e300': must be at most 9,007,199,254,740,991"},
                    {"matmul --chip tpu-v5e --B 9e15 --D 9e15 --F 9e15 --hbm-bw 1e-300",
-                    "--B '9e15', --D '9e15', --F '9e15', --hbm-bw '1e-300'"},
+                    "--hbm-bw '1e-300': must be within [1e-12, 1e30]"},
                    {"matmul --chip tpu-v5e --B 1 --D 1 --F 1 --hbm-bw 1e-320", "--hbm-bw '1e-320'"}});
+  // At the edges of both ranges the products stay finite: the largest sizes over the smallest figure.
+  for (const auto* edge : {"collective --chip tpu-v5e --slice 4x4 --op all-reduce --axes 0 --bytes 9e15 --ici-bw 1e-12 --json",
+                           "matmul --chip tpu-v5e --B 9e15 --D 9e15 --F 9e15 --hbm-bw 1e-12 --flops 1e-12 --json",
+                           "matmul --chip tpu-v5e --B 1 --D 1 --F 1 --hbm-bw 1e30 --flops 1e-12 --json"}) {
+    const auto e = run(edge);
+    CHECK_MESSAGE(e.exit_code == 0, edge);
+    const auto doc = nlohmann::json::parse(e.out);
+    for (const auto& [key, value] : doc.items())
+      if (value.is_number()) CHECK_MESSAGE(std::isfinite(value.get<double>()), key);
+  }
   // A large but finite answer prints in scientific form, never as hundreds of digits.
   const auto r = run("matmul --chip tpu-v5e --B 9e15 --D 1 --F 1");
   REQUIRE(r.exit_code == 0);

@@ -40,9 +40,8 @@ void run_gpu(const Args& a, const scaling::Chip& chip) {
       throw std::invalid_argument(option + " '" + escape_for_message(text) + "': the " + chip.display +
                                   " is a GPU: give --nodes N [--gpus-per-node G], not " + option);
   };
-  if (!a.slice.empty())
-    throw std::invalid_argument("--slice '" + escape_for_message(a.slice) + "': the " + chip.display +
-                                " has no ICI slices (a GPU: give --nodes N [--gpus-per-node G])");
+  // The one slice-vs-chip check: a GPU has no ICI slices, worded as serve, train and plan word it.
+  if (!a.slice.empty()) slice_on_chip(chip, "--slice", a.slice);
   refuse("--axes", a.axes);
   if (a.wrap_given) refuse("--wrap", a.wrap);
   if (a.gpu.nodes.empty()) throw UsageError("collective: a GPU cluster needs --nodes N");
@@ -159,7 +158,7 @@ void add_collective(CLI::App& app) {
   sub->add_option("--nodes", a->gpu.nodes, "GPU: nodes over InfiniBand, every GPU takes part")
       ->check(size_check("--nodes", limits::kMaxNodes));
   sub->add_option("--gpus-per-node", a->gpu.gpus_per_node, "GPU: GPUs per NVLink node (default: the preset's)")
-      ->check(size_check("--gpus-per-node", limits::kMaxChips));
+      ->check(size_check("--gpus-per-node", limits::kMaxGpusPerNode));
   sub->add_option("--nvlink-bw", a->gpu.nvlink_bw, "GPU override: NVLink bytes/s per GPU, one direction")
       ->check(positive_check("--nvlink-bw"));
   sub->add_option("--ib-bw", a->gpu.ib_bw, "GPU override: InfiniBand bytes/s per GPU, one direction")

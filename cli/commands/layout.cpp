@@ -105,7 +105,7 @@ void print_grid(const std::vector<int64_t>& dims, const std::vector<int64_t>& of
 
 void run(const Args& a) {
   using namespace scaling;
-  const auto shape = hlo::parse_shape(std::string(check::text("shape", a.shape)));
+  const auto shape = hlo::parse_shape(std::string(check::text("HLO shape", a.shape)));
   const auto z = hlo::layout_sizes(shape);
   if (a.grid) {
     const double cells = grid_cells(shape.dims, double(z.elements));
@@ -171,7 +171,7 @@ void run(const Args& a) {
       r.tail = "offsets (elements from the start of the buffer):\n";
     }
   }
-  emit(r, a.json, check::subject("shape", a.shape));
+  emit(r, a.json, check::subject("HLO shape", a.shape));
   if (a.grid && !a.json) {
     std::fflush(stdout);
     print_grid(shape.dims, offsets);
@@ -183,7 +183,10 @@ void run(const Args& a) {
 void add_layout(CLI::App& app) {
   auto a = std::make_shared<Args>();
   auto* sub = app.add_subcommand("layout", "an HLO shape's tiled layout: where each element lands in memory (§9.2.2)");
-  add_text(sub, "shape", a->shape, "an HLO shape, e.g. 'bf16[4,8]{1,0:T(2,4)(2,1)}'")->required();
+  // Its refusals say "HLO shape '…'", as the shape parser's own do.
+  sub->add_option("shape", a->shape, "an HLO shape, e.g. 'bf16[4,8]{1,0:T(2,4)(2,1)}'")
+      ->check(text_check("HLO shape"))
+      ->required();
   auto* index = add_text(sub, "--index", a->index, "one element i,j,…: its offset");
   auto* grid = sub->add_flag("--grid", a->grid, "every element's offset, laid out like the shape (at most 1,048,576 "
                                                 "elements and slice headings)");

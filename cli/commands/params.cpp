@@ -34,7 +34,7 @@ void run_models(bool json) {
       entry["total_params"] = count_json(param_counts(p.config).total);
       out.push_back(entry);
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
     return;
   }
   fmt::print("{:<13} {:>7} {:>7} {:>4} {:>4} {:>3} {:>4} {:>7} {:>6} {:>16}\n", "model", "D", "F", "L", "N", "K", "H",

@@ -30,7 +30,7 @@ void add_machine_options(CLI::App* sub, MachineArgs& m) {
   sub->add_option("--nodes", m.nodes, "GPU: nodes over InfiniBand (bandwidths from the chip preset)")
       ->check(size_check("--nodes", limits::kMaxNodes));
   sub->add_option("--gpus-per-node", m.gpus_per_node, "GPU: GPUs per NVLink node (default: the preset's)")
-      ->check(size_check("--gpus-per-node", limits::kMaxChips));
+      ->check(size_check("--gpus-per-node", limits::kMaxGpusPerNode));
   sub->add_option("--chips", m.chips, "a chip count instead: one TPU ICI axis, or GPUs filling whole nodes")
       ->check(size_check("--chips", limits::kMaxChips));
   sub->add_option("--nvlink-bw", m.nvlink_bw, "GPU override: NVLink bytes/s per GPU, one direction")
@@ -47,7 +47,7 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
   sub->add_option("--pp", s.pp, "pipeline degree (default 1)")->check(size_check("--pp", limits::kMaxChips));
   sub->add_option("--fsdp", s.fsdp, "FSDP degree X: --dp X --zero 3")->check(size_check("--fsdp", limits::kMaxChips));
   sub->add_option("--microbatches", s.microbatches, "gradient-accumulation microbatches (default 1)")
-      ->check(size_check("--microbatches"));
+      ->check(size_check("--microbatches", limits::kMaxMicrobatches));
   auto* zero = sub->add_option("--zero", s.zero, lists ? "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3; 3 given every degree)"
                                                          : "ZeRO stage 0-3 (default 3)");
   zero->check(list_check("--zero", lists ? limits::kMaxZeroStages : 1));
@@ -121,9 +121,9 @@ void add_plan(CLI::App& app) {
   planner->add_option("--batch-tokens", pl.batch_tokens, "global batch per step, tokens")
       ->check(size_check("--batch-tokens"));
   planner->add_option("--top", pl.top, "print the K fastest layouts (default 1, at most 1000)")
-      ->check(size_check("--top", 1000));
+      ->check(size_check("--top", limits::kMaxTop));
   planner->add_option("--max-microbatches", pl.max_microbatches, "largest microbatch count (powers of 2; default 256)")
-      ->check(size_check("--max-microbatches"));
+      ->check(size_check("--max-microbatches", limits::kMaxMicrobatches));
   planner->add_flag("--json", pl.json, "print one JSON object, SI units");
   run_when_chosen(planner, [owned] { run_plan(*owned); });
 }

@@ -45,6 +45,8 @@ std::string scientific(double value, int digits) {
 
 // Scale by decimal prefixes so that the mantissa lies in [1, 1000).
 std::string prefixed(double value, std::string_view unit, int digits) {
+  // Below a thousandth of the unit there is no prefix to scale by: scientific, not hundreds of zeros.
+  if (std::fabs(value) < 1e-3) return scientific(value, digits) + " " + std::string(unit);
   static constexpr std::array<std::pair<double, const char*>, 6> prefixes{
       {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}}};
   for (const auto& [scale, prefix] : prefixes)

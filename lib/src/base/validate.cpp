@@ -67,6 +67,10 @@ double at_most(std::string_view name, double v, double hi) {
   if (!(finite(name, v) <= hi)) fail(subject(name, v), at_most_rule(hi));
   return v;
 }
+double figure(std::string_view name, double v) {
+  if (!(positive(name, v) >= kMinFigure && v <= kMaxFigure)) fail(subject(name, v), within_rule(kMinFigure, kMaxFigure));
+  return v;
+}
 void entries(std::string_view name, std::string_view text, double n, double max) {
   if (n > max) fail(subject(name, text), entries_rule(n, max));
 }

@@ -231,7 +231,7 @@ Chip with_overrides(Chip c, const ChipOverrides& o) {
   std::string changed;
   auto apply = [&](const std::optional<double>& v, double& field, const char* what) {
     if (!v) return;
-    field = check::positive(what, *v);
+    field = check::figure(what, *v);
     changed += (changed.empty() ? "" : ", ") + std::string(what) + " = " + format_number(*v);
   };
   apply(o.hbm_bytes, c.hbm_bytes, "hbm_bytes");

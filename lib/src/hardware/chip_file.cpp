@@ -7,6 +7,7 @@
 
 #include "scaling/base/format.hpp"
 #include "scaling/base/text_file.hpp"
+#include "scaling/base/validate.hpp"
 
 namespace scaling {
 
@@ -32,6 +33,10 @@ double positive(const json& j, const char* key, std::string_view file, bool requ
   const double x = v->get<double>();
   if (!std::isfinite(x) || x <= 0)
     fail(file, std::string("field '") + key + "' = " + format_number(x) + ": must be a positive number");
+  // The range every figure has, on the command line too (validate.hpp: kMinFigure, kMaxFigure).
+  if (!(x >= check::kMinFigure && x <= check::kMaxFigure))
+    fail(file, std::string("field '") + key + "' = " + format_number(x) + ": " +
+                   check::within_rule(check::kMinFigure, check::kMaxFigure));
   return x;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "scaling/base/format.hpp"
 #include "scaling/notation/einsum.hpp"
 
 namespace scaling::hlo {
@@ -28,7 +29,7 @@ int64_t position(const std::string& letters, char c) { return static_cast<int64_
 
 DotGeneral lower_einsum(std::string_view spec, const Shape& first, const Shape& second) {
   const EinsumSpec e = parse_einsum(spec);
-  const std::string where = "einsum '" + std::string(spec) + "'";
+  const std::string where = "einsum '" + escape_for_message(spec) + "'";
   const Shape* inputs[2] = {&first, &second};
   const std::string* letters[2] = {&e.lhs, &e.rhs};
   std::map<char, int64_t> size;

@@ -13,6 +13,17 @@ struct Parsed {
   std::string a, b, out;
 };
 
+// The spec as messages quote it: escaped and cut at 80 characters, like every echoed value.
+std::string where(std::string_view spec) { return "einsum '" + escape_for_message(spec) + "'"; }
+
+// The whole character at text[i] (a letter's test is on bytes; a message shows the character, never half
+// of a UTF-8 sequence): the spec is printable, so valid UTF-8, when this is called.
+std::string character_at(const std::string& text, size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  const size_t n = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+  return text.substr(i, n);
+}
+
 Parsed parse(std::string_view spec) {
   require_printable("einsum", spec);
   std::string s;
@@ -21,22 +32,22 @@ Parsed parse(std::string_view spec) {
   const auto arrow = s.find("->"), comma = s.find(',');
   if (arrow == std::string::npos || comma == std::string::npos || comma > arrow ||
       s.find(',', comma + 1) < arrow || s.find("->", arrow + 2) != std::string::npos)
-    throw std::invalid_argument("einsum '" + std::string(spec) + "': expected two inputs and one output, like IJ,JK->IK");
+    throw std::invalid_argument(where(spec) + ": expected two inputs and one output, like IJ,JK->IK");
   Parsed p{s.substr(0, comma), s.substr(comma + 1, arrow - comma - 1), s.substr(arrow + 2)};
   for (const std::string* operand : {&p.a, &p.b, &p.out}) {
     for (size_t i = 0; i < operand->size(); ++i) {
       const char c = (*operand)[i];
       if (!std::isalpha(static_cast<unsigned char>(c)))
-        throw std::invalid_argument("einsum '" + std::string(spec) + "': '" + std::string(1, c) + "' is not a letter");
+        throw std::invalid_argument(where(spec) + ": '" + character_at(*operand, i) + "' is not a letter");
       if (operand->find(c, i + 1) != std::string::npos)
-        throw std::invalid_argument("einsum '" + std::string(spec) + "': letter " + std::string(1, c) +
+        throw std::invalid_argument(where(spec) + ": letter " + std::string(1, c) +
                                     " repeats within one operand");
     }
   }
-  if (p.a.empty() || p.b.empty()) throw std::invalid_argument("einsum '" + std::string(spec) + "': an input has no dimensions");
+  if (p.a.empty() || p.b.empty()) throw std::invalid_argument(where(spec) + ": an input has no dimensions");
   for (char c : p.out)
     if (p.a.find(c) == std::string::npos && p.b.find(c) == std::string::npos)
-      throw std::invalid_argument("einsum '" + std::string(spec) + "': output letter " + std::string(1, c) +
+      throw std::invalid_argument(where(spec) + ": output letter " + std::string(1, c) +
                                   " is in neither input");
   return p;
 }
@@ -71,7 +82,7 @@ double einsum_flops(std::string_view spec, const std::map<char, double>& sizes) 
   const std::string all = letters(p);
   for (const auto& [letter, size] : sizes) {
     if (all.find(letter) == std::string::npos)
-      throw std::invalid_argument("einsum '" + std::string(spec) + "': size given for unused letter " + std::string(1, letter));
+      throw std::invalid_argument(where(spec) + ": size given for unused letter " + std::string(1, letter));
     if (!std::isfinite(size) || size < 1 || size != std::floor(size))
       throw std::invalid_argument("letter " + std::string(1, letter) + " = " + format_number(size) +
                                   ": must be a positive whole number");
@@ -79,7 +90,7 @@ double einsum_flops(std::string_view spec, const std::map<char, double>& sizes) 
   double product = 1;
   for (char c : all) {
     const auto it = sizes.find(c);
-    if (it == sizes.end()) throw std::invalid_argument("einsum '" + std::string(spec) + "': no size for letter " + std::string(1, c));
+    if (it == sizes.end()) throw std::invalid_argument(where(spec) + ": no size for letter " + std::string(1, c));
     product *= it->second;
   }
   return (classify_einsum(spec).contracting.empty() ? 1 : 2) * product;

@@ -114,25 +114,25 @@ Sharding parse_sharding(std::string_view raw, const Mesh& mesh) {
     throw std::invalid_argument(where + ": expected NAME[dim, dim, ...], like A[I_X, J]");
   Sharding s;
   s.array = trim(std::string_view(text).substr(0, open));
-  if (!s.array.empty() && !is_identifier(s.array)) throw std::invalid_argument(where + ": bad array name '" + s.array + "'");
+  if (!s.array.empty() && !is_identifier(s.array)) throw std::invalid_argument(where + ": bad array name '" + escape_for_message(s.array) + "'");
 
   std::set<std::string> used;
   auto claim = [&](const std::string& axis, const std::string& what) {
     if (!used.insert(axis).second)
-      throw std::invalid_argument(where + ": mesh axis " + axis + " used twice (" + what + ")");
+      throw std::invalid_argument(where + ": mesh axis " + escape_for_message(axis) + " used twice (" + what + ")");
   };
   for (const auto& dim_text : split(std::string_view(text).substr(open + 1, close - open - 1), ',')) {
     const auto us = dim_text.find('_');
     ShardedDim d{trim(dim_text.substr(0, us)), {}};
-    if (!is_identifier(d.name)) throw std::invalid_argument(where + ": bad dimension '" + dim_text + "'");
+    if (!is_identifier(d.name)) throw std::invalid_argument(where + ": bad dimension '" + escape_for_message(dim_text) + "'");
     if (us != std::string::npos) {
       const std::string sub = trim(dim_text.substr(us + 1));
-      if (sub.empty()) throw std::invalid_argument(where + ": empty subscript in '" + dim_text + "'");
+      if (sub.empty()) throw std::invalid_argument(where + ": empty subscript in '" + escape_for_message(dim_text) + "'");
       d.axes = split_axes(sub, mesh, where);
       for (const auto& a : d.axes) claim(a, "dimension " + d.name);
     }
     for (const auto& other : s.dims)
-      if (other.name == d.name) throw std::invalid_argument(where + ": dimension " + d.name + " named twice");
+      if (other.name == d.name) throw std::invalid_argument(where + ": dimension " + escape_for_message(d.name) + " named twice");
     s.dims.push_back(d);
     if (s.dims.size() > kMaxDims)
       throw std::invalid_argument(where + ": more than " + std::to_string(kMaxDims) + " dimensions");
@@ -141,10 +141,10 @@ Sharding parse_sharding(std::string_view raw, const Mesh& mesh) {
   const std::string rest = trim(std::string_view(text).substr(close + 1));
   if (!rest.empty()) {
     if (rest.front() != '{' || rest.back() != '}')
-      throw std::invalid_argument(where + ": unexpected '" + rest + "' after ']' (only {U_...} may follow)");
+      throw std::invalid_argument(where + ": unexpected '" + escape_for_message(rest) + "' after ']' (only {U_...} may follow)");
     for (const auto& u : split(std::string_view(rest).substr(1, rest.size() - 2), ',')) {
       if (u.size() < 3 || u.compare(0, 2, "U_") != 0)
-        throw std::invalid_argument(where + ": expected U_<axes> inside {}, got '" + u + "'");
+        throw std::invalid_argument(where + ": expected U_<axes> inside {}, got '" + escape_for_message(u) + "'");
       for (const auto& a : split_axes(u.substr(2), mesh, where)) {
         claim(a, "unreduced");
         s.unreduced.push_back(a);

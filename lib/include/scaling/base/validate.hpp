@@ -49,6 +49,15 @@ double at_most(std::string_view name, double v, double hi);
 // A list of n entries when at most max are allowed (checked before anything loops over them).
 void entries(std::string_view name, std::string_view text, double n, double max);
 
+// A hardware figure (a capacity in bytes, a bandwidth in bytes/s, a peak in FLOPs/s, a latency in s) lies
+// within [kMinFigure, kMaxFigure]: twelve orders of magnitude beyond any real chip either way, and the
+// bound that keeps every time, ratio and count a figure enters finite and non-zero (a 1e-320 peak made
+// the chip's intensity 0, a 1e308 link made its two-way bandwidth inf). Checked wherever a figure is
+// read: the command line's overrides and a chip file's fields.
+inline constexpr double kMinFigure = 1e-12;
+inline constexpr double kMaxFigure = 1e30;
+double figure(std::string_view name, double v);  // positive, then within the range
+
 // Strict text to number: the whole text must be a decimal number as from_chars reads it (no leading
 // space, no '+', no hex, no trailing text); inf and nan are refused as not finite, 1e400 as out of range.
 double number(std::string_view name, std::string_view text);

@@ -118,7 +118,8 @@ double node_egress_bytes_per_s(const Chip& c, int gpus_per_node = 0);
 const Chip& chip(std::string_view name);
 
 // A chip with some of its figures replaced ("your own chip": a preset with another bandwidth, say). Each
-// given value must be positive and finite (std::invalid_argument naming the field otherwise); `display`
+// given value must be a figure within [check::kMinFigure, check::kMaxFigure] (std::invalid_argument naming
+// the field otherwise); `display`
 // notes what changed.
 struct ChipOverrides {
   std::optional<double> hbm_bytes, hbm_bytes_per_s, bf16_flops_per_s, int8_flops_per_s, ici_oneway_bytes_per_s;
