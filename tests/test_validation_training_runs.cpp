@@ -9,9 +9,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "training_runs.hpp"
 
@@ -109,5 +113,24 @@ TEST_CASE("validation_training_runs: the trends the model does not reproduce are
     const bool reproduced = t.predicted_change * t.measured_change > 0 &&
                             std::abs(t.predicted_change) >= 0.5 * std::abs(t.measured_change);
     CHECK_FALSE(reproduced);
+  }
+}
+
+TEST_CASE("validation README: the sensitivity table is validation_report's") {
+  // validation/README.md prints the band; each row must read what sensitivity_json computes, to its digits.
+  std::string path = VALIDATION_RUNS_JSON;
+  path = path.substr(0, path.rfind('/')) + "/README.md";
+  std::ifstream in(path);
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto band = validation::sensitivity_json(VALIDATION_RUNS_JSON);
+  REQUIRE(band.size() == validation::sensitivity_variants().size());
+  for (const auto& v : band) {
+    const std::string row = fmt::format("| {} | {:.1f} % | {:.1f} % |", v["variant"].get<std::string>(),
+                                        100 * v["calibrated_mean_abs_error"].get<double>(),
+                                        100 * v["calibrated_max_abs_error"].get<double>());
+    CAPTURE(row);
+    CHECK(text.str().find(row) != std::string::npos);
   }
 }
