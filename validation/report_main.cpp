@@ -1,7 +1,8 @@
 // validation_report [path]: every run of validation/training-runs.json against the book, ideal and
 // calibrated step models, as one JSON object (per run: measured step, the three predictions, their errors
 // and terms, and the planner's best calibrated layout for the same run; per group: mean and max |error|)
-// for the report's appendix.
+// for the report's appendix; with the trends the model does not reproduce and the sensitivity band
+// (mean and max |error| with one uncertain input moved, validation::sensitivity_variants).
 #include <iostream>
 
 #include "training_runs.hpp"
@@ -9,7 +10,9 @@
 int main(int argc, char** argv) {
   try {
     const std::string path = argc > 1 ? argv[1] : VALIDATION_RUNS_JSON;
-    std::cout << validation::runs_json(validation::evaluate_runs(path, /*with_planner=*/true)).dump(1) << "\n";
+    auto out = validation::runs_json(validation::evaluate_runs(path, /*with_planner=*/true));
+    out["sensitivity"] = validation::sensitivity_json(path);
+    std::cout << out.dump(1) << "\n";
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "validation_report: " << e.what() << "\n";

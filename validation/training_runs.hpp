@@ -35,11 +35,37 @@ struct RunResult {
   std::string planner_axes;
 };
 
+// A what-if for the sensitivity band: the calibrated model with one uncertain input moved to a value
+// the evidence allows (the default is the model as published). Never fitted: each value is a published
+// or measured alternative named in `why` (sensitivity_variants).
+struct Variant {
+  std::string name, why;
+  double v5e_matmul_ceiling_flops_per_s = 0;  // 0: the model's (the v5e datasheet peak)
+  double backward_gemm_rate_fraction = 1;     // backward GEMMs at this fraction of the forward shape's rate
+  double tp_bandwidth_scale = 1;              // the tensor group's bandwidth times this
+  bool narayanan_interleaved_v2 = false;      // Narayanan et al.'s pipelined rows on the interleaved schedule, v = 2
+};
+std::vector<Variant> sensitivity_variants();
+
 // Reads the file; throws std::invalid_argument naming a run and what is missing. With `with_planner`,
 // also searches each run's best calibrated layout (seconds, not milliseconds: the report's program only).
-std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner = false);
+// `variant` moves one input of the calibrated prediction (the book and ideal ones are unchanged).
+std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner = false, const Variant& variant = {});
 
-// The per-run table and the per-group summaries (mean and max |error| of ideal and calibrated) as JSON.
+// A measured trend the calibrated model is known not to reproduce: the relative change of the step time
+// from one run to another, measured and predicted.
+struct UnreproducedTrend {
+  std::string trend, from_id, to_id;
+  double measured_change = 0, predicted_change = 0;  // step(to) / step(from) − 1
+};
+// The list (today: the step's growth from 1 to 32 DCN slices for each MaxText model size).
+std::vector<UnreproducedTrend> not_reproduced_trends(const std::vector<RunResult>& runs);
+
+// The per-run table and the per-group summaries (mean and max |error| of ideal and calibrated) as JSON,
+// with the trends not reproduced.
 nlohmann::json runs_json(const std::vector<RunResult>& runs);
+
+// Mean and max |error| of the calibrated model over the runs under each sensitivity variant, as JSON.
+nlohmann::json sensitivity_json(const std::string& path);
 
 }  // namespace validation

@@ -209,7 +209,7 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
     double hop = 0;
     for (size_t i = 0; i < sys.fast.size(); ++i)
       if (l.fast[i].tensor > 1) hop = std::max(hop, sys.fast[i].hop_latency_s);
-    const Comm pass = ring_pass(b * D * a, Y, gb.tensor, hop);
+    const Comm pass = ring_pass(b * D * a, Y, gb.tensor * ctx.tp_bandwidth_scale, hop);
     const double passes = 2 * 2 * (2 + tp_reruns);  // 2 collectives each of 2 passes, forward + backward (+ rerun)
     t_tp = passes * pass.t_s;
     lat_tp = passes * pass.latency_s;
@@ -219,10 +219,10 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
       t_tp = std::max(0.0, t_tp - hidden_behind);
     }
   }
-  const double t_layer_mm = 3 * g.layer_fwd_s, t_layer_att = t_att_fwd + t_att_bwd, t_layer_vec = t_vec_fwd + t_vec_bwd;
+  const double t_layer_mm = (1 + 2 / ctx.backward_gemm_rate_fraction) * g.layer_fwd_s, t_layer_att = t_att_fwd + t_att_bwd, t_layer_vec = t_vec_fwd + t_vec_bwd;
   // The first and last stage's extras; the busiest stage pays the larger (both when there is no pipeline).
   const double t_embed = a * D * b / cal.copy_bytes_per_s;
-  const double t_unembed_mm = 3 * g.unembed_fwd_s;
+  const double t_unembed_mm = (1 + 2 / ctx.backward_gemm_rate_fraction) * g.unembed_fwd_s;
   const double t_loss = (2 + 3) * 4 * (c.vocab / Y) * b / cal.softmax_bytes_per_s +
                         (c.final_norm ? (2 + 3) * a * d_vec * b / cal.norm_bytes_per_s : 0);
   const bool last_is_busiest = S == 1 || t_unembed_mm + t_loss >= t_embed;

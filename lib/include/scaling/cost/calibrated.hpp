@@ -120,6 +120,9 @@ struct CalibratedContext {
     double layer_fwd_s, layer_flops, unembed_fwd_s;
   };
   std::vector<GemmTimes> cache;
+  // What-ifs for a sensitivity study (validation_report's band), 1 = the model as documented above:
+  // the backward GEMMs at this fraction of the forward shape's rate, the tensor group's bandwidth times this.
+  double backward_gemm_rate_fraction = 1, tp_bandwidth_scale = 1;
 };
 CalibratedContext calibrated_context(const TransformerConfig& model, const System& system, double batch_tokens,
                                      double seq_len, const TrainingSetup& setup);
