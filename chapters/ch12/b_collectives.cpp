@@ -258,14 +258,18 @@ EXERCISE("ch12.tree-ag-bandwidth", "AllGather bandwidth level by level of the Su
   ex.answer("node_bytes_per_s", level_bw(0), "B/s").book(514e9, sig(3));
   ex.answer("leaf_bytes_per_s", level_bw(1), "B/s").book(413e9, sig(3));
   ex.answer("spine_bytes_per_s", level_bw(2), "B/s").book(17.1e12, sig(3));
-  ex.answer("pod_bytes_per_s", tree_all_gather_book_bytes_per_s(pod), "B/s").book(413e9, sig(3));
+  // The pod's bandwidth, executed on the whole 1024-GPU tree with switches that replicate: a node must take in
+  // everything held outside it, 1 − 8/1024 of the array, not the 31/32 of its own unit's ring. The book's 413 is
+  // the smallest per-level figure; it follows from its hedged "about 413GB/s" after "which we can mostly overlap",
+  // so it is an approximation of the executed value, not a match.
+  const double t = execute(pod, sim::TreeOp::multicast_all_gather).t_per_byte_s;
+  ex.answer("pod_bytes_per_s", 1 / t, "B/s")
+      .book(413e9, rel(0.03).because("'about 413GB/s', the per-level minimum after 'which we can mostly overlap'"))
+      .explain(fmt::format("the AllGather executed on the 1024-GPU tree: the busiest node link carries 1016/1024 of "
+                           "the array; the per-level minimum the book takes is {}",
+                           format_quantity(tree_all_gather_book_bytes_per_s(pod), "B/s")));
   ex.answer("sharp_bytes_per_s", w_node_h100(), "B/s").book(400e9, exact())
       .explain("with in-network reduction the (D − 1)/D factor goes, leaving the node's 400 GB/s");
-  // Executed on the whole 1024-GPU pod, with switches that replicate: a node must take in everything held
-  // outside it, 1 − 8/1024 of the array, not the 31/32 of its own unit's ring.
-  const double t = execute(pod, sim::TreeOp::multicast_all_gather).t_per_byte_s;
-  ex.answer("pod_bytes_per_s_executed", 1 / t, "B/s")
-      .explain("the AllGather executed on the 1024-GPU tree: the busiest node link carries 1016/1024 of the array");
   // Per level: the chapter's ring share (D − 1)/D against the share each child link took in when executed.
   const auto run = execute(pod, sim::TreeOp::multicast_all_gather);
   auto& tab = ex.table("levels", {"level", "degree D_i", "link W_i", "D_i·W_i/(D_i − 1)", "ring share (D_i − 1)/D_i",
@@ -287,7 +291,9 @@ EXERCISE("ch12.crossnode-alltoall", "AllToAll across nodes") {
   const double one_node_rule = 1 / (kGpusPerNode * w_gpu_h100()), two_node_rule = 1 / (2 * w_node_h100());
   ex.claim("degradation_rule", "§12.4.2: going from one H100 node to two makes an AllToAll more than 4× slower "
                                "(the ≈ rules B/(8·450e9) and B/(2·400e9))", two_node_rule / one_node_rule, "×")
-      .above(4);
+      .above(4)
+      .explain("an approximation under the policy: it holds for the ≈ rules the sentence names (4.5×); with the "
+               "exact costs the slowdown is degradation_exact below, under 4×");
   const double one = execute(superpod(1), sim::TreeOp::all_to_all).t_per_byte_s;
   const double two = execute(superpod(2), sim::TreeOp::all_to_all).t_per_byte_s;
   ex.answer("degradation_exact", two / one, "×")
