@@ -258,7 +258,13 @@ EXERCISE("ex12.20", "Quiz 5 Q3: Megatron-LM's configurations") {
   const auto h = gpu_rates(gpu_cluster(chip("h100"), 2));
   const double limit = gpu_dp_critical_tokens_per_gpu(h, kAcross);
   ex.answer("fsdp_limit_tokens", limit, "tokens").book(2472, sig(4))
-      .explain("C / W_node with the preset's 989e12: 2472.5");
+      .explain(fmt::format(
+          "C / W_node with the preset's 989e12: {}. §12.5.1 itself prints {} (990e12/400e9), and no 2,472 is worked "
+          "out in the chapter; a second reconstruction also gives it: {}·1023/1024 = {}, the spine ring's (N − 1)/N "
+          "over 1024 GPUs, which fits 'based on the spine level reduction'",
+          fmt::format("{:.1f}", limit), format_number(gpu_dp_critical_tokens_per_gpu(h100(), kAcross)),
+          format_number(gpu_dp_critical_tokens_per_gpu(h100(), kAcross)),
+          fmt::format("{:.1f}", gpu_dp_critical_tokens_per_gpu(h100(), kAcross) * 1023 / 1024)));
   for (const auto& c : configs) {
     const double per_gpu = c.batch * 4096 / c.gpus;
     ex.answer(fmt::format("tokens_per_gpu_{}", c.key), per_gpu, "tokens").book(c.printed, exact());
