@@ -39,7 +39,12 @@ const workbook::Finding kPreciseRule{
     "one unit it gives bytes·31/(32·8·400e9), while Pop Quiz 3's answer (and the executed AllGather) give "
     "bytes·31/(32·400e9). It holds, up to the ring's (X − 1)/X, when the divisor is the number of nodes the Y-shard "
     "spans (Y over the 8 GPUs of a node, at least 1): the node's link shared by its 8 GPUs, 50 GB/s each, which is "
-    "how the answer's 2DF/(Y·50 GB/s) reads it."};
+    "how the answer's 2DF/(Y·50 GB/s) reads it. At the spine the whole-link reading is off by more: the divisor "
+    "becomes 256·12.8 TB/s for the 256 GPUs under an SU, 256 times too small. The charitable reading is Appendix "
+    "B's per-GPU figures (450 GB/s inside a node, 50 GB/s per GPU at both the SU and spine levels): with W_i the "
+    "per-GPU share the rule holds at every level, but the text defines W_link i as the whole link just before it. "
+    "(The rule's left side is also labelled an AllReduce or ReduceScatter time, while the text calls it an "
+    "AllGather rule.)"};
 
 // The §12 figures the chapter computes with, from the presets (hardware/chip.cpp cites their sources).
 double w_gpu_h100() { return chip("h100").nvlink_bytes_per_s; }                 // 450e9
