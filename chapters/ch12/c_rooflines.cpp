@@ -218,6 +218,25 @@ EXERCISE("ex12.19", "Quiz 5 Q2: sharding LLaMA-3 70B on H100s") {
   ex.answer("zero3_tokens_per_gpu", per_gpu, "tokens").book(976, sig(3));
   ex.claim("zero3_comms_bound", "§12.5.7 Q2: 976 tokens per GPU is below the DP limit across nodes", per_gpu, "tokens")
       .below(gpu_dp_critical_tokens_per_gpu(h, kAcross));
+  // "… even below our pure DP limit, and this is twice that limit because we have to move our weights." ZeRO-3
+  // AllGathers the weights (forward and backward) and ReduceScatters the gradients: per pass the same bytes per
+  // FLOP as DP's AllReduce, so its bound is C/W_node (§12.5.1: "both have the same cost"). The factor 2 holds
+  // against §12.5.1's pure DP with in-network reduction, which doubles the AllReduce bandwidth; an AllGather of
+  // weights gains nothing from it.
+  GpuRates sharp = h;
+  sharp.w_node_bytes_per_s *= 2;  // §12.5.1: in-network reduction, in theory twice the AllReduce bandwidth
+  const double zero3_limit = gpu_dp_critical_tokens_per_gpu(h, kAcross);
+  const double dp_sharp_limit = gpu_dp_critical_tokens_per_gpu(sharp, kAcross);
+  ex.claim("zero3_twice_dp", "§12.5.7 Q2: ZeRO-3's batch bound is twice the pure-DP one because the weights move",
+           zero3_limit / dp_sharp_limit, "×")
+      .about(2, exact())
+      .explain(fmt::format(
+          "an approximation under the policy (it rests on a reading): holds when 'our pure DP limit' is §12.5.1's pure "
+          "DP with in-network reduction, {} tokens, against ZeRO-3's {} (its weight AllGathers cannot be reduced in "
+          "the network), and {} is below both. Read as DP without in-network reduction ({}), the factor is 1, as "
+          "§12.5.1's 'same cost' and its takeaway (DP or ZeRO-1/3, about 2500) say; the answer's 'no' stands either way",
+          format_number(dp_sharp_limit), format_number(zero3_limit), format_number(per_gpu),
+          format_number(zero3_limit)));
   GpuRates pp8 = h;
   pp8.w_node_bytes_per_s *= 8;  // each model-parallel shard spans 8 nodes
   ex.answer("pp8_bytes_per_s", pp8.w_node_bytes_per_s, "B/s").book(3200e9, exact());
@@ -239,7 +258,13 @@ EXERCISE("ex12.20", "Quiz 5 Q3: Megatron-LM's configurations") {
   const auto h = gpu_rates(gpu_cluster(chip("h100"), 2));
   const double limit = gpu_dp_critical_tokens_per_gpu(h, kAcross);
   ex.answer("fsdp_limit_tokens", limit, "tokens").book(2472, sig(4))
-      .explain("C / W_node with the preset's 989e12: 2472.5");
+      .explain(fmt::format(
+          "C / W_node with the preset's 989e12: {}. §12.5.1 itself prints {} (990e12/400e9), and no 2,472 is worked "
+          "out in the chapter; a second reconstruction also gives it: {}·1023/1024 = {}, the spine ring's (N − 1)/N "
+          "over 1024 GPUs, which fits 'based on the spine level reduction'",
+          fmt::format("{:.1f}", limit), format_number(gpu_dp_critical_tokens_per_gpu(h100(), kAcross)),
+          format_number(gpu_dp_critical_tokens_per_gpu(h100(), kAcross)),
+          fmt::format("{:.1f}", gpu_dp_critical_tokens_per_gpu(h100(), kAcross) * 1023 / 1024)));
   for (const auto& c : configs) {
     const double per_gpu = c.batch * 4096 / c.gpus;
     ex.answer(fmt::format("tokens_per_gpu_{}", c.key), per_gpu, "tokens").book(c.printed, exact());
