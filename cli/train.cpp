@@ -1,5 +1,6 @@
 // `scaling train`: memory and step time of one training layout (cost/planner.hpp's step_terms, the one
-// step model `scaling plan` also uses), the whole model's memory, and the book's §5 bounds on a TPU slice.
+// step model `scaling plan` also uses), the whole model's memory, and the book's bounds: §5's on a TPU slice,
+// §12.5's on a GPU cluster.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "scaling/base/format.hpp"
+#include "scaling/cost/gpu_rooflines.hpp"
 #include "scaling/cost/planner.hpp"
 #include "scaling/cost/training.hpp"
 #include "scaling/model/presets.hpp"
@@ -23,8 +25,7 @@ void run_train(const TrainArgs& a) {
   const System system = resolve_system("train", chip, a.machine);
   const double n = chips(system), pods = system.slow.groups;
   const double B = parse_size("--batch-tokens", a.batch_tokens);
-  const double mfu = parse_positive("--mfu", a.mfu);
-  if (mfu > 1) throw std::invalid_argument("--mfu '" + a.mfu + "': must be in (0, 1]");
+  const double mfu = parse_positive("--mfu", a.mfu);  // its range, [1e-6, 1], is the option's check (train_plan.cpp)
   const double tokens = a.tokens.empty() ? 0 : parse_size("--tokens", a.tokens);
   TrainingSetup s = resolve_setup(a.step);
   const Layout base = resolve_layout(a.step);
@@ -92,6 +93,21 @@ void run_train(const TrainArgs& a) {
     }
   }
 
+  if (system.fast_name == "NVLink" && system.fast[0].bytes_per_s > 0 && system.slow.bytes_per_s > 0) {
+    // §12.5's rooflines on this GPU cluster (cost/gpu_rooflines.hpp; perfect overlap and peak FLOPs, as the
+    // chapter): the per-GPU batch above which data parallelism / ZeRO is compute-bound over the network it
+    // crosses (NVLink in one node, the node's InfiniBand egress past one; × E/k for an MoE), and the largest
+    // tensor degree that stays compute-bound, F·W/C, inside a node and across nodes.
+    const GpuRates r = gpu_rates(system);
+    const bool across = system.slow.groups > 1;
+    const bool moe = is_moe(cfg);
+    const double f = moe && cfg.expert_d_ff > 0 ? cfg.expert_d_ff : cfg.d_ff;
+    j["gpu_dp_min_batch_per_gpu"] = gpu_dp_critical_tokens_per_gpu(r, across, moe ? cfg.experts : 1,
+                                                                    moe ? cfg.experts_per_token : 1);
+    j["gpu_tp_max_degree_in_node"] = gpu_tp_max_degree(r, f, false);
+    j["gpu_tp_max_degree_across_nodes"] = gpu_tp_max_degree(r, f, true);
+  }
+
   // Nothing non-finite reaches the output (a chip file's 1e-300 figures, a huge batch): the JSON holds every
   // number the table prints, so checking it covers both.
   require_finite_json(j, step_inputs(a.chip, a.machine, a.batch_tokens) +
@@ -154,6 +170,14 @@ void run_train(const TrainArgs& a) {
     row("§5.1.2: FSDP compute-bound above (per chip)", format_number(j["fsdp_min_batch_per_chip"].get<double>()));
     row("§5.1.3: TP compute-bound up to degree", format_number(j["tp_max_degree"].get<double>()));
     row("§5.1.4: X_opt (the comms minimum)", format_number(j["x_opt"].get<double>()));
+  }
+  if (j.contains("gpu_dp_min_batch_per_gpu")) {
+    // The network the data-parallel reduce crosses: NVLink in one node, InfiniBand past one.
+    row("§12.5.1: DP/ZeRO compute-bound above",
+        format_number(j["gpu_dp_min_batch_per_gpu"].get<double>()) + " per GPU (" +
+            (system.slow.groups > 1 ? system.slow.name : system.fast_name) + ")");
+    row("§12.5.2: TP degree bound, in a node", format_number(j["gpu_tp_max_degree_in_node"].get<double>()));
+    row("§12.5.2: TP degree bound, across nodes", format_number(j["gpu_tp_max_degree_across_nodes"].get<double>()));
   }
   if (j.contains("dcn_min_batch_per_pod"))
     row("§5.1.6: DCN compute-bound above (per pod)", format_number(j["dcn_min_batch_per_pod"].get<double>()));

@@ -215,6 +215,23 @@ TEST_CASE("scaling train: an H100 cluster gets memory, time and its step over NV
   CHECK(text.out.find("step: InfiniBand") != std::string::npos);
 }
 
+TEST_CASE("scaling train: §12.5's GPU rooflines for the cluster, by hand") {
+  // LLaMA-3 70B (F = 28,672) on H100s: C = 989e12 FLOPs/s (bf16 dense), 450 GB/s of NVLink per GPU, 8 GPUs
+  // per node with one 50 GB/s NIC each, so a node's egress is 400 GB/s (§12.3; §12.5.1's α = 2475 uses 990e12).
+  const auto one = train_json("--model llama3-70b --chip h100 --nodes 1 --batch-tokens 1e6 --cost-model ideal");
+  CHECK(one["gpu_dp_min_batch_per_gpu"].get<double>() == Approx(989e12 / 450e9));
+  CHECK(one["gpu_tp_max_degree_in_node"].get<double>() == Approx(28672 * 450e9 / 989e12));
+  CHECK(one["gpu_tp_max_degree_across_nodes"].get<double>() == Approx(28672 * 400e9 / 989e12));
+  const auto many = train_json("--model llama3-70b --chip h100 --nodes 16 --batch-tokens 1e6 --cost-model ideal");
+  CHECK(many["gpu_dp_min_batch_per_gpu"].get<double>() == Approx(989e12 / 400e9));
+  // A TPU slice gets §5's bounds instead, never these.
+  const auto tpu = train_json("--model llama3-70b --chip tpu-v5p --slice 8x8x8 --batch-tokens 1e6 --cost-model ideal");
+  CHECK_FALSE(tpu.contains("gpu_dp_min_batch_per_gpu"));
+  const auto text = run("train --model llama3-70b --chip h100 --nodes 16 --batch-tokens 1e6");
+  CHECK(text.out.find("§12.5.1: DP/ZeRO compute-bound above") != std::string::npos);
+  CHECK(text.out.find("2,472 per GPU (InfiniBand)") != std::string::npos);
+}
+
 TEST_CASE("scaling train: a config.json counts as its preset does") {
   const auto file = train_json("--config '" + std::string(TEST_DATA_DIR) +
                                "/llama-3-8b.json' --chip tpu-v5e --slice 16x16 --batch-tokens 1e6");
