@@ -31,7 +31,12 @@ const std::set<std::string>& nullable() {
                                           // `chips --json`: a GPU figure a TPU does not have (and fp4 on
                                           // GPUs without it) is null, as int8 is on chips without int8.
                                           "fp4_flops_per_s", "fp8_flops_per_s", "gpus_per_node",
-                                          "nvlink_bytes_per_s", "ib_bytes_per_s"};
+                                          "nvlink_bytes_per_s", "ib_bytes_per_s",
+                                          // chapter 12's GPU anatomy and NVLink node: absent on TPUs, and a
+                                          // figure a GPU generation lacks (TMEM before Blackwell, a clock
+                                          // no source gives) is null.
+                                          "anatomy", "nvlink_node", "base_clock_hz", "boost_clock_hz",
+                                          "tmem_bytes_per_sm"};
   return keys;
 }
 

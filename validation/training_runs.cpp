@@ -222,8 +222,8 @@ std::vector<Variant> sensitivity_variants() {
   }
   {
     Variant v;
-    v.name = "tensor-parallel bandwidth x0.77";
-    v.why = "a what-if (the branch's review), not a measurement: TP collectives slower than the group's bandwidth";
+    v.name = "tensor-parallel bandwidth ×0.77";
+    v.why = "a what-if, not a measurement: TP collectives slower than the group's bandwidth";
     v.tp_bandwidth_scale = 0.77;
     out.push_back(v);
   }

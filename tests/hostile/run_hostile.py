@@ -153,10 +153,14 @@ def check(cmd, r):
     if code == 0 and re.search(r"\b(nan|NaN|inf)\b", text): problems.append("NaN or inf in text with exit 0")
     return problems
 
-# The only nulls the JSON documents: matmul's critical_batch when no batch is compute-bound (README), and
-# simulate's correct under --count-only (nothing was computed). Any other null, and NaN or Infinity anywhere,
-# breaks the contract.
-DOCUMENTED_NULLS = {"critical_batch", "correct"}
+# The only nulls the JSON documents (README; the same list as nullable() in fuzz/cli_fuzz.cpp): matmul's
+# critical_batch when no batch is compute-bound, simulate's correct under --count-only (nothing was
+# computed), and a chip figure the chip does not have in `chips --json`. Any other null, and NaN or Infinity
+# anywhere, breaks the contract.
+DOCUMENTED_NULLS = {"critical_batch", "correct", "int8_flops_per_s", "ici_oneway_bytes_per_s", "ici_bidi_bytes_per_s",
+                    "ici_hop_latency_s", "pcie_bytes_per_s", "dcn_bytes_per_s_per_host", "fp4_flops_per_s",
+                    "fp8_flops_per_s", "gpus_per_node", "nvlink_bytes_per_s", "ib_bytes_per_s", "anatomy",
+                    "nvlink_node", "base_clock_hz", "boost_clock_hz", "tmem_bytes_per_sm"}
 
 def json_value_problems(text):
     def reject(token):
