@@ -17,18 +17,26 @@ PlanRequest request(const char* model_key, int pods, double batch_tokens) {
   r.top_k = 10;
   return r;
 }
+
+// Runs the search once per iteration and reports layouts per second; `fit_only` counts only the layouts
+// that fit (the ones the calibrated model times), and `total` also reports one search's count.
+void time_plan(benchmark::State& state, const PlanRequest& r, bool fit_only = false, bool total = false) {
+  double layouts = 0, last = 0;
+  for (auto _ : state) {
+    const auto out = plan(r);
+    benchmark::DoNotOptimize(out.top.data());
+    last = static_cast<double>(fit_only ? out.configs_fit : out.configs_evaluated);
+    layouts += last;
+  }
+  if (total) state.counters["layouts"] = last;
+  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+}
 }  // namespace
 
 // Layouts per second: LLaMA-3 70B on one v5p pod with the §6 batch of 4M tokens.
 static void BM_LayoutsPerSecond(benchmark::State& state) {
   const auto r = request("llama3-70b", 1, 4 * 1024 * 1024);
-  double layouts = 0;
-  for (auto _ : state) {
-    const auto out = plan(r);
-    benchmark::DoNotOptimize(out.top.data());
-    layouts += static_cast<double>(out.configs_evaluated);
-  }
-  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+  time_plan(state, r);
 }
 BENCHMARK(BM_LayoutsPerSecond)->Unit(benchmark::kMillisecond);
 
@@ -37,13 +45,7 @@ BENCHMARK(BM_LayoutsPerSecond)->Unit(benchmark::kMillisecond);
 static void BM_CalibratedLayoutsPerSecond(benchmark::State& state) {
   auto r = request("llama3-70b", 1, 4 * 1024 * 1024);
   r.cost_model = CostModel::calibrated;
-  double layouts = 0;
-  for (auto _ : state) {
-    const auto out = plan(r);
-    benchmark::DoNotOptimize(out.top.data());
-    layouts += static_cast<double>(out.configs_evaluated);
-  }
-  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+  time_plan(state, r);
 }
 BENCHMARK(BM_CalibratedLayoutsPerSecond)->Unit(benchmark::kMillisecond);
 
@@ -52,13 +54,7 @@ static void BM_CalibratedEveryLayoutTimed(benchmark::State& state) {
   auto r = request("llama3-70b", 1, 4 * 1024 * 1024);
   r.cost_model = CostModel::calibrated;
   r.system.chip.hbm_bytes = 1e18;
-  double layouts = 0;
-  for (auto _ : state) {
-    const auto out = plan(r);
-    benchmark::DoNotOptimize(out.top.data());
-    layouts += static_cast<double>(out.configs_fit);
-  }
-  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+  time_plan(state, r, /*fit_only=*/true);
 }
 BENCHMARK(BM_CalibratedEveryLayoutTimed)->Unit(benchmark::kMillisecond);
 
@@ -71,30 +67,14 @@ static void BM_Llama70BOn8192H100(benchmark::State& state) {
   r.cost_model = CostModel::calibrated;
   r.search_switches = true;  // as `scaling plan` searches: sequence parallelism and interleaving too
   r.top_k = 10;
-  double layouts = 0, last = 0;
-  for (auto _ : state) {
-    const auto out = plan(r);
-    benchmark::DoNotOptimize(out.top.data());
-    layouts += static_cast<double>(out.configs_evaluated);
-    last = static_cast<double>(out.configs_evaluated);
-  }
-  state.counters["layouts"] = last;
-  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+  time_plan(state, r, /*fit_only=*/false, /*total=*/true);
 }
 BENCHMARK(BM_Llama70BOn8192H100)->Unit(benchmark::kMillisecond);
 
 // The exhaustive plan of LLaMA-3.1 405B on 1…8 pods (Exercise 6.2's question), 16M tokens per step.
 static void BM_Llama405BPods(benchmark::State& state) {
   const auto r = request("llama3-405b", static_cast<int>(state.range(0)), 16.0 * 1024 * 1024);
-  double layouts = 0, last = 0;
-  for (auto _ : state) {
-    const auto out = plan(r);
-    benchmark::DoNotOptimize(out.top.data());
-    layouts += static_cast<double>(out.configs_evaluated);
-    last = static_cast<double>(out.configs_evaluated);
-  }
-  state.counters["layouts"] = last;
-  state.counters["layouts/s"] = benchmark::Counter(layouts, benchmark::Counter::kIsRate);
+  time_plan(state, r, /*fit_only=*/false, /*total=*/true);
 }
 BENCHMARK(BM_Llama405BPods)->DenseRange(1, 8)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

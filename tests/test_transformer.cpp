@@ -19,7 +19,22 @@ using doctest::Approx;
 
 namespace {
 const std::string kData = TEST_DATA_DIR;
+
+// Each config text is refused with one line that names the offending key (the second of each pair).
+void expect_configs_refused(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [text, named] : cases) {
+    INFO(text);
+    try {
+      from_hf_config(text);
+      FAIL("accepted");
+    } catch (const std::invalid_argument& e) {
+      const std::string msg = e.what();
+      CHECK(msg.find(named) != std::string::npos);
+      CHECK(msg.find('\n') == std::string::npos);
+    }
+  }
 }
+}  // namespace
 
 TEST_CASE("config.json import: exact parameter counts of public checkpoints") {
   const std::vector<std::pair<std::string, double>> published{
@@ -98,17 +113,7 @@ TEST_CASE("config.json import: every rejection names the key, one line") {
       {R"({"model_type": "llama", "tie_word_embeddings": "yes", )" + base + "}", "'tie_word_embeddings'"},
       {R"({"model_type": "mixtral", "num_local_experts": 0, )" + base + "}", "'num_local_experts'"},
   };
-  for (const auto& [text, named] : cases) {
-    INFO(text);
-    try {
-      from_hf_config(text);
-      FAIL("accepted");
-    } catch (const std::invalid_argument& e) {
-      const std::string msg = e.what();
-      CHECK(msg.find(named) != std::string::npos);
-      CHECK(msg.find('\n') == std::string::npos);
-    }
-  }
+  expect_configs_refused(cases);
   CHECK_THROWS_WITH_AS(load_hf_config("/nonexistent/config.json"), doctest::Contains("cannot read"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(model("gpt-5"), doctest::Contains("unknown model 'gpt-5'"), std::invalid_argument);
 }
@@ -324,17 +329,7 @@ TEST_CASE("config.json import: GPT-style rejections name the key, one line") {
       {"{" + opt + R"(, "ffn_dim": 256, "max_position_embeddings": 32, "do_layer_norm_before": null, "enable_bias": 0})",
        "'enable_bias'"},
   };
-  for (const auto& [text, named] : cases) {
-    INFO(text);
-    try {
-      from_hf_config(text);
-      FAIL("accepted");
-    } catch (const std::invalid_argument& e) {
-      const std::string msg = e.what();
-      CHECK(msg.find(named) != std::string::npos);
-      CHECK(msg.find('\n') == std::string::npos);
-    }
-  }
+  expect_configs_refused(cases);
 }
 
 TEST_CASE("accounting: 6·params·tokens is the exact count without attention and vocabulary") {

@@ -224,6 +224,22 @@ double calibrated_vector_s(const ServingCalibration& cal, const DecodeModel& m, 
   return tokens * m.layers * t;
 }
 
+// The decode step's tensor-parallel collectives (§7.2): `count` per step, each of the batch's activations in
+// bf16 (B·D·2 bytes), costed as the ideal model's one collective or the calibrated AllReduce. Records what
+// DecodeTerms shows of them and returns one collective's times; the caller combines them by its model's rule.
+Collective decode_collectives(DecodeTerms& s, const DecodeModel& model, const System& system, double batch,
+                              double count, bool calibrated) {
+  check::positive("layers", model.layers);
+  check::positive("d_model", model.d_model);
+  s.comms_collectives = count;
+  s.comms_bytes = batch * model.d_model * 2;
+  const Collective c = calibrated ? calibrated_allreduce(system, s.comms_bytes) : one_collective(system, s.comms_bytes);
+  s.comms_hops = c.hops;
+  s.comms_latency_s = c.t_lat;
+  s.comms_latency_bound = c.t_lat > c.t_bw;
+  return c;
+}
+
 }  // namespace
 
 DecodeTerms decode_terms(const DecodeModel& model, const System& system, double batch, double context,
@@ -265,14 +281,7 @@ DecodeTerms decode_terms(const DecodeModel& model, const System& system, double 
       s.t_hbm_s = s.t_kv_s + s.t_params_s;
       s.t_math_s = (s.flops + attention_flops) / (n * C);
       if (n > 1 && has_links(system)) {
-        check::positive("layers", model.layers);
-        check::positive("d_model", model.d_model);
-        s.comms_collectives = 4 * model.layers;
-        s.comms_bytes = batch * model.d_model * 2;
-        const Collective c = one_collective(system, s.comms_bytes);
-        s.comms_hops = c.hops;
-        s.comms_latency_s = c.t_lat;
-        s.comms_latency_bound = c.t_lat > c.t_bw;
+        const Collective c = decode_collectives(s, model, system, batch, 4 * model.layers, /*calibrated=*/false);
         s.t_comms_s = s.comms_collectives * std::max(c.t_bw, c.t_lat);
       }
       s.step_s = std::max({s.t_hbm_s, s.t_math_s, s.t_comms_s});
@@ -288,14 +297,7 @@ DecodeTerms decode_terms(const DecodeModel& model, const System& system, double 
       // The KV read: at the achieved rate, or the attention's FLOPs at the peak when they take longer.
       s.t_hbm_s = std::max(s.t_kv_s, attention_flops / (n * C));
       if (n > 1 && has_links(system)) {
-        check::positive("layers", model.layers);
-        check::positive("d_model", model.d_model);
-        s.comms_collectives = 2 * model.layers;
-        s.comms_bytes = batch * model.d_model * 2;
-        const Collective c = calibrated_allreduce(system, s.comms_bytes);
-        s.comms_hops = c.hops;
-        s.comms_latency_s = c.t_lat;
-        s.comms_latency_bound = c.t_lat > c.t_bw;
+        const Collective c = decode_collectives(s, model, system, batch, 2 * model.layers, /*calibrated=*/true);
         s.t_comms_s = s.comms_collectives * (c.t_lat + c.t_bw);
       }
       s.t_vector_s = calibrated_vector_s(cal, model, batch, n);
