@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 
@@ -20,8 +21,11 @@ using namespace scaling;
 
 namespace {
 
+// The file being read, for messages (training-runs.json or holdout-runs.json).
+thread_local std::string g_file = "training-runs.json";
+
 [[noreturn]] void fail(const std::string& run, const std::string& what) {
-  throw std::invalid_argument("training-runs.json, run '" + run + "': " + what);
+  throw std::invalid_argument(g_file + ", run '" + run + "': " + what);
 }
 
 double num(const json& j, const char* key, const std::string& run) {
@@ -75,7 +79,9 @@ TrainingSetup setup_of(const json& r, const std::string& run) {
 PlanRule recompute_of(const json& p, const std::string& run) {
   const std::string text = p.value("recompute", "");
   if (text.rfind("full", 0) == 0 || text == "remat_policy=full") return saved_rule("input");
-  if (text.rfind("selective", 0) == 0) return saved_rule("matmuls");
+  // MaxText's "minimal" policy saves every matmul output and recomputes the attention context: selective.
+  if (text.rfind("selective", 0) == 0 || text == "remat_policy=minimal") return saved_rule("matmuls");
+  if (text == "none") return saved_rule("all");
   fail(run, "unknown recompute '" + text + "'");
 }
 
@@ -97,7 +103,8 @@ Built build_gpu(const json& r, const std::string& run) {
   GpuOverrides o;
   o.ib_bytes_per_s = num(assumption(r, "network", run), "infiniband_bytes_per_s", run);
   const int nodes = std::max(1, gpus / node);
-  b.system = gpu_cluster(chip("a100"), nodes, std::min(gpus, node), o);
+  // training-runs.json is all A100 and names no preset; holdout-runs.json names one per run.
+  b.system = gpu_cluster(chip(h.value("chip", std::string("a100"))), nodes, std::min(gpus, node), o);
   // Megatron-LM's rank order: tensor innermost, then data, then pipeline.
   const int in_node = std::min(gpus, node);
   if (in_node % tp) fail(run, "tp must divide the node");
@@ -123,18 +130,39 @@ Built build_tpu(const json& r, const std::string& run) {
   const json& p = r["parallelism"];
   Built b;
   const int slices = static_cast<int>(num(h, "slices", run));
-  b.system = tpu_pods(chip("tpu-v5e"), {16, 16}, slices);
-  const int tp = static_cast<int>(num(p, "tp", run));
-  const int fsdp = static_cast<int>(num(p, "fsdp", run));
-  if (tp * fsdp != 256) fail(run, "fsdp · tp must fill the 256-chip slice");
-  b.layout.fast = tp > 1 ? std::vector<AxisRoles>{{16, 1, 1}, {fsdp / 16, tp, 1}} : std::vector<AxisRoles>{{16, 1, 1}, {16, 1, 1}};
+  if (!h.contains("slice_shape")) {
+    // training-runs.json: TPU v5e-256 slices (16 × 16), FSDP on the first axis, tensor parallelism on the second.
+    b.system = tpu_pods(chip("tpu-v5e"), {16, 16}, slices);
+    const int tp = static_cast<int>(num(p, "tp", run));
+    const int fsdp = static_cast<int>(num(p, "fsdp", run));
+    if (tp * fsdp != 256) fail(run, "fsdp · tp must fill the 256-chip slice");
+    b.layout.fast = tp > 1 ? std::vector<AxisRoles>{{16, 1, 1}, {fsdp / 16, tp, 1}} : std::vector<AxisRoles>{{16, 1, 1}, {16, 1, 1}};
+  } else {
+    // holdout-runs.json names the chip and the slice's torus shape; the tensor degree takes whole axes from
+    // the last one inwards (as jax's mesh_utils.create_device_mesh places the innermost mesh axis), the
+    // rest of the slice is FSDP.
+    const auto shape = h["slice_shape"].get<std::vector<int>>();
+    b.system = tpu_pods(chip(h.at("chip").get<std::string>()), shape, slices);
+    int tp_left = static_cast<int>(num(p, "tp", run));
+    int per_slice = 1;
+    b.layout.fast.assign(shape.size(), AxisRoles{});
+    for (size_t i = shape.size(); i-- > 0;) {
+      const int t = std::gcd(shape[i], tp_left);
+      b.layout.fast[i] = {shape[i] / t, t, 1};
+      tp_left /= t;
+      per_slice *= shape[i];
+    }
+    if (tp_left != 1) fail(run, "tp must divide the slice's axes");
+    if (static_cast<int>(num(p, "fsdp", run)) * static_cast<int>(num(p, "tp", run)) != per_slice)
+      fail(run, "fsdp · tp must fill the slice");
+  }
   b.layout.slow = {slices, 1, 1};
   b.batch = {num(p, "global_batch_tokens", run), num(r["model"], "seq", run)};
   b.layout.microbatches = 1;
   b.layout.zero = assumption(r, "zero", run).get<int>();
   b.layout.zero_scope = ZeroScope::group;
   b.layout.saved = recompute_of(p, run);
-  b.dp = fsdp * slices;
+  b.dp = num(p, "fsdp", run) * slices;
   b.slices = slices;
   return b;
 }
@@ -147,6 +175,11 @@ double measured_step(const json& r, const std::string& run, const TransformerCon
   const double B = p.contains("global_batch") ? num(p, "global_batch", run) : 0;
   const double s = num(r["model"], "seq", run), l = c.layers, h = c.d_model, V = c.vocab;
   formula = r.at("measured_step").at("formula").get<std::string>();
+  const std::string kind = r["measured_step"].value("kind", "");
+  if (kind == "tokens_per_s") return num(p, "global_batch_tokens", run) / num(me, "tokens_per_s", run);
+  if (kind == "tokens_per_s_per_device")
+    return num(p, "global_batch_tokens", run) / (chips * num(me, "tokens_per_s_per_device", run));
+  if (!kind.empty() && kind != "tflops_per_device") fail(run, "unknown measured_step.kind '" + kind + "'");
   if (id.rfind("narayanan", 0) == 0) {
     // Eq. 3: F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), the FLOPs the printed TFLOP/s counts.
     const double F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
@@ -238,6 +271,7 @@ std::vector<Variant> sensitivity_variants() {
 }
 
 std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner, const Variant& variant) {
+  g_file = path.substr(path.rfind('/') + 1);
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot read " + path);
   const json file = json::parse(in);
@@ -246,7 +280,8 @@ std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner,
     const std::string run = r.at("id").get<std::string>();
     RunResult res;
     res.id = run;
-    res.group = run.rfind("maxtext", 0) == 0 ? "maxtext-v5e" : run.substr(0, run.find('-'));
+    res.group = r.contains("group") ? r["group"].get<std::string>()
+                : run.rfind("maxtext", 0) == 0 ? "maxtext-v5e" : run.substr(0, run.find('-'));
     const TransformerConfig c = model_of(r, run);
     const TrainingSetup setup = setup_of(r, run);
     const bool tpu = r["hardware"].value("kind", "") == "tpu";
@@ -364,7 +399,7 @@ json sensitivity_json(const std::string& path) {
   return out;
 }
 
-json runs_json(const std::vector<RunResult>& runs) {
+json runs_json(const std::vector<RunResult>& runs, const std::string& source) {
   json rows = json::array();
   struct Sum {
     double n = 0, ideal_abs = 0, ideal_max = 0, cal_abs = 0, cal_max = 0;
@@ -407,10 +442,12 @@ json runs_json(const std::vector<RunResult>& runs) {
                   {"calibrated_mean_abs_error", s.cal_abs / s.n},
                   {"calibrated_max_abs_error", s.cal_max}};
   json unreproduced = json::array();
-  for (const auto& t : not_reproduced_trends(runs))
-    unreproduced.push_back({{"trend", t.trend}, {"from", t.from_id}, {"to", t.to_id},
-                            {"measured_change", t.measured_change}, {"predicted_change", t.predicted_change}});
-  return {{"source", "validation/training-runs.json"}, {"summary", summary}, {"runs", rows},
+  const bool has_maxtext = std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return r.group == "maxtext-v5e"; });
+  if (has_maxtext)
+    for (const auto& t : not_reproduced_trends(runs))
+      unreproduced.push_back({{"trend", t.trend}, {"from", t.from_id}, {"to", t.to_id},
+                              {"measured_change", t.measured_change}, {"predicted_change", t.predicted_change}});
+  return {{"source", source}, {"summary", summary}, {"runs", rows},
           {"not_reproduced", unreproduced}};
 }
 

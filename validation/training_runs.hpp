@@ -1,5 +1,6 @@
 #pragma once
-// Published training runs (validation/training-runs.json) held against the step models: each run's
+// Published training runs (validation/training-runs.json, and the held-out validation/holdout-runs.json,
+// read by the same code) held against the step models: each run's
 // model, machine and published layout are built as the run states them (with the file's assumptions for
 // what it leaves unstated), the measured step time follows from the printed figures by the run's own
 // formula, and book, ideal and calibrated each predict it. Used by the ctest validation_training_runs
@@ -47,7 +48,11 @@ struct Variant {
 };
 std::vector<Variant> sensitivity_variants();
 
-// Reads the file; throws std::invalid_argument naming a run and what is missing. With `with_planner`,
+// Reads the file (training-runs.json or holdout-runs.json: a run may name its chip preset, hardware.chip,
+// its group, and measured_step.kind: "tokens_per_s" for a step of global_batch_tokens / measured.tokens_per_s,
+// "tokens_per_s_per_device" for the same over chips × the per-device rate, "tflops_per_device" for the
+// printed rate over derived.model_flops_per_token);
+// throws std::invalid_argument naming the file, a run and what is missing. With `with_planner`,
 // also searches each run's best calibrated layout (seconds, not milliseconds: the report's program only).
 // `variant` moves one input of the calibrated prediction (the book and ideal ones are unchanged).
 std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner = false, const Variant& variant = {});
@@ -62,8 +67,10 @@ struct UnreproducedTrend {
 std::vector<UnreproducedTrend> not_reproduced_trends(const std::vector<RunResult>& runs);
 
 // The per-run table and the per-group summaries (mean and max |error| of ideal and calibrated) as JSON,
-// with the trends not reproduced.
-nlohmann::json runs_json(const std::vector<RunResult>& runs);
+// with the trends not reproduced (where the runs hold the MaxText v5e rows they are about). `source` names
+// the file the runs came from.
+nlohmann::json runs_json(const std::vector<RunResult>& runs,
+                         const std::string& source = "validation/training-runs.json");
 
 // Mean and max |error| of the calibrated model over the runs under each sensitivity variant, as JSON.
 nlohmann::json sensitivity_json(const std::string& path);
