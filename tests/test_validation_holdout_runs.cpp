@@ -1,0 +1,140 @@
+// The calibrated step model against published training runs it was not built on
+// (validation/holdout-runs.json: MosaicML llm-foundry's MPT benchmarks on H100 and A100 under FSDP, MaxText
+// on TPU v5p, Llama 3 405B on H100 (Dubey et al. 2024, Table 4) and torchtitan's Llama 3.1 8B on power-capped
+// H100s). None of these rows is in training-runs.json and none was compared with the model while it was built;
+// the model is evaluated frozen, so the errors below measure it rather than fit it.
+//
+// This is a regression guard, not an accuracy target (the hold-out misses issue 17's targets by far on GPUs:
+// validation/README.md says where and why). The thresholds are what the frozen model reached per group when
+// the file was made (calibrated mean and max |error|, rounded up to 0.1 %), plus 2 percentage points, so a
+// model change that moves the hold-out the wrong way fails here; one that improves it should lower them. The
+// test also fails when any row cannot be evaluated.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "training_runs.hpp"
+
+namespace {
+
+const std::vector<validation::RunResult>& holdout() {
+  static const auto r = validation::evaluate_runs(VALIDATION_HOLDOUT_JSON);
+  return r;
+}
+
+// The guard per group: {mean |error| reached + 0.02, max |error| reached + 0.02}.
+const std::map<std::string, std::pair<double, double>> kGuard = {
+    {"llm-foundry-a100", {0.223 + 0.02, 0.528 + 0.02}},
+    {"llm-foundry-h100", {0.374 + 0.02, 0.712 + 0.02}},
+    {"maxtext-v5p", {0.097 + 0.02, 0.349 + 0.02}},
+    {"llama3-405b", {0.893 + 0.02, 0.990 + 0.02}},
+    {"torchtitan-h100-500w", {0.500 + 0.02, 0.545 + 0.02}},
+};
+
+}  // namespace
+
+TEST_CASE("validation_holdout_runs") {
+  REQUIRE(holdout().size() == 119);
+  std::map<std::string, double> sum, worst, n;
+  for (const auto& r : holdout()) {
+    CAPTURE(r.id);
+    // Every row evaluates under the book-free models (no row is skipped from the means).
+    REQUIRE(r.ideal.step_s.has_value());
+    REQUIRE(r.calibrated.step_s.has_value());
+    REQUIRE(kGuard.count(r.group) == 1);
+    // The ideal model is a lower bound: every held-out run took longer than it says.
+    CHECK(r.ideal.error < 0);
+    const double e = std::abs(r.calibrated.error);
+    sum[r.group] += e, n[r.group] += 1;
+    worst[r.group] = std::max(worst[r.group], e);
+  }
+  for (const auto& [group, guard] : kGuard) {
+    CAPTURE(group);
+    REQUIRE(n[group] > 0);
+    MESSAGE(group << ": calibrated mean |error| " << 100 * sum[group] / n[group] << " %, max " << 100 * worst[group] << " %");
+    CHECK(sum[group] / n[group] <= guard.first);
+    CHECK(worst[group] <= guard.second);
+  }
+}
+
+TEST_CASE("validation_holdout_runs: the measured step gives back the source's printed figures") {
+  // Each source prints a utilisation beside its throughput. The step the model is held against comes from
+  // the throughput (training_runs.cpp); from that step, the row's printed or derived model size and the
+  // source's own FLOP count, the printed utilisation must come back to its printed digits. This checks the
+  // step formula and the parsed columns together, by a count written here and not in the evaluator.
+  std::ifstream in(VALIDATION_HOLDOUT_JSON);
+  REQUIRE(in);
+  const auto file = nlohmann::json::parse(in);
+  std::map<std::string, double> step;
+  for (const auto& r : holdout()) step[r.id] = r.measured_step_s;
+  int checked = 0;
+  for (const auto& row : file.at("runs")) {
+    const std::string id = row.at("id");
+    const std::string group = row.at("group");
+    CAPTURE(id);
+    const auto& m = row.at("model");
+    const double L = m.at("layers"), d = m.at("hidden"), s = m.at("seq");
+    const double tokens = row.at("parallelism").at("global_batch_tokens");
+    const double chips = row.at("hardware").at("count");
+    const double flops_per_s_per_chip = [&] {
+      if (group.rfind("llm-foundry", 0) == 0) {
+        // llm-foundry's collect_results.py: (6 N + 12 L d s) per token, N its printed parameter count.
+        const double N = m.at("params_printed");
+        return (6 * N + 12 * L * d * s) * tokens / step.at(id) / chips;
+      }
+      if (group == "maxtext-v5p" || group == "llama3-405b") {
+        // MaxText's train.py at the pinned commit (6 N + 6 H L hd s) and PaLM's count for Llama 3
+        // (6 N + 12 H L hd s), N counted here from the shapes: no biases, RMSNorm scales, embeddings.
+        const double H = m.at("heads"), K = m.at("kv_heads"), hd = m.at("head_dim"), F = m.at("ffn_hidden");
+        const double V = m.at("vocab");
+        const bool llama = group == "llama3-405b";
+        const double N = (llama ? 2 : 1) * V * d + L * (2 * d * H * hd + 2 * d * K * hd + (llama ? 3 : 2) * d * F + 2 * d) + d;
+        return (6 * N + (llama ? 12 : 6) * H * L * hd * s) * tokens / step.at(id) / chips;
+      }
+      return 0.0;
+    }();
+    if (group.rfind("llm-foundry", 0) == 0) {
+      const double peak = row.at("hardware").at("chip") == "h100" ? 989e12 : 312e12;
+      CHECK(100 * flops_per_s_per_chip / peak == doctest::Approx(row.at("measured").at("mfu").get<double>()).epsilon(0.01));
+      ++checked;
+    } else if (group == "maxtext-v5p" || group == "llama3-405b") {
+      // The printed TFLOP/s per chip, to its three digits.
+      CHECK(flops_per_s_per_chip / 1e12 ==
+            doctest::Approx(row.at("measured").at("tflops_per_device").get<double>()).epsilon(0.002));
+      ++checked;
+    } else {
+      // torchtitan prints tokens per second per GPU and no utilisation: the step must give it back.
+      CHECK(tokens / step.at(id) / chips ==
+            doctest::Approx(row.at("measured").at("tokens_per_s_per_device").get<double>()).epsilon(1e-9));
+      ++checked;
+    }
+  }
+  CHECK(checked == static_cast<int>(holdout().size()));
+}
+
+TEST_CASE("validation README: the hold-out table is validation_report's") {
+  // validation/README.md prints the hold-out summary; each row must read what runs_json computes, to its digits.
+  std::string path = VALIDATION_HOLDOUT_JSON;
+  path = path.substr(0, path.rfind('/')) + "/README.md";
+  std::ifstream in(path);
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto summary = validation::runs_json(holdout(), "validation/holdout-runs.json").at("summary");
+  for (const auto& [group, v] : summary.items()) {
+    const std::string row = fmt::format("| {} | {} | {:.1f} % | {:.1f} % | {:.1f} % | {:.1f} % |", group,
+                                        v.at("runs").get<double>(), 100 * v.at("ideal_mean_abs_error").get<double>(),
+                                        100 * v.at("ideal_max_abs_error").get<double>(),
+                                        100 * v.at("calibrated_mean_abs_error").get<double>(),
+                                        100 * v.at("calibrated_max_abs_error").get<double>());
+    CAPTURE(row);
+    CHECK(text.str().find(row) != std::string::npos);
+  }
+}
