@@ -1,17 +1,19 @@
 # One-off, run from the repository root: build validation/holdout-runs.json, the published training runs held
-# out from the calibrated model (none of them is in training-runs.json, and none was looked at while the model
-# was built). The measured figures are parsed from the source files themselves, read at a pinned commit:
+# out from the calibrated model (none of them is in training-runs.json, the only runs the model was compared
+# with while it was built). The measured figures are parsed from the source files, read at a pinned commit
+# (Llama 3's two rows are the paper's Table 4, entered below with the table named):
 #
 #   git -C <llm-foundry clone> show 8c8dd48f72168c5d51e2f7b151595892a8fba43d:scripts/train/benchmarking/README.md > foundry.md
 #   git -C <maxtext clone> show 76bd53b0f44caf989c88189afadeb1062f9254f0:MaxText/configs/v5p/README.md > v5p.md
 #   git -C <torchtitan clone> show 820504e20d1149fbf0b98c567af24c4b0433b22d:benchmarks/llama3_h100_202412_torchtitan.md > titan.md
 #   python3 validation/make-holdout-runs.py foundry.md v5p.md titan.md
 #
-# (Both files are unchanged since: the v5p table reads the same at maxtext e591f30, moved to
-# src/maxtext/configs/tpu/v5p/README.md.) The assumptions for what each source leaves unstated are one rule per source, written here before any
-# prediction was made for these rows (the model is frozen: lib/src/cost/calibrated.cpp is not touched by the
-# hold-out). The script checks each parsed row against the source's own printed MFU, recomputed from the
-# printed throughput by the source's formula (collect_results.py), so a mis-parsed column fails here.
+# (The v5p table reads the same at maxtext e591f30, where it moved to src/maxtext/configs/tpu/v5p/README.md.)
+# The assumptions for what each source leaves unstated are one rule per source, written here before the
+# model's predictions for that source's rows were seen (the model is frozen: lib/ is not touched by the
+# hold-out). The script checks each parsed row against the utilisation its source prints (llm-foundry's MFU
+# recomputed from the printed throughput by collect_results.py's formula; MaxText's and Llama 3's MFU as
+# TFLOP/s over the peak), so a mis-parsed column fails here.
 import json
 import re
 import sys
@@ -24,10 +26,9 @@ MPT = {"1b": (2048, 16, 24), "3b": (2560, 20, 32), "7b": (4096, 32, 32), "13b": 
        "30b": (7168, 56, 48), "70b": (8192, 64, 80)}
 # collect_results.py (llmfoundry's GPU_AVAILABLE_FLOPS): the peak each printed MFU divides by.
 PEAK = {"h100_80gb": 989e12, "a100_80gb": 312e12}
-PRESET = {"h100_80gb": "h100", "a100_80gb": "a100"}
 
 
-def foundry_assumptions(size, sharding, checkpointing, gpu, mixed):
+def foundry_assumptions(size, sharding, gpu, mixed):
     d, heads, _ = MPT[size]
     zero = {"FULL_SHARD": 3, "SHARD_GRAD_OP": 2}[sharding]
     ib = 25e9 if gpu == "a100_80gb" else 50e9
@@ -108,7 +109,7 @@ def foundry_rows(text):
                                          "TFLOP/s (collect_results.py)"},
             "unstated": ["inter-node network of the H100 cluster" if chip == "h100" else "NVLink generation details",
                          "overlap of FSDP communication", "software versions beyond the sweep's image"],
-            "assumptions": foundry_assumptions(model, shard, ckpt == "True", gpu, mp),
+            "assumptions": foundry_assumptions(model, shard, gpu, mp),
             "measured_step": {"kind": "tokens_per_s",
                               "formula": "GlobalBatchSize (T) / Throughput (T/s): the printed tokens per step over the "
                                          "printed tokens per second"},
@@ -398,9 +399,9 @@ def main():
             {"id": "llama3-405B-16384gpu-cp16", "source": "Dubey et al. 2024, Table 4 (third row)",
              "why": "context parallelism (CP 16 at 131,072 tokens): the step model has no context-parallel axis, and no "
                     "expressible layout runs the same per-GPU work, so the row is left out rather than approximated"},
-            {"id": "llm-foundry fp8 and A100 40GB tables", "source": FOUNDRY_README,
+            {"id": "llm-foundry-fp8-and-a100-40gb", "source": "llm-foundry's benchmarking README, its fp8 and A100 40GB tables",
              "why": "fp8 training is not a dtype the step model trains in; the A100 40GB has no chip preset"},
-            {"id": "torchtitan Float8, 2D/3D/4D tables", "source": TITAN_FILE,
+            {"id": "torchtitan-float8", "source": "torchtitan's Llama 3 H100 benchmark, Tables 2, 4, 5 and 6 and the Float8 rows",
              "why": "every row past Tables 1 and 3 trains with Float8 matmuls (and Tables 2 and 6 with context parallelism)"},
         ],
     }
