@@ -53,8 +53,9 @@ def foundry_assumptions(size, sharding, gpu, mixed):
         "dtypes": {"value": {"weights": "bf16", "grads": "fp32" if mixed == "DEFAULT" else "bf16", "master": "fp32",
                              "optimizer_state": "fp32", "activations": "bf16"},
                    "why": f"stated amp_bf16 / bf16 with FSDP mixed precision {mixed}: bf16 compute and gathered weights, "
-                          "gradients reduced in fp32 under DEFAULT and bf16 under PURE (Composer's FSDP presets); fp32 "
-                          "sharded master weights and AdamW moments (the yamls' decoupled_adamw)"},
+                          "gradients reduced in fp32 under DEFAULT and bf16 under PURE (Composer's FSDP presets in most "
+                          "versions; some early ones had DEFAULT gather fp32 and reduce bf16, and the benchmark does not "
+                          "say which ran); fp32 sharded master weights and AdamW moments (the yamls' decoupled_adamw)"},
         "network": {"value": {"infiniband_bytes_per_s": ib},
                     "why": ("stated for the A100 table: 1600 Gbps node-to-node (RoCE), 200 GB/s per node of 8 GPUs"
                             if gpu == "a100_80gb" else
@@ -346,7 +347,7 @@ def titan_rows(text):
                 "virtual_stages": {"value": 1, "why": "no pipeline"},
                 "attention": {"value": "flash", "why": "torchtitan calls scaled_dot_product_attention (flash on H100)"},
                 "sequence_parallel": {"value": False, "why": "no tensor parallelism"},
-                "dp_overlap": {"value": True, "why": "FSDP2 prefetches and reduce-scatters asynchronously"},
+                "dp_overlap": {"value": True, "why": "unstated; FSDP prefetches its gathers and reduce-scatters gradients during the backward pass"},
                 "tp_overlap": {"value": False, "why": "no tensor parallelism"},
                 "zero": {"value": 3, "why": "stated FSDP (data_parallel_shard_degree -1: every GPU)"},
                 "dtypes": {"value": {"weights": "bf16", "grads": "fp32", "master": "fp32", "optimizer_state": "fp32",
