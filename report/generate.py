@@ -1753,8 +1753,10 @@ def holdout_reading(runs):
         worst = max(v5p, key=lambda r: abs(r["calibrated"]["error"]))
         others = ("t_attention_s", "t_vector_s", "t_recompute_s", "t_bubble_s", "t_pipeline_send_s", "t_dp_exposed_s")
         tp_second = all(worst["calibrated"]["terms"]["t_tp_s"] >= worst["calibrated"]["terms"][k] for k in others)
-        text = (f"On TPU v5p, the MaxText configurations nearest the calibration's v5e rows, the calibrated model holds: "
-                f"mean |error| {100 * mean([abs(r['calibrated']['error']) for r in v5p]):.1f} % over {len(v5p)} rows. Its "
+        v5p_mean = mean([abs(r["calibrated"]["error"]) for r in v5p])
+        text = (f"On TPU v5p, the MaxText configurations nearest the calibration's v5e rows, the calibrated model "
+                f"{'is within the 10 % mean target' if v5p_mean <= 0.10 else 'misses the 10 % mean target'}: "
+                f"mean |error| {100 * v5p_mean:.1f} % over {len(v5p)} rows. Its "
                 f"worst row is {worst['id']} ({_pct(worst['calibrated']['error'])}); there the tensor-parallel "
                 f"collectives are "
                 f"{100 * share(worst, 't_tp_s'):.0f} % of the predicted step (`t_tp_s`)"
@@ -1780,7 +1782,8 @@ def holdout_reading(runs):
             f"On A100 under FSDP (llm-foundry), the rows with full activation checkpointing and a measured MFU above 40 % "
             f"come within {100 * mean([abs(r['calibrated']['error']) for r in full_short]):.1f} % on average "
             f"({len(full_short)} rows), but the {len(no_rec)} rows without recomputation are predicted "
-            f"a step {100 * -mean([r['calibrated']['error'] for r in no_rec]):.1f} % shorter than measured on average. "
+            f"a step {100 * abs(mean([r['calibrated']['error'] for r in no_rec])):.1f} % "
+            f"{'shorter' if mean([r['calibrated']['error'] for r in no_rec]) < 0 else 'longer'} than measured on average. "
             f"Both sets run the same code on the same chip at the same matmul rates, so the agreement of the "
             f"checkpointed rows is likely in part compensation: the rerun (`t_recompute_s`) priced above its cost, making "
             f"up for a matmul rate (`t_matmul_s`) too high for these runs. The hold-out cannot separate the two. "
