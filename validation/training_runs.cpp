@@ -257,8 +257,8 @@ std::vector<Variant> sensitivity_variants() {
   }
   {
     Variant v;
-    v.name = "A100 GEMMs by Calculon's a100_80g.json";
-    v.why = "Calculon's other A100 system file (its README's examples): 0.95 at >= 128 GFLOP, lower HBM efficiencies";
+    v.name = "A100 GEMMs by Calculon's other A100 file";
+    v.why = "Calculon's a100_80g.json (its README's examples run it): 0.95 at >= 128 GFLOP, lower HBM efficiencies";
     v.a100_gemm = Variant::A100Gemm::calculon_80g;
     out.push_back(v);
   }
