@@ -41,7 +41,11 @@ struct RunResult {
 // or measured alternative named in `why` (sensitivity_variants).
 struct Variant {
   std::string name, why;
-  double v5e_matmul_ceiling_flops_per_s = 0;  // 0: the model's (the v5e datasheet peak)
+  double v5e_matmul_ceiling_flops_per_s = 0;  // 0: the model's (the best published v5e GEMM)
+  // How the A100's GEMMs are timed: the model's rule (Calculon's a100_80e table, capped at the measured
+  // ceiling), Calculon's other A100 system file (a100_80g.json), or the H100's measured shape curve scaled
+  // to the A100's ceiling (the rule before Calculon's table was adopted).
+  enum class A100Gemm { model, calculon_80g, h100_shape } a100_gemm = A100Gemm::model;
   double backward_gemm_rate_fraction = 1;     // backward GEMMs at this fraction of the forward shape's rate
   double tp_bandwidth_scale = 1;              // the tensor group's bandwidth times this
   bool narayanan_interleaved_v2 = false;      // Narayanan et al.'s pipelined rows on the interleaved schedule, v = 2

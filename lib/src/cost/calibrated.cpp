@@ -11,13 +11,61 @@
 
 namespace scaling {
 
-std::vector<MatmulCeiling> published_matmul_ceilings() {
+std::vector<PublishedGemmPoint> published_gemm_points() {
+  // stas00/ml-engineering at 744d01e18b79512572f64a6bbd8b5f4a725203a7, compute/accelerator/README.md,
+  // "Maximum Achievable Matmul FLOPS comparison table" (BF16): the best of an exhaustive shape search
+  // (mamf-finder.py, mean of 100 iterations after 50 warm-ups), its shape printed M x N x K.
+  constexpr const char* kMamf =
+      "stas00/ml-engineering (744d01e), compute/accelerator/README.md, 'Maximum Achievable Matmul FLOPS "
+      "comparison table', BF16: NVIDIA A100 SXM 271.2 TFLOPS (86.9 % of 312), best shape MxNxK "
+      "1024x10240x5120, torch 2.6.0+cu126";
+  // JAX's Pallas TPU guide "Matrix Multiplication" (docs/pallas/tpu/matmul.ipynb at jax-ml/jax
+  // 1082251cde876f91608b403d1995b5e0025f0398), run on one TPU v5e: XLA's jnp.matmul of two bf16 square
+  // matrices, timed with timeit over 100 calls (Python dispatch included, so these are lower bounds on the
+  // kernel's rate), FLOP/s = 2·m·k·n / time as printed in the notebook's output cell.
+  constexpr const char* kPallas =
+      "JAX Pallas TPU guide 'Matrix Multiplication' (jax-ml/jax docs/pallas/tpu/matmul.ipynb at 1082251), "
+      "'XLA matmul' output on a TPU v5e, bf16 jnp.matmul timed over 100 calls with Python dispatch";
   return {
-      {"a100", 267.9e12,
-       "stas00/ml-engineering, compute/accelerator/README.md, 'Maximum Achievable Matmul FLOPS comparison "
-       "table': NVIDIA A100 SXM, bf16 matmul, 267.9 TFLOPS (85.9 % of 312), best shape 6912x16384x2048, "
-       "CUDA 12.1"},
+      {"a100", 1024, 5120, 10240, 271.2e12, kMamf},
+      {"tpu-v5e", 8192, 8192, 8192, 181823175395037.44, kPallas},
+      {"tpu-v5e", 4096, 4096, 4096, 166131533963991.34, kPallas},
+      {"tpu-v5e", 1024, 1024, 1024, 17981093801113.996, kPallas},
   };
+}
+
+std::vector<PublishedGemmRule> published_gemm_rules() {
+  // calculon-ai/calculon at caa4b11f8fe1fee3ba57adaacb7590d7deabd053, systems/a100_80e.json: "matrix"
+  // float16 312 TFLOPS with gflops_efficiency [[128, 0.99], [16, 0.9], [1, 0.6], [0, 0.1]], "mem1" 2048 GBps
+  // with MB_efficiency [[100, 0.95], [10, 0.90], [1, 0.7], [0, 0.3]], processing_mode "no_overlap". It is
+  // the system file Calculon's own validation against Korthikanti et al. 2022 reads
+  // (calculon/llm/validation.py); calculon/processor.py and memory.py take the first step whose threshold
+  // the operation reaches, and calculon/llm/layers.py counts a Linear's bytes as inputs + outputs + weights.
+  return {
+      {"a100", 312e12, {{128e9, 0.99}, {16e9, 0.9}, {1e9, 0.6}, {0, 0.1}}, 2048e9,
+       {{100e6, 0.95}, {10e6, 0.90}, {1e6, 0.7}, {0, 0.3}},
+       "Calculon (Isaev et al. 2023; calculon-ai/calculon caa4b11, systems/a100_80e.json, the A100 system "
+       "its validation against Korthikanti et al. 2022 reads): matrix efficiency by GEMM GFLOPs, HBM "
+       "efficiency by MB moved, compute and memory time added ('no_overlap')"},
+  };
+}
+
+namespace {
+
+double step_efficiency(const std::vector<EfficiencyStep>& steps, double amount) {
+  for (const auto& s : steps)
+    if (amount >= s.at_least) return s.efficiency;
+  return steps.back().efficiency;
+}
+
+}  // namespace
+
+double published_gemm_rate(const PublishedGemmRule& rule, double m, double k, double n) {
+  const double flops = 2 * m * k * n;
+  const double bytes = 2 * (m * k + k * n + m * n);
+  const double t_s = flops / (rule.peak_flops_per_s * step_efficiency(rule.by_flops, flops)) +
+                     bytes / (rule.hbm_bytes_per_s * step_efficiency(rule.by_bytes, bytes));
+  return flops / t_s;
 }
 
 namespace {
@@ -35,20 +83,38 @@ ChipCalibration chip_calibration(const Chip& chip) {
   c.chip = chip.name;
   const auto cards = measured_cards();
   const bool measured = std::find(cards.begin(), cards.end(), chip.name) != cards.end();
-  c.gemm = &measured_gemm_table(measured ? chip.name : kReferenceCard, Dtype::bf16);
-  for (const auto& curve : c.gemm->curves)
-    for (double r : curve.flops_per_s) c.table_best_flops_per_s = std::max(c.table_best_flops_per_s, r);
   if (measured) {
+    c.gemm = &measured_gemm_table(chip.name, Dtype::bf16);
+    for (const auto& curve : c.gemm->curves)
+      for (double r : curve.flops_per_s) c.table_best_flops_per_s = std::max(c.table_best_flops_per_s, r);
     c.matmul_ceiling_flops_per_s = c.table_best_flops_per_s;
     c.matmul_source = fmt::format("measured bf16 GEMM table of the {} (validation/gemm/{}.json, {})", c.gemm->card,
                                   chip.name, c.gemm->measured);
   } else {
-    c.scaled = true;
+    // The ceiling: the best published GEMM on this chip, else the datasheet peak.
     c.matmul_ceiling_flops_per_s = chip.bf16_flops_per_s;
     std::string ceiling = "no published achievable-matmul figure: the datasheet peak";
-    for (const auto& p : published_matmul_ceilings())
-      if (chip.name == p.chip) c.matmul_ceiling_flops_per_s = p.flops_per_s, ceiling = p.source;
-    c.matmul_source = ceiling + "; by shape, the measured H100 table (validation/gemm/h100.json) relative to its best";
+    double best = 0;
+    for (const auto& p : published_gemm_points()) {
+      if (chip.name != p.chip || p.flops_per_s <= best) continue;
+      best = c.matmul_ceiling_flops_per_s = p.flops_per_s;
+      ceiling = fmt::format("ceiling {} at M={}, K={}, N={}: {}", format_quantity(p.flops_per_s, "FLOP/s"),
+                            format_whole(p.m), format_whole(p.k), format_whole(p.n), p.source);
+    }
+    static const auto rules = published_gemm_rules();
+    for (const auto& r : rules)
+      if (chip.name == r.chip) c.rule = &r;
+    if (c.rule) {
+      c.matmul_source = ceiling + "; by size: " + c.rule->source + ", no faster than the ceiling";
+    } else {
+      c.scaled = true;
+      c.gemm = &measured_gemm_table(kReferenceCard, Dtype::bf16);
+      for (const auto& curve : c.gemm->curves)
+        for (double r : curve.flops_per_s) c.table_best_flops_per_s = std::max(c.table_best_flops_per_s, r);
+      c.matmul_source = ceiling +
+                        "; by shape, no published curve for this chip: the measured H100 table "
+                        "(validation/gemm/h100.json) relative to its best";
+    }
   }
   const std::string card = measured ? chip.name : kReferenceCard;
   // Fractions of the measuring card's datasheet bandwidth, applied to this chip's.
@@ -67,6 +133,7 @@ ChipCalibration chip_calibration(const Chip& chip) {
 }
 
 double matmul_rate(const ChipCalibration& cal, double m, double k, double n) {
+  if (cal.rule) return std::min(published_gemm_rate(*cal.rule, m, k, n), cal.matmul_ceiling_flops_per_s);
   const double measured = achieved_flops_per_s(*cal.gemm, m, k, n);
   if (!cal.scaled) return measured;
   // The shape's fraction of the reference card's best, at this chip's ceiling; no faster than moving the

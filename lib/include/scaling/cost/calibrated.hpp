@@ -69,12 +69,50 @@
 
 namespace scaling {
 
+// Published measurements of single bf16 GEMMs on a chip with no measured table here: y[M,N] = x[M,K]·W[K,N]
+// at `flops_per_s` (2·M·K·N over the time the source printed). A chip's matmul ceiling is the best of its
+// points; the others are there to check the shape rule against (tests/test_calibrated.cpp).
+struct PublishedGemmPoint {
+  const char* chip;
+  double m, k, n;
+  double flops_per_s;
+  const char* source;
+};
+std::vector<PublishedGemmPoint> published_gemm_points();
+
+// A step of a published efficiency table: operations of at least `at_least` (FLOPs, or bytes) run at
+// `efficiency` of the peak. Steps are listed from the largest threshold down; the last is 0.
+struct EfficiencyStep {
+  double at_least;
+  double efficiency;
+};
+
+// A published GEMM-time rule by size, for a chip without a measured table (Calculon's system files,
+// Isaev et al. 2023): the matrix unit runs a GEMM of F FLOPs at peak·e_F(F), HBM moves its B bytes
+// (bf16 inputs read once, output written once: 2(MK + KN + MN)) at bandwidth·e_B(B), and the two do not
+// overlap (Calculon's processing_mode "no_overlap"): t = F / (peak·e_F(F)) + B / (bandwidth·e_B(B)).
+struct PublishedGemmRule {
+  const char* chip;
+  double peak_flops_per_s;
+  std::vector<EfficiencyStep> by_flops;
+  double hbm_bytes_per_s;
+  std::vector<EfficiencyStep> by_bytes;
+  const char* source;
+};
+std::vector<PublishedGemmRule> published_gemm_rules();
+// The rule's FLOPs/s for an [M, K]·[K, N] bf16 GEMM (no ceiling applied).
+double published_gemm_rate(const PublishedGemmRule& rule, double m, double k, double n);
+
 // The achieved rates of one chip, each with its source.
 struct ChipCalibration {
   std::string chip;
-  // The measured bf16 GEMM table the chip's shape curve comes from: its own (H100, H200), or the H100's
-  // for a chip nobody measured, scaled by ceiling / the table's best (`scaled`).
+  // Where the GEMM rate by shape comes from, in order of preference:
+  //  - the chip's own measured bf16 GEMM table (H100, H200: validation/gemm), `gemm`;
+  //  - a published rule by size (A100: Calculon's), `rule`, capped at the ceiling;
+  //  - for a chip with neither (TPU v5e), the H100's measured table scaled by ceiling / the table's best
+  //    (`scaled`): the shape costs the chip the same fraction of its best as it costs the H100.
   const GemmTable* gemm = nullptr;
+  const PublishedGemmRule* rule = nullptr;
   bool scaled = false;
   double table_best_flops_per_s = 0;
   double matmul_ceiling_flops_per_s = 0;  // the best a large GEMM reaches (the table's best, or a published figure)
@@ -85,24 +123,17 @@ struct ChipCalibration {
   std::string hbm_source;
 };
 
-// The published matmul ceilings for chips without a measured table: {chip, FLOPs/s, source}.
-struct MatmulCeiling {
-  const char* chip;
-  double flops_per_s;
-  const char* source;
-};
-std::vector<MatmulCeiling> published_matmul_ceilings();
-
-// Rates for `chip`: the measured tables for H100/H200 (validation/gemm), otherwise the published ceiling
-// (or the datasheet peak where none is published, said in matmul_source) and, for HBM, the fraction of
-// the datasheet bandwidth each kernel kind reached on the measured H100 applied to this chip's datasheet
+// Rates for `chip`: the measured tables for H100/H200 (validation/gemm); otherwise the best published
+// GEMM point as the ceiling (the datasheet peak where none is published, said in matmul_source) with the
+// published rule by size where there is one, else the H100's shape curve; for HBM, the fraction of the
+// datasheet bandwidth each kernel kind reached on the measured H100 applied to this chip's datasheet
 // bandwidth (said in hbm_source).
 ChipCalibration chip_calibration(const Chip& chip);
 
-// Achieved FLOPs/s of a bf16 GEMM [M, K]·[K, N] on the chip: the measured table where there is one;
-// otherwise the H100's measured rate for that shape relative to the H100's best GEMM, times this chip's
-// ceiling (the shape costs a chip the same fraction of its best), capped by a roofline at its achieved
-// copy bandwidth (bf16 inputs and output).
+// Achieved FLOPs/s of a bf16 GEMM [M, K]·[K, N] on the chip: the measured table where there is one; the
+// published rule by size, no faster than the measured ceiling (no GEMM beat it in the search that found
+// it); otherwise the H100's measured rate for that shape relative to the H100's best GEMM, times this
+// chip's ceiling, capped by a roofline at its achieved copy bandwidth (bf16 inputs and output).
 double matmul_rate(const ChipCalibration& cal, double m, double k, double n);
 
 // What one request fixes for the calibrated model (the model, the system, the batch, the dtypes and the
