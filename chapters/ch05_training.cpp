@@ -853,6 +853,16 @@ double bytes_per_chip(double B) { return training_memory(llama2_13b(), B, ex52_s
 // A step from roofline FLOPs alone, attention ignored: 6 · params · B over the slice's peak.
 double step_s(double B) { return six_active_flops_per_token(llama2_13b()) * B / (4096 * v5p().bf16_flops_per_s); }
 
+// Why this times layouts with the §5 layer formulas and not the one step model, step_terms(…, CostModel::book)
+// (cost/planner.hpp): the answers below are the workbook's concurrent reading of §5.1.4, and step_terms' book
+// model is the summed one. Three things differ: it adds the two axes' comms (this takes the larger), it
+// times a step as 3 × the forward pass (this adds the forward and backward passes, whose comms are not
+// 1 : 2), and it counts M_X = axes − 1 when both groups are sharded (split_axes here gives the FSDP group
+// every axis with chips left over: Y = 4 on the 16x16x16 is M_X = 3). Through step_terms as it is, ex5.3's
+// split would become X = 4096, Y = 1, comms-bound (here 2048 × 2, compute-bound) and ex5.4's 1M batch
+// comms-bound: four answers would change. Calling the one model needs those three readings as documented
+// options of its book model (the concurrent axes, per-pass steps, the placement's axis counts); the book
+// model lives in cost/planner.cpp, which this change did not touch.
 void record_layout(workbook::Exercise& ex, const std::string& suffix, double B) {
   const auto best = best_layout(B, CommsModel::concurrent);
   ex.answer("fsdp_compute_bound" + suffix, fsdp_compute_bound(B) ? 1 : 0, "")

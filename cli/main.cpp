@@ -53,9 +53,17 @@ int scaling_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // An unknown option is named even when CLI11 first finds a required one missing: "--ctx" is the
     // mistake, not "--context is required".
+    // One wording whichever error CLI11 raised (its ExtrasError lists the leftovers last first, values
+    // before options): the first leftover that looks like an option, else the first leftover.
     const auto extra = app.remaining(true);
-    if (!extra.empty() && dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) {
-      say("unknown option or argument '" + extra.front() + "'", " (see scaling --help)");
+    if (!extra.empty()) {
+      std::string named = extra.front();
+      for (const auto& x : extra)
+        if (x.size() > 1 && x[0] == '-') {
+          named = x;
+          break;
+        }
+      say("unknown option or argument '" + named + "'", " (see scaling --help)");
       return 2;
     }
     say(e.what(), " (see scaling --help)");

@@ -45,10 +45,8 @@ void run_plan(const PlanArgs& a) {
   r.batch_tokens = parse_size("--batch-tokens", a.batch_tokens);
   r.seq_len = resolve_seq(a.step);
   r.setup = resolve_setup(a.step);
-  r.cost_model = resolve_cost_model(a.step);
+  r.cost_model = resolve_cost_model(a.step, r.system);
   if (!a.top.empty()) r.top_k = static_cast<int>(parse_size("--top", a.top, limits::kMaxTop));
-  if (r.cost_model == CostModel::book && r.system.slow.groups > 1)
-    throw std::invalid_argument("--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)");
   const Degrees d = resolve_degrees(a.step, chips(r.system));
 
   const std::string inputs = step_inputs(a.chip, a.machine, a.batch_tokens);  // named by a refusal

@@ -83,8 +83,14 @@ scaling::TrainingSetup resolve_setup(const StepArgs& a) {
   return s;
 }
 
-scaling::CostModel resolve_cost_model(const StepArgs& s) {
-  return for_option("--cost-model", [&] { return scaling::parse_cost_model(s.cost_model); });
+scaling::CostModel resolve_cost_model(const StepArgs& s, const scaling::System& system) {
+  const auto model = for_option("--cost-model", [&] { return scaling::parse_cost_model(s.cost_model); });
+  if (model == scaling::CostModel::book && system.slow.groups > 1) {
+    const bool gpu = scaling::is_gpu(system.chip);
+    throw std::invalid_argument(fmt::format("--cost-model book: the book's FSDP × TP model plans one {} ({} 1)",
+                                            gpu ? "node" : "slice", gpu ? "--nodes" : "--pods"));
+  }
+  return model;
 }
 
 bool parse_yes_no(const std::string& text) {
@@ -162,9 +168,7 @@ scaling::Layout resolve_layout(const StepArgs& s) {
       scaling::check::fail(scaling::check::subject("--zero", s.zero), "one layout takes one stage (plan searches a list only without degrees)");
     l.zero = stages.front();
   }
-  if (s.zero_scope == "group") l.zero_scope = ZeroScope::group;
-  else if (!s.zero_scope.empty() && s.zero_scope != "all")
-    throw std::invalid_argument("--zero-scope '" + escape_for_message(s.zero_scope) + "': expected all or group");
+  if (!s.zero_scope.empty()) l.zero_scope = for_option("--zero-scope", [&] { return parse_zero_scope(s.zero_scope); });
   if (!s.recompute.empty() && !s.saved.empty())
     throw UsageError("--recompute names one of --saved's rules: give one of them");
   if (!s.recompute.empty()) l.saved = for_option("--recompute", [&] { return recompute_rule(s.recompute); });

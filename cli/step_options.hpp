@@ -17,8 +17,9 @@ namespace cli {
 scaling::System resolve_system(const std::string& subcommand, const scaling::Chip& chip, const MachineArgs& m);
 
 scaling::TrainingSetup resolve_setup(const StepArgs& s);
-scaling::CostModel resolve_cost_model(const StepArgs& s);
-// "calibrated", "ideal" or "book"; "exact" is refused with its new name. Throws std::invalid_argument.
+// --cost-model: "calibrated", "ideal" or "book" ("exact" is refused with its new name), and the book's model
+// only on one slice or node (one rule, one message for train and plan). Throws std::invalid_argument.
+scaling::CostModel resolve_cost_model(const StepArgs& s, const scaling::System& system);
 bool parse_yes_no(const std::string& text);  // "yes" or "no"
 // --recompute's words as --saved's named rules: none → all, selective → matmuls, full → input.
 const scaling::PlanRule& recompute_rule(const std::string& text);

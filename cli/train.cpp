@@ -30,7 +30,7 @@ void run_train(const TrainArgs& a) {
   TrainingSetup s = resolve_setup(a.step);
   const Layout base = resolve_layout(a.step);
   s.saved = saved_elements(base.saved, cfg);  // the whole model's activations by the layout's rule
-  const CostModel cost_model = resolve_cost_model(a.step);
+  const CostModel cost_model = resolve_cost_model(a.step, system);
   // No degree given: every chip a data replica with ZeRO-3 (FSDP over the whole machine).
   const Degrees d = resolve_degrees(a.step, n);
 

@@ -6,7 +6,9 @@
 #include <stdexcept>
 
 #include "cli_run.hpp"
+#include "scaling/cost/collectives.hpp"
 #include "scaling/hardware/chip_file.hpp"
+#include "scaling/hardware/system.hpp"
 #include "scaling/hardware/topology.hpp"
 
 using namespace scaling;
@@ -81,6 +83,46 @@ TEST_CASE("chip files: every rejection names the field, one line") {
   CHECK_THROWS_WITH_AS(load_chip_file("/nonexistent/chip.json"), doctest::Contains("no such file"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(load_chip_file("/dev/zero"), doctest::Contains("not a regular file"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(load_chip_file("/tmp"), doctest::Contains("not a regular file"), std::invalid_argument);
+}
+
+TEST_CASE("ICI: one figure in two units, so the cost model's link and the simulator's are one") {
+  // Every TPU preset: the one-way figure the §2.3 table prints (typed into the preset on its own) is what
+  // both the chip's link (ici_link, the cost model) and its System's axes (axis_link, the simulator) derive
+  // from the bidirectional figure.
+  int tpus = 0;
+  for (const auto& c : chips()) {
+    INFO(c.name);
+    CHECK_NOTHROW(check_ici_figures(c));
+    if (c.ici_oneway_bytes_per_s == 0) continue;
+    ++tpus;
+    const Link from_chip = ici_link(c);
+    const System s = tpu_pods(c, {4, 4}, 1);
+    for (int axis = 0; axis < 2; ++axis) {
+      const Link from_system = axis_link(s, axis);
+      CHECK(from_system.oneway_bytes_per_s == c.ici_oneway_bytes_per_s);
+      CHECK(from_system.bidi_bytes_per_s == from_chip.bidi_bytes_per_s);
+      CHECK(from_system.hop_latency_s == from_chip.hop_latency_s);
+    }
+    CHECK(from_chip.oneway_bytes_per_s == c.ici_oneway_bytes_per_s);
+  }
+  CHECK(tpus == 5);
+  // A chip file that gives only the one-way figure gets the two-way one by the rule; one whose two figures
+  // disagree (1.9e11 is not 2 × 9e10) is refused, naming the field, its value and the rule.
+  auto j = nlohmann::json::parse(chip_to_json(chip("tpu-v5p"), -1));
+  j.erase("ici_bidi_bytes_per_s");
+  CHECK(chip_from_json(j.dump()).ici_bidi_bytes_per_s == 1.8e11);
+  j["ici_bidi_bytes_per_s"] = 1.9e11;
+  CHECK_THROWS_WITH_AS(chip_from_json(j.dump(), "odd.json"),
+                       "odd.json: ici_bidi_bytes_per_s = 190,000,000,000: must be twice ici_oneway_bytes_per_s = "
+                       "90,000,000,000, i.e. 180,000,000,000 (a link carries the same rate each way, §2.3)",
+                       std::invalid_argument);
+  // A hand-built Chip that breaks the rule reaches neither model.
+  Chip odd = chip("tpu-v5e");
+  odd.ici_bidi_bytes_per_s = 3 * odd.ici_oneway_bytes_per_s;
+  CHECK_THROWS_WITH_AS(ici_link(odd), doctest::Contains("ici_bidi_bytes_per_s"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(tpu_pods(odd, {2, 2}, 1), doctest::Contains("ici_bidi_bytes_per_s"), std::invalid_argument);
+  odd.ici_oneway_bytes_per_s = 0;
+  CHECK_THROWS_WITH_AS(ici_link(odd), doctest::Contains("ici_oneway_bytes_per_s"), std::invalid_argument);
 }
 
 TEST_CASE("overrides replace single figures and say so") {

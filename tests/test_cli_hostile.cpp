@@ -147,6 +147,17 @@ TEST_CASE("issue 19, messages: every bad value names its option, with one wordin
   const auto r = run("serve --model llama2-7b --chip tpu-v5e --chips 8 --batch 1 --ctx 8");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("'--ctx'") != std::string::npos);
+  // The same words whichever way CLI11 met it (a missing required option, or a leftover once everything
+  // required was given), in every subcommand.
+  for (const char* cmd : {"serve --model llama2-7b --chip tpu-v5e --chips 8 --batch 1 --context 8k --ctx 8",
+                          "train --model llama2-7b --chip tpu-v5e --slice 4x4 --batch-tokens 1M --ctx 8k",
+                          "plan --model llama2-7b --chip tpu-v5e --slice 4x4 --batch-tokens 1M --ctx 8k",
+                          "chips --chip x", "matmul --chip tpu-v5e --B 8 --D 8 --F 8 --ctx 8"}) {
+    INFO(cmd);
+    const auto u = run(cmd);
+    CHECK(u.exit_code == 2);
+    CHECK(u.err.find("unknown option or argument '-") != std::string::npos);
+  }
   // A long value is cut in the message: the line stays short.
   const auto longer = run("matmul --chip tpu-v5e --B " + std::string(600, '7') + " --D 8 --F 8");
   CHECK(longer.err.size() < 200);

@@ -92,6 +92,35 @@ TEST_CASE("scaling plan: a GPU cluster") {
   CHECK(text.out.find("InfiniBand") != std::string::npos);
 }
 
+TEST_CASE("scaling plan: one layout on an H100 cluster, its terms by hand (ideal model)") {
+  // LLaMA-3-8B (P = 8,030,261,248 parameters, all active) on 8 DGX H100 nodes: pure data parallelism, ZeRO-3
+  // over all 64 GPUs, every activation saved (nothing rerun), a 1M-token batch. By hand from the preset's
+  // figures: 9.89e14 FLOPs/s, NVLink 4.5e11 B/s and InfiniBand 5e10 B/s per GPU.
+  const double P = 8030261248.0, B = 1e6;
+  const auto j = plan_json("--model llama3-8b --chip h100 --nodes 8 --batch-tokens 1e6 --dp 64 --zero 3 "
+                           "--saved all --cost-model ideal");
+  CHECK(j["mode"] == "one layout");
+  CHECK(j["hardware"] == "8 × 8 NVIDIA H100");
+  CHECK(j["fast_network"] == "NVLink");
+  CHECK(j["slow_network"] == "InfiniBand");
+  const auto& b = j["best"];
+  CHECK(b["axes"] == "8=8·1·1 InfiniBand 8=8·1·1");
+  CHECK(b["t_math_s"].get<double>() == Approx(6 * P * B / (64 * 9.89e14)).epsilon(1e-12));
+  // Three ring passes of the bf16 weights per step (AllGather forward and backward, ReduceScatter of the
+  // gradients): (8 − 1)/8 of them inside the node, and each GPU's 1/8 share of the node's over InfiniBand.
+  CHECK(b["t_ici_s"].get<double>() == Approx(3 * 7.0 / 8 * 2 * P / 4.5e11).epsilon(1e-12));
+  CHECK(b["t_dcn_s"].get<double>() == Approx(3 * 7.0 / 8 * 2 * P / 8 / 5e10).epsilon(1e-12));
+  CHECK(b["bound"] == "compute");
+  CHECK(b["step_s"] == b["t_math_s"]);
+  // ZeRO-3 shards the bf16 weights and gradients and Adam's two fp32 moments over the 64.
+  CHECK(b["memory_per_chip"]["params"].get<double>() == Approx(2 * P / 64).epsilon(1e-12));
+  CHECK(b["memory_per_chip"]["grads"].get<double>() == Approx(2 * P / 64).epsilon(1e-12));
+  CHECK(b["memory_per_chip"]["optimizer"].get<double>() == Approx(8 * P / 64).epsilon(1e-12));
+  // With every activation saved it does not fit an 80 GB GPU: an answer, shown as such.
+  CHECK(b["bytes_per_chip"].get<double>() > 80e9);
+  CHECK(j["fits"] == false);
+}
+
 TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
   const std::string base = "plan --model llama3-8b --chip tpu-v5p ";
   expect_rejected({
@@ -121,7 +150,10 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero x", "--zero"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --max-microbatches 0", "--max-microbatches '0'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model: 'guess'"},
-      {base + "--slice 4x4x4 --pods 2 --batch-tokens 1024 --cost-model book", "--pods 1"},
+      {base + "--slice 4x4x4 --pods 2 --batch-tokens 1024 --cost-model book",
+       "--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)"},
+      {"plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1024 --cost-model book",
+       "--cost-model book: the book's FSDP × TP model plans one node (--nodes 1)"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --hbm-bytes 1e6", "no layout"},
       {"plan --model nope --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024", "'nope'"},
       {"plan --model llama3-8b --chip tpu-v9 --slice 4x4x4 --batch-tokens 1024", "'tpu-v9'"},

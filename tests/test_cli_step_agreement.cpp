@@ -4,6 +4,7 @@
 // part and every time term identical, and a layout one refuses the other refuses with the same message.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -42,6 +43,8 @@ TEST_CASE("train and plan agree on random layouts: TPU slices, pods and GPU clus
   std::mt19937 rng(20261127);
   auto pick = [&](const auto& v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };
   int agreed = 0, refused = 0;
+  // Agreements by machine kind (TPU slice, TPU pods, GPU cluster) and by cost model (calibrated, ideal).
+  std::map<std::string, int> by_kind, by_model;
   for (int trial = 0; trial < 96; ++trial) {
     const auto& m = machines[static_cast<size_t>(trial) % machines.size()];
     // tp divides the group (and, for the model's 32 heads, mostly divides them); pp divides what is left.
@@ -54,6 +57,11 @@ TEST_CASE("train and plan agree on random layouts: TPU slices, pods and GPU clus
                        std::to_string(micro) + " --zero " + std::to_string(trial % 4) + " --saved " + pick(saved);
     if (trial % 3 == 0) args += " --zero-scope group";
     if (trial % 5 == 0) args += " --weights fp32 --master fp32 --grads fp32";
+    const std::string cost_model = trial % 2 ? "ideal" : "calibrated";
+    args += " --cost-model " + cost_model;
+    const std::string kind = m.flags.find("--pods") != std::string::npos ? "pods"
+                             : m.flags.find("tpu-") != std::string::npos ? "slice"
+                                                                          : "gpu";
     INFO(args);
     const auto p = run("plan " + args + " --json"), t = run("train " + args + " --json");
     REQUIRE(p.exit_code == t.exit_code);
@@ -62,7 +70,8 @@ TEST_CASE("train and plan agree on random layouts: TPU slices, pods and GPU clus
       ++refused;
       continue;
     }
-    const auto best = nlohmann::json::parse(p.out)["best"];
+    const auto pj = nlohmann::json::parse(p.out);
+    const auto best = pj["best"];
     const auto tr = nlohmann::json::parse(t.out);
     for (const char* key : {"dp", "tp", "pp", "dp_slow", "pp_slow", "microbatches", "zero", "zero_scope", "saved",
                             "axes", "step_s", "bytes_per_chip", "memory_per_chip", "t_math_s", "t_hbm_s",
@@ -73,10 +82,22 @@ TEST_CASE("train and plan agree on random layouts: TPU slices, pods and GPU clus
     CHECK(tr["dp"] == dp);
     CHECK(tr["tp"] == tp);
     CHECK(tr["pp"] == pp);
+    CHECK(tr["cost_model"] == cost_model);
+    CHECK(pj["cost_model"] == cost_model);
     ++agreed;
+    ++by_kind[kind];
+    ++by_model[cost_model];
   }
   CHECK(agreed >= 50);
-  MESSAGE("layouts agreed: " << agreed << ", refused alike: " << refused);
+  for (const char* kind : {"slice", "pods", "gpu"}) {
+    INFO(kind);
+    CHECK(by_kind[kind] >= 10);
+  }
+  CHECK(by_model["calibrated"] >= 20);
+  CHECK(by_model["ideal"] >= 20);
+  MESSAGE("layouts agreed: " << agreed << " (TPU slices " << by_kind["slice"] << ", pods " << by_kind["pods"]
+                                 << ", GPU clusters " << by_kind["gpu"] << "; calibrated " << by_model["calibrated"]
+                                 << ", ideal " << by_model["ideal"] << "), refused alike: " << refused);
 }
 
 TEST_CASE("the issue's case: plan's best, given to train as flags, is the same layout with the same terms") {

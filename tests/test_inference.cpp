@@ -14,6 +14,7 @@
 #include "scaling/cost/inference_sharding.hpp"
 #include "scaling/hardware/chip.hpp"
 #include "scaling/model/presets.hpp"
+#include "scaling/model/transformer.hpp"
 
 using namespace scaling;
 using doctest::Approx;
@@ -268,6 +269,48 @@ TEST_CASE("decode step, ideal model: the exact lower bound with §7.2's collecti
     CHECK(decode_terms(lone, b, T, CostModel::ideal).step_s <= decode_terms(lone, b, T).step_s * (1 + 1e-12));
   in.layers = 0;
   CHECK_THROWS_WITH_AS(decode_terms(in, batch, T, CostModel::ideal), doctest::Contains("layers"), std::invalid_argument);
+}
+
+TEST_CASE("decode step: one count of tensor-parallel reductions per layer, from the config, in both models") {
+  // Pythia-1.4B runs attention and MLP side by side (use_parallel_residual) and adds both into the residual
+  // at once; the same sizes made sequential add the attention's output, then the MLP's. Counted by hand:
+  // each place the row-parallel partial sums (W_O, W_out) join the residual needs one AllReduce over the
+  // tensor-parallel chips: 2 per sequential layer, 1 per parallel one. The ideal model times an AllReduce as
+  // a ReduceScatter plus an AllGather (two collectives), the calibrated one as one AllReduce.
+  const auto parallel = load_hf_config(std::string(TEST_DATA_DIR) + "/pythia-1.4b.json");
+  REQUIRE(parallel.parallel_blocks);
+  auto sequential = parallel;
+  sequential.parallel_blocks = false;
+  const double L = parallel.layers, B = 32, T = 2048;
+  const auto h100 = chip("h100");
+  for (const auto& [config, per_layer] : {std::pair{parallel, 1.0}, std::pair{sequential, 2.0}}) {
+    INFO(per_layer);
+    const auto in = decode_inputs(config, h100, 8, {});
+    CHECK(tp_reductions_per_step(in) == per_layer * L);
+    const auto ideal = decode_terms(in, B, T, CostModel::ideal);
+    const auto cal = decode_terms(in, B, T, CostModel::calibrated);
+    CHECK(ideal.comms_reductions == per_layer * L);
+    CHECK(cal.comms_reductions == per_layer * L);
+    CHECK(ideal.comms_collectives == 2 * per_layer * L);
+    CHECK(cal.comms_collectives == per_layer * L);
+    // By hand from the raw figures: B·D·2 bytes, a ring over the 8 GPUs' NVLink (4.5e11 B/s each, no
+    // per-hop latency in the preset) for each half; the calibrated AllReduce both halves plus the measured
+    // 8-GPU latency (10.1 µs).
+    const double bytes = B * parallel.d_model * 2, half = 7.0 / 8 * bytes / 4.5e11;
+    CHECK(ideal.t_comms_s == Approx(2 * per_layer * L * half).epsilon(1e-12));
+    CHECK(cal.t_comms_s == Approx(per_layer * L * (10.1e-6 + 2 * half)).epsilon(1e-12));
+    // Prefill follows the same count (B·P tokens of activations).
+    const double pbytes = B * T * parallel.d_model * 2, phalf = 7.0 / 8 * pbytes / 4.5e11;
+    CHECK(prefill_terms(in, B, T, CostModel::ideal).t_comms_s == Approx(2 * per_layer * L * phalf).epsilon(1e-12));
+    CHECK(prefill_terms(in, B, T, CostModel::calibrated).t_comms_s ==
+          Approx(per_layer * L * (10.1e-6 + 2 * phalf)).epsilon(1e-12));
+  }
+  // A by-hand model takes the usual layer (2) and refuses anything but 1 or 2, naming the field.
+  DecodeModel m = decode_model(sequential, {});
+  m.tp_reductions_per_layer = 3;
+  CHECK_THROWS_WITH_AS(validate(m), "tp_reductions_per_layer = 3: must be 1 (parallel blocks) or 2 (attention, then MLP)",
+                       std::invalid_argument);
+  CHECK(DecodeModel{}.tp_reductions_per_layer == 2);
 }
 
 TEST_CASE("decode step, calibrated model: matmuls at their measured rates, the KV read, AllReduces with latency") {

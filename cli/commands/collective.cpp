@@ -91,9 +91,7 @@ void run_gpu(const Args& a, const scaling::Chip& chip) {
     r.outputs.push_back({"algo_bytes_per_s", "algorithm bandwidth", v / c.time_s, "B/s", "(bytes / time)"});
   tier("nvlink", "NVLink", c.nvlink);
   tier("infiniband", "InfiniBand", c.infiniband);
-  r.outputs.push_back({"algorithm", "", std::string(algorithm == CollectiveAlgorithm::tree    ? "tree"
-                                                    : algorithm == CollectiveAlgorithm::sharp ? "sharp"
-                                                                                              : "ring")});
+  r.outputs.push_back({"algorithm", "", std::string(name(algorithm))});
   r.outputs.push_back({"gpus", "", double(g * m), kCount});
   r.outputs.push_back({"nodes", "", double(m), kCount});
   r.outputs.push_back({"gpus_per_node", "", double(g), kCount});

@@ -51,7 +51,8 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
   auto* zero = sub->add_option("--zero", s.zero, lists ? "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3; 3 given every degree)"
                                                          : "ZeRO stage 0-3 (default 3)");
   zero->check(list_check("--zero", lists ? limits::kMaxZeroStages : 1));
-  add_text(sub, "--zero-scope", s.zero_scope, "ZeRO shards over: all (every replica, default) or group (one slice/node)");
+  add_name(sub, "--zero-scope", s.zero_scope, "ZeRO shards over: all (every replica, default) or group (one slice/node)",
+           [](const std::string& t) { scaling::parse_zero_scope(t); });
   sub->add_option("--saved", s.saved,
                   lists ? "activation rules to try: input, matmuls, all or a sum such as D+2F (default the three "
                           "names; D+2F given every degree)"

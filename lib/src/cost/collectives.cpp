@@ -38,17 +38,30 @@ std::string_view name(Collective c) {
   return "?";
 }
 
+namespace {
+// The one conversion from a chip's figure along an axis (what it takes in over the axis, system.hpp) to
+// the figures of one link: on ICI a chip has a link to each neighbour and the figure counts both (W_bidir),
+// so one direction of one link carries half of it; behind an NVLink switch a GPU has one port, whose one
+// direction is the figure itself.
+Link link_from_axis_figure(double bytes_per_s, double hop_latency_s, bool switched) {
+  const double links_per_chip = switched ? 1 : 2;
+  return {bytes_per_s / links_per_chip, bytes_per_s, hop_latency_s};
+}
+}  // namespace
+
 Link ici_link(const Chip& c) {
-  if (c.ici_oneway_bytes_per_s <= 0) throw std::invalid_argument("chip " + std::string(c.name) + " has no ICI figures");
-  return {c.ici_oneway_bytes_per_s, c.ici_bidi_bytes_per_s, c.ici_hop_latency_s};
+  if (c.ici_bidi_bytes_per_s <= 0) throw std::invalid_argument("chip " + std::string(c.name) + " has no ICI figures");
+  check_ici_figures(c);
+  // The figure tpu_pods gives every ICI axis of a System (system.cpp), by the rule axis_link uses: the cost
+  // model's link and the simulator's are one.
+  return link_from_axis_figure(c.ici_bidi_bytes_per_s, c.ici_hop_latency_s, /*switched=*/false);
 }
 
 Link axis_link(const System& s, int axis) {
   if (axis < 0 || static_cast<size_t>(axis) >= s.fast.size())
     throw std::invalid_argument(fmt::format("axis {} out of range: {} has {} fast axes", axis, s.name, s.fast.size()));
   const FastAxis& a = s.fast[static_cast<size_t>(axis)];
-  const double links_per_chip = is_gpu(s.chip) ? 1 : 2;  // one switch port, or a link to each neighbour
-  return {a.bytes_per_s / links_per_chip, a.bytes_per_s, a.hop_latency_s};
+  return link_from_axis_figure(a.bytes_per_s, a.hop_latency_s, is_gpu(s.chip));
 }
 
 CollectiveCost collective_cost(Collective op, const std::vector<Axis>& axes, double bytes, const Link& link) {
@@ -111,10 +124,19 @@ std::vector<Axis> slice_axes(const Slice& s, const std::vector<int>& indices) {
   return out;
 }
 
+std::string_view name(CollectiveAlgorithm a) {
+  switch (a) {
+    case CollectiveAlgorithm::tree: return "tree";
+    case CollectiveAlgorithm::sharp: return "sharp";
+    case CollectiveAlgorithm::ring: break;
+  }
+  return "ring";
+}
+
 CollectiveAlgorithm parse_collective_algorithm(std::string_view text) {
   require_printable("algorithm", text);
-  if (text == "ring") return CollectiveAlgorithm::ring;
-  if (text == "tree") return CollectiveAlgorithm::tree;
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::tree})  // SHARP: not by name
+    if (text == name(a)) return a;
   throw std::invalid_argument("unknown algorithm '" + std::string(text) + "' (known: ring, tree)");
 }
 

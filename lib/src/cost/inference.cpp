@@ -17,7 +17,12 @@ void validate(const DecodeModel& m) {
   check::positive("matmul_flops_per_token", m.matmul_flops_per_token);
   check::positive("kv_bytes_per_token", m.kv_bytes_per_token);
   check::non_negative("attention_flops_per_key", m.attention_flops_per_key);
+  if (m.tp_reductions_per_layer != 1 && m.tp_reductions_per_layer != 2)
+    check::fail(check::subject("tp_reductions_per_layer", m.tp_reductions_per_layer),
+                "must be 1 (parallel blocks) or 2 (attention, then MLP)");
 }
+
+double tp_reductions_per_step(const DecodeModel& m) { return m.layers * m.tp_reductions_per_layer; }
 
 void validate(const DecodeInputs& in) {
   validate(static_cast<const DecodeModel&>(in));
@@ -72,6 +77,7 @@ DecodeModel decode_model(const TransformerConfig& c, const InferenceDtypes& d) {
   m.d_ff = is_moe(c) ? 0 : c.d_ff;
   m.gated_mlp = c.gated_mlp;
   m.layer_norm = c.norm_bias;
+  m.tp_reductions_per_layer = scaling::tp_reductions_per_layer(c);
   validate(m);
   return m;
 }
@@ -224,14 +230,16 @@ double calibrated_vector_s(const ServingCalibration& cal, const DecodeModel& m, 
   return tokens * m.layers * t;
 }
 
-// The decode step's tensor-parallel collectives (§7.2): `count` per step, each of the batch's activations in
-// bf16 (B·D·2 bytes), costed as the ideal model's one collective or the calibrated AllReduce. Records what
-// DecodeTerms shows of them and returns one collective's times; the caller combines them by its model's rule.
+// The decode step's tensor-parallel collectives (§7.2): the R·L AllReduces of tp_reductions_per_step, each
+// of the batch's activations in bf16 (B·D·2 bytes), timed as the ideal model's two halves (2·R·L
+// collectives of one_collective) or the calibrated AllReduce (R·L). Records what DecodeTerms shows of them
+// and returns one collective's times; the caller combines them by its model's rule.
 Collective decode_collectives(DecodeTerms& s, const DecodeModel& model, const System& system, double batch,
-                              double count, bool calibrated) {
+                              bool calibrated) {
   check::positive("layers", model.layers);
   check::positive("d_model", model.d_model);
-  s.comms_collectives = count;
+  s.comms_reductions = tp_reductions_per_step(model);
+  s.comms_collectives = calibrated ? s.comms_reductions : 2 * s.comms_reductions;
   s.comms_bytes = batch * model.d_model * 2;
   const Collective c = calibrated ? calibrated_allreduce(system, s.comms_bytes) : one_collective(system, s.comms_bytes);
   s.comms_hops = c.hops;
@@ -281,7 +289,7 @@ DecodeTerms decode_terms(const DecodeModel& model, const System& system, double 
       s.t_hbm_s = s.t_kv_s + s.t_params_s;
       s.t_math_s = (s.flops + attention_flops) / (n * C);
       if (n > 1 && has_links(system)) {
-        const Collective c = decode_collectives(s, model, system, batch, 4 * model.layers, /*calibrated=*/false);
+        const Collective c = decode_collectives(s, model, system, batch, /*calibrated=*/false);
         s.t_comms_s = s.comms_collectives * std::max(c.t_bw, c.t_lat);
       }
       s.step_s = std::max({s.t_hbm_s, s.t_math_s, s.t_comms_s});
@@ -297,7 +305,7 @@ DecodeTerms decode_terms(const DecodeModel& model, const System& system, double 
       // The KV read: at the achieved rate, or the attention's FLOPs at the peak when they take longer.
       s.t_hbm_s = std::max(s.t_kv_s, attention_flops / (n * C));
       if (n > 1 && has_links(system)) {
-        const Collective c = decode_collectives(s, model, system, batch, 2 * model.layers, /*calibrated=*/true);
+        const Collective c = decode_collectives(s, model, system, batch, /*calibrated=*/true);
         s.t_comms_s = s.comms_collectives * (c.t_lat + c.t_bw);
       }
       s.t_vector_s = calibrated_vector_s(cal, model, batch, n);
@@ -338,7 +346,7 @@ PrefillTerms prefill_terms(const DecodeInputs& in, double batch, double prompt_l
       p.t_hbm_s = in.param_bytes / (n * W);
       if (n > 1 && has_links(in.system)) {
         const Collective c = one_collective(in.system, tokens * in.d_model * 2);
-        p.t_comms_s = 4 * in.layers * std::max(c.t_bw, c.t_lat);
+        p.t_comms_s = 2 * tp_reductions_per_step(in) * std::max(c.t_bw, c.t_lat);  // both halves of each
       }
       p.step_s = std::max({p.t_math_s, p.t_hbm_s, p.t_comms_s});
       break;
@@ -351,7 +359,7 @@ PrefillTerms prefill_terms(const DecodeInputs& in, double batch, double prompt_l
       p.t_math_s = mm.layers_s + last.unembedding_s + attention / (n * cal.attention_flops_per_s);
       if (n > 1 && has_links(in.system)) {
         const Collective c = calibrated_allreduce(in.system, tokens * in.d_model * 2);
-        p.t_comms_s = 2 * in.layers * (c.t_lat + c.t_bw);
+        p.t_comms_s = tp_reductions_per_step(in) * (c.t_lat + c.t_bw);
       }
       p.t_vector_s = calibrated_vector_s(cal, in, tokens, n);
       p.step_s = p.t_math_s + p.t_vector_s + p.t_comms_s;

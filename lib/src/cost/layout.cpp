@@ -55,6 +55,12 @@ std::string label(const PlanRule& r) { return r.name.empty() ? r.rule : r.name; 
 
 const char* to_string(ZeroScope s) { return s == ZeroScope::all ? "all" : "group"; }
 
+ZeroScope parse_zero_scope(std::string_view text) {
+  for (ZeroScope s : {ZeroScope::all, ZeroScope::group})
+    if (text == to_string(s)) return s;
+  throw std::invalid_argument("'" + escape_for_message(text) + "': expected all or group");
+}
+
 const char* to_string(Schedule s) {
   switch (s) {
     case Schedule::gpipe: return "gpipe";

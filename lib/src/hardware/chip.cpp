@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "scaling/base/format.hpp"
 #include "scaling/base/validate.hpp"
 
@@ -225,6 +227,19 @@ const char* to_string(WrapRule r) {
     case WrapRule::none: return "none";
   }
   return "none";
+}
+
+void check_ici_figures(const Chip& c) {
+  const double one = c.ici_oneway_bytes_per_s, both = c.ici_bidi_bytes_per_s;
+  if (one == 0 && both == 0) return;
+  if (one == 0)
+    check::fail(check::subject("ici_oneway_bytes_per_s", one),
+                fmt::format("must be given with ici_bidi_bytes_per_s = {} (half of it: a link carries the same rate "
+                            "each way, §2.3)", format_number(both)));
+  if (!(std::fabs(both - 2 * one) <= 1e-9 * 2 * one))
+    check::fail(check::subject("ici_bidi_bytes_per_s", both),
+                fmt::format("must be twice ici_oneway_bytes_per_s = {}, i.e. {} (a link carries the same rate each "
+                            "way, §2.3)", format_number(one), format_number(2 * one)));
 }
 
 Chip with_overrides(Chip c, const ChipOverrides& o) {

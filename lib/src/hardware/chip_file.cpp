@@ -209,12 +209,19 @@ Chip chip_from_json(std::string_view json_text, std::string_view file) {
   if (c.gpus_per_node > 0 && !c.pod_shape.empty())
     fail(file, "a chip has either a pod_shape (TPU slices over ICI) or gpus_per_node (GPU nodes over NVLink), not both");
   const std::string wrap = text(j, "wraparound", file, "none");
-  if (wrap == "cubes") c.wrap_rule = WrapRule::cubes;
-  else if (wrap == "full-axis") c.wrap_rule = WrapRule::full_axis;
-  else if (wrap == "none") c.wrap_rule = WrapRule::none;
-  else fail(file, "field 'wraparound' = '" + escape_for_message(wrap) + "': expected cubes, full-axis or none");
+  bool known_wrap = false;
+  for (WrapRule r : {WrapRule::cubes, WrapRule::full_axis, WrapRule::none})  // the names of to_string(WrapRule)
+    if (wrap == to_string(r)) c.wrap_rule = r, known_wrap = true;
+  if (!known_wrap) fail(file, "field 'wraparound' = '" + escape_for_message(wrap) + "': expected cubes, full-axis or none");
   if (!c.pod_shape.empty() && c.ici_oneway_bytes_per_s == 0)
     fail(file, "a chip with a pod_shape needs 'ici_oneway_bytes_per_s' (its slices talk over ICI)");
+  // One figure in two units (chip.hpp): a file whose two ICI figures disagree would give the cost model
+  // and the simulator different links, so it is refused, naming the field.
+  try {
+    check_ici_figures(c);
+  } catch (const std::invalid_argument& e) {
+    fail(file, e.what());
+  }
   read_gpu_figures(j, c, file);
   return c;
 }

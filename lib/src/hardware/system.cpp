@@ -19,6 +19,7 @@ double chips_per_group(const System& s) {
 
 System tpu_pods(const Chip& c, const std::vector<int>& shape, int pods) {
   if (c.ici_bidi_bytes_per_s <= 0) throw std::invalid_argument(c.name + ": no ICI bandwidth: not a TPU");
+  check_ici_figures(c);  // the axes below carry the bidirectional figure; ici_link converts the same one
   if (pods < 1) throw std::invalid_argument("pods = " + std::to_string(pods) + ": must be at least 1");
   if (shape.empty()) throw std::invalid_argument("a TPU slice needs at least one axis");
   System s;

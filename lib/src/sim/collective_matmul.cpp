@@ -22,9 +22,9 @@ CmKind parse_cm_kind(std::string_view text) {
 
 std::string_view name(CmKind k) {
   switch (k) {
-    case CmKind::all_gather: return "all-gather";
-    case CmKind::reduce_scatter: return "reduce-scatter";
-    case CmKind::all_reduce: return "all-reduce";
+    case CmKind::all_gather: return name(Collective::all_gather);  // named as the collective it fuses
+    case CmKind::reduce_scatter: return name(Collective::reduce_scatter);
+    case CmKind::all_reduce: return name(Collective::all_reduce);
     case CmKind::ffn: return "ffn";
   }
   return "?";

@@ -41,6 +41,10 @@ struct Link {
   double hop_latency_s;
 };
 
+// The link of a TPU chip's ICI axes: the chip's bidirectional figure (the one tpu_pods puts on every axis
+// of a System) through axis_link's conversion below, so a cost computed from the chip and one the simulator
+// runs on the System use the same link. Throws std::invalid_argument for a chip without ICI or with ICI
+// figures that break chip.hpp's rule (check_ici_figures).
 Link ici_link(const Chip& c);
 
 // The Link of one of a System's fast axes: the one conversion from the System's figure (what one chip
@@ -100,6 +104,7 @@ std::vector<Axis> slice_axes(const Slice& s, const std::vector<int>& indices);
 //     and once down the InfiniBand tree (SHARP-capable IB switches): V/G / W_ib = V / W_node, 2 steps.
 enum class CollectiveAlgorithm { ring, tree, sharp };
 CollectiveAlgorithm parse_collective_algorithm(std::string_view text);  // "ring" or "tree"
+std::string_view name(CollectiveAlgorithm a);                            // "ring", "tree", "sharp"
 
 struct TierCost {
   double t_bandwidth_s = 0;

@@ -14,9 +14,13 @@
 //   ideal      the exact roofline lower bound: every byte at the datasheet HBM rate, every FLOP (matmuls and the
 //              attention's 4·L·N·H per cached key) at the peak, the §7.2 tensor-parallel collectives over the
 //              System's links, and all three overlapped perfectly: step = max(t_hbm, t_math, t_comms).
-//              The collectives: every chip holds a shard of every weight, so each layer gathers its
-//              activations before the attention projections and before the MLP and reduce-scatters them after
-//              each: 4 collectives per layer of B·D·2 bytes (bf16 activations, §7.3.2, exercise 7.7). One costs
+//              The collectives (one rule for both models, below): every chip holds a shard of every weight,
+//              so each layer sums its row-parallel matmuls' partial outputs over the chips R times, R =
+//              tp_reductions_per_layer (model/transformer.hpp: 2, after the attention block and after the
+//              MLP; 1 when the blocks run in parallel and are summed once), each sum an AllReduce of the batch's
+//              activations, B·D·2 bytes (bf16, §7.3.2, exercise 7.7). The ideal model times an AllReduce as its
+//              two halves, a ReduceScatter after the block and an AllGather before the next: 2·R·L collectives
+//              per step, each costing
 //                t_bw  = (n−1)/n · bytes / ΣW_fast  (+ (g−1)/g · bytes / W_slow over g > 1 slow groups)
 //                t_lat = Σ over fast axes of hops·t_hop, hops = wraps ? ⌊size/2⌋ : size−1 (+ ⌊g/2⌋ slow hops)
 //                t     = max(t_bw, t_lat)           (§3: bandwidth- or latency-bound)
@@ -29,7 +33,7 @@
 //              overlapped, because each layer waits for the previous one's reduction; and the non-matmul
 //              kernels (two norms, two residual adds, the MLP's activation, the rotary embedding of Q and K),
 //              their bf16 bytes at the rates measured for those kernels (validation/gemm):
-//                step = Σ_layers (Σ_matmuls t_gemm + t_kv_layer + t_vector_layer + 2·t_allreduce) + t_unembedding.
+//                step = Σ_layers (Σ_matmuls t_gemm + t_kv_layer + t_vector_layer + R·t_allreduce) + t_unembedding.
 //
 // with B sequences, T tokens of context each (KV entries read per sequence), N chips, the weights fully
 // sharded and the KV cache fully sharded (§7.3.3). Weights, KV and compute dtypes are independent. An MoE
@@ -78,8 +82,13 @@ struct DecodeModel {
   // widths the norms, residual adds, MLP activation and rotary embedding read and write.
   double q_width = 0, kv_width = 0, d_ff = 0;  // N·H, K·H, F
   bool gated_mlp = true, layer_norm = false;   // SiLU·gate or GeLU; LayerNorm (with bias) or RMSNorm
+  // R: the tensor-parallel sums (AllReduces) one layer needs, tp_reductions_per_layer(config): 2 for
+  // sequential blocks, 1 for parallel ones (by hand: 2, the usual layer).
+  double tp_reductions_per_layer = 2;
 };
 void validate(const DecodeModel& m);  // throws std::invalid_argument naming a non-positive or non-finite field
+// The step's tensor-parallel AllReduces, R·L: the one count both models time (the header's rule).
+double tp_reductions_per_step(const DecodeModel& m);
 
 // A model on a machine: the two things a decode step needs, nothing repeated (the machine is the one
 // System type, hardware/system.hpp).
@@ -131,7 +140,8 @@ struct DecodeTerms {
   double tokens_per_s_per_chip = 0;  // B / (step·N)
   bool mlp_compute_bound = false;    // t_flops > t_params
   // The tensor-parallel collectives (none in `book`):
-  double comms_collectives = 0;  // per step
+  double comms_reductions = 0;   // AllReduces per step, R·L, in both models (tp_reductions_per_step)
+  double comms_collectives = 0;  // per step, as the model times them: ideal 2·R·L halves, calibrated R·L
   double comms_bytes = 0;        // B·D·2 per collective
   double comms_hops = 0;         // hops of one collective
   double comms_latency_s = 0;    // latency paid by one collective
@@ -197,8 +207,8 @@ Prefill prefill(const DecodeInputs& in, double prompt_len, double mfu);
 // The prefill of `batch` prompts of P tokens each under a cost model: book = prefill() at U = 1 (matmul and
 // causal attention FLOPs at the peak); ideal = max(FLOPs / peak, weight bytes / datasheet HBM, collectives);
 // calibrated = each matmul at M = B·P tokens from the measured GEMM tables (else the peak), the causal
-// attention at the measured flash-attention rate (else the peak), and two AllReduces of B·P·D·2 bytes per
-// layer with their latency, in sequence.
+// attention at the measured flash-attention rate (else the peak), and the R AllReduces of B·P·D·2 bytes per
+// layer (the decode step's rule) with their latency, in sequence.
 struct PrefillTerms {
   CostModel cost_model = CostModel::book;
   double t_math_s = 0, t_hbm_s = 0, t_comms_s = 0, t_vector_s = 0, step_s = 0;

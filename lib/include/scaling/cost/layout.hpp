@@ -48,6 +48,8 @@ enum class ZeroScope {
   all,    // over every data replica, across the slow tier too
 };
 const char* to_string(ZeroScope s);
+// "all" or "group"; throws std::invalid_argument naming the text and the names.
+ZeroScope parse_zero_scope(std::string_view text);
 
 // The pipeline schedule (what the calibrated model times; the ideal model charges 1F1B's bubble):
 // GPipe (every microbatch forward, then every backward: all m in flight), 1F1B (Narayanan et al. 2021

@@ -66,6 +66,10 @@ struct Chip {
   double hbm_bytes_per_s;
   double bf16_flops_per_s;
   double int8_flops_per_s;       // 0 when the book gives no int8 figure for this chip
+  // ICI per link: one direction, and both together. One figure in two units: a link carries the same rate
+  // each way (§2.3), so ici_bidi = 2 · ici_oneway always (check_ici_figures; a chip file that says otherwise
+  // is refused). The System and so every cost model and the simulator read the bidirectional figure alone
+  // (system.hpp), converted to a link's one-way rate by axis_link's one rule (cost/collectives.hpp).
   double ici_oneway_bytes_per_s;  // per link, one direction; 0 when not a TPU
   double ici_bidi_bytes_per_s;    // per link, both directions together
   double ici_hop_latency_s;
@@ -88,6 +92,10 @@ struct Chip {
 };
 // A GPU: a chip that comes in NVLink nodes rather than ICI slices.
 bool is_gpu(const Chip& c);
+
+// The ICI rule above: both figures 0 (no ICI), or ici_bidi_bytes_per_s = 2 · ici_oneway_bytes_per_s (to
+// one part in 1e9). Throws std::invalid_argument naming the field, its value and the rule.
+void check_ici_figures(const Chip& c);
 
 std::span<const Chip> chips();
 

@@ -5,7 +5,8 @@
 //   hbm_bytes, hbm_bytes_per_s, bf16_flops_per_s           required, positive
 //   int8_flops_per_s, ici_oneway_bytes_per_s, ici_bidi_bytes_per_s, ici_hop_latency_s, pcie_bytes_per_s,
 //   dcn_bytes_per_s_per_host                               optional: positive, or null/absent for "none"
-//                                                          (ici_bidi defaults to twice ici_oneway)
+//                                                          (ici_bidi defaults to twice ici_oneway and must
+//                                                          equal it when given: check_ici_figures)
 //   pod_shape, host_shape                                  arrays of positive whole numbers (may be empty)
 //   tensorcores_per_chip                                   positive whole number (default 1)
 //   wraparound                                             "cubes", "full-axis" or "none" (default)
