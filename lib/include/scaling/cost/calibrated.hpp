@@ -127,6 +127,11 @@ struct CalibratedContext {
 CalibratedContext calibrated_context(const TransformerConfig& model, const System& system, double batch_tokens,
                                      double seq_len, const TrainingSetup& setup);
 
+// The fraction by which compute slows while a collective overlaps it (0 where none is measured).
+double overlap_slowdown(const Chip& chip);
+// The fraction of the memory a run's allocator reserves that fragmentation leaves unusable (0 where none is measured).
+double allocator_fragmentation(const Chip& chip);
+
 // The calibrated terms of one layout, already validated (step_terms validates it and passes the ideal
 // model's terms, whose memory the calibrated memory starts from). Throws std::invalid_argument for a
 // schedule that does not fit the layout (virtual stages without the interleaved schedule or a pipeline,
