@@ -129,7 +129,7 @@ double bytes_of(Dtype d) { return bytes_per_element(d); }
 }  // namespace
 
 double overlap_slowdown(const Chip& chip) {
-  // Lee et al. 2025 (arXiv 2507.03114, abstract and §5): compute kernels that run while a collective
+  // Lee et al. 2025 (arXiv 2507.03114, abstract): compute kernels that run while a collective
   // runs beside them take on average 18.9 % longer than alone (A100, H100, MI250, MI210; GPT and Llama
   // training; NCCL/RCCL kernels take SMs and HBM bandwidth). Measured on GPUs only: a TPU's collectives
   // run on its DMA engines and no measurement of their effect on the MXUs was found, so 0 there.
