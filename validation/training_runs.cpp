@@ -371,7 +371,7 @@ std::vector<MfuRecord> mfu_records(const std::vector<RunResult>& runs) {
     auto it = std::find_if(out.begin(), out.end(), [&](const MfuRecord& m) { return m.chip == r.chip; });
     if (it == out.end()) out.push_back({r.chip, 0, ""}), it = out.end() - 1;
     if (r.measured_mfu > it->mfu)
-      it->mfu = r.measured_mfu, it->source = fmt::format("{} (validation/training-runs.json, measured)", r.id);
+      it->mfu = r.measured_mfu, it->source = fmt::format("the run {}, measured (validation/training-runs.json)", r.id);
   }
   // MosaicML's llm-foundry benchmark table (scripts/train/benchmarking/README.md at commit
   // 8c8dd48f72168c5d51e2f7b151595892a8fba43d, 'A100 80GB' table): MPT-7B (6,658,859,008 parameters),
@@ -416,6 +416,7 @@ json runs_json(const std::vector<RunResult>& runs) {
   for (const auto& r : runs) {
     rows.push_back({{"id", r.id},
                     {"group", r.group},
+                    {"chip", r.chip},
                     {"params_b", r.params_b},
                     {"chips", r.chips},
                     {"data_parallel", r.dp},
