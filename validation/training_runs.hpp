@@ -45,6 +45,7 @@ struct Variant {
   double backward_gemm_rate_fraction = 1;     // backward GEMMs at this fraction of the forward shape's rate
   double tp_bandwidth_scale = 1;              // the tensor group's bandwidth times this
   bool narayanan_interleaved_v2 = false;      // Narayanan et al.'s pipelined rows on the interleaved schedule, v = 2
+  double tpu_overlap_slowdown = 0;            // > 0: this compute slowdown beside overlapped collectives on TPUs
 };
 std::vector<Variant> sensitivity_variants();
 

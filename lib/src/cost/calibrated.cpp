@@ -86,6 +86,8 @@ CalibratedContext calibrated_context(const TransformerConfig& model, const Syste
   ctx.seq_len = seq_len;
   ctx.setup = setup;
   ctx.cal = chip_calibration(system.chip);
+  ctx.overlap_slowdown = overlap_slowdown(system.chip);
+  ctx.allocator_fragmentation = allocator_fragmentation(system.chip);
   const auto p = param_counts(model);
   ctx.p_layer = (p.total - p.once) / model.layers;
   ctx.p_other = p.total - ctx.p_layer * model.layers;
@@ -238,7 +240,7 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
       const double hidden_behind = g.layer_fwd_s * (3 + tp_reruns);
       lat_tp *= t_tp > hidden_behind ? (t_tp - hidden_behind) / t_tp : 0;
       // The matmuls that run beside the collectives run slower (see overlap_slowdown).
-      const double contended = overlap_slowdown(sys.chip) * std::min(t_tp, hidden_behind);
+      const double contended = ctx.overlap_slowdown * std::min(t_tp, hidden_behind);
       t_tp = std::max(0.0, t_tp - hidden_behind) + contended;
     }
   }
@@ -298,7 +300,7 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   double t_dp = 0;
   if (C > 0) {
     // What overlaps is hidden, except the compute it runs beside, which slows by overlap_slowdown.
-    const double sigma = overlap_slowdown(sys.chip);
+    const double sigma = ctx.overlap_slowdown;
     auto hide = [&](double behind) {
       const double hidden = std::min(C * (1 - 1 / lps), behind);
       return C - hidden + sigma * hidden;
@@ -363,7 +365,7 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   // What the allocator holds beyond what is live (see allocator_fragmentation), counted with the buffers.
   const double live = t.memory.params + t.memory.grads + t.memory.optimizer + t.memory.master + t.memory.activations +
                       t.memory.working;
-  const double frag = allocator_fragmentation(sys.chip);
+  const double frag = ctx.allocator_fragmentation;
   t.memory.working += live * frag / (1 - frag);
   t.memory.total = t.memory.params + t.memory.grads + t.memory.optimizer + t.memory.master + t.memory.activations +
                    t.memory.working;

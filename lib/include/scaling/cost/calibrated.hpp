@@ -134,6 +134,9 @@ struct CalibratedContext {
   // What-ifs for a sensitivity study (validation_report's band), 1 = the model as documented above:
   // the backward GEMMs at this fraction of the forward shape's rate, the tensor group's bandwidth times this.
   double backward_gemm_rate_fraction = 1, tp_bandwidth_scale = 1;
+  // The chip's overlap slowdown and allocator fragmentation (the functions below), set by
+  // calibrated_context; a what-if may move them.
+  double overlap_slowdown = 0, allocator_fragmentation = 0;
 };
 CalibratedContext calibrated_context(const TransformerConfig& model, const System& system, double batch_tokens,
                                      double seq_len, const TrainingSetup& setup);
