@@ -139,9 +139,10 @@ double overlap_slowdown(const Chip& chip) {
 }
 
 double allocator_fragmentation(const Chip& chip) {
-  // Guo et al. 2024, GMLake (ASPLOS '24, arXiv 2401.08156, abstract): over eight LLMs trained on A100-80GB
-  // with PyTorch's caching allocator, 15 % of the memory it reserves on average (up to 33 %) is fragments
-  // no tensor can use (GMLake's stitching recovers them: 9.2 GB on average). So a layout fits when its live
+  // Guo et al. 2024, GMLake (ASPLOS '24, arXiv 2401.08156, abstract): over eight LLMs trained on A100-80GB,
+  // stitching the fragments PyTorch's caching allocator leaves removes 15 % fragmentation on average (up to
+  // 33 %; 9.2 GB of memory on average), so at least that share of what the caching allocator reserves is
+  // fragments no tensor can use (taken as the share, a lower bound). So a layout fits when its live
   // bytes are at most 85 % of HBM. A GPU's framework allocates at run time; XLA on a TPU assigns buffers at
   // compile time and no fragmentation figure for it was found, so 0 there.
   return chip.gpus_per_node > 0 ? 0.15 : 0.0;

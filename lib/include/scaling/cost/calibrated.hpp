@@ -61,9 +61,10 @@
 // ZeRO-3's working set (two layers gathered whole: the one in use and the one prefetched) and two
 // gradient buckets of 25 MB (PyTorch DDP's bucket_cap_mb default) as collective buffers; on GPUs the
 // allocator's fragments on top (allocator_fragmentation, f = 0.15): reserved = live / (1 − f), so a
-// layout fits only when its live bytes are at most 85 % of HBM. f is the mean fragmentation of PyTorch's
-// caching allocator over eight LLM trainings on A100-80GB (Guo et al. 2024, GMLake, ASPLOS '24, arXiv
-// 2401.08156, abstract: 15 % on average, up to 33 %, 9.2 GB on average). 0 on TPUs: XLA assigns
+// layout fits only when its live bytes are at most 85 % of HBM. f is the fragmentation GMLake removes from
+// PyTorch's caching allocator on average over eight LLM trainings on A100-80GB (Guo et al. 2024, ASPLOS '24,
+// arXiv 2401.08156, abstract: 15 % on average, up to 33 %, 9.2 GB on average), a lower bound on what the
+// caching allocator leaves fragmented. 0 on TPUs: XLA assigns
 // buffers when it compiles, and no fragmentation figure for it was found.
 // Left out: kernel launch gaps, stragglers, dropout on the residual stream, MoE routing imbalance (an MoE
 // MLP is timed as a dense one of the active width), gradient-accumulation adds (taken as fused into the
