@@ -392,7 +392,7 @@ std::vector<MfuRecord> mfu_records(const std::vector<RunResult>& runs) {
     if (m.chip == "a100") {
       const double mfu = 6 * mpt7b_params * mpt7b_tokens_per_s_per_gpu / scaling::chip("a100").bf16_flops_per_s;
       if (mfu > m.mfu)
-        m.mfu = mfu, m.source = "mosaicml/llm-foundry scripts/train/benchmarking/README.md @ 8c8dd48, A100 80GB table, "
+        m.mfu = mfu, m.source = "github.com/mosaicml/llm-foundry/blob/8c8dd48/scripts/train/benchmarking/README.md, A100 80GB table, "
                                 "MPT-7B at sequence 2,048 on 8 GPUs: 4,641 tokens/s/GPU, 6·N basis";
     }
   return out;
