@@ -24,6 +24,7 @@ struct Prediction {
 
 struct RunResult {
   std::string id, group;        // group: "korthikanti2022", "narayanan2021", "maxtext-v5e"
+  std::string chip;             // the chip preset's name ("a100", "tpu-v5e")
   double params_b = 0, chips = 0, slices = 1, dp = 1;
   double measured_step_s = 0;
   std::string measured_formula;
@@ -49,6 +50,7 @@ struct Variant {
   double backward_gemm_rate_fraction = 1;     // backward GEMMs at this fraction of the forward shape's rate
   double tp_bandwidth_scale = 1;              // the tensor group's bandwidth times this
   bool narayanan_interleaved_v2 = false;      // Narayanan et al.'s pipelined rows on the interleaved schedule, v = 2
+  double tpu_overlap_slowdown = 0;            // > 0: this compute slowdown beside overlapped collectives on TPUs
 };
 std::vector<Variant> sensitivity_variants();
 
@@ -69,6 +71,26 @@ struct UnreproducedTrend {
 };
 // The list (today: the step's growth from 1 to 32 DCN slices for each MaxText model size).
 std::vector<UnreproducedTrend> not_reproduced_trends(const std::vector<RunResult>& runs);
+
+// The highest MFU (6·N·B over chips · peak · step, the workbook's one definition) published for a chip:
+// the best measured run of that chip in the file, or a published benchmark outside it where higher.
+struct MfuRecord {
+  std::string chip;
+  double mfu = 0;
+  std::string source;
+};
+// One record per chip the runs use.
+std::vector<MfuRecord> mfu_records(const std::vector<RunResult>& runs);
+
+// Whether the planner's best layout for a run is one a practitioner would run (issue 17): its predicted
+// MFU at most the chip's record, and its predicted speed-up over the published layout at most the record's
+// over this run's measured MFU (how much faster than this run anyone has run that chip).
+struct BestRealism {
+  std::string id;
+  double best_mfu = 0, record_mfu = 0, speedup = 0, speedup_bound = 0;
+  bool mfu_within = false, speedup_within = false;
+};
+std::vector<BestRealism> planner_best_realism(const std::vector<RunResult>& runs);
 
 // The per-run table and the per-group summaries (mean and max |error| of ideal and calibrated) as JSON,
 // with the trends not reproduced (where the runs hold the MaxText v5e rows they are about). `source` names

@@ -153,6 +153,8 @@ CalibratedContext calibrated_context(const TransformerConfig& model, const Syste
   ctx.seq_len = seq_len;
   ctx.setup = setup;
   ctx.cal = chip_calibration(system.chip);
+  ctx.overlap_slowdown = overlap_slowdown(system.chip);
+  ctx.allocator_fragmentation = allocator_fragmentation(system.chip);
   const auto p = param_counts(model);
   ctx.p_layer = (p.total - p.once) / model.layers;
   ctx.p_other = p.total - ctx.p_layer * model.layers;
@@ -192,6 +194,28 @@ const CalibratedContext::GemmTimes& gemm_times(CalibratedContext& ctx, double b,
 }
 
 double bytes_of(Dtype d) { return bytes_per_element(d); }
+
+}  // namespace
+
+double overlap_slowdown(const Chip& chip) {
+  // Lee et al. 2025 (arXiv 2507.03114, abstract): compute kernels that run while a collective
+  // runs beside them take on average 18.9 % longer than alone (A100, H100, MI250, MI210; GPT and Llama
+  // training; NCCL/RCCL kernels take SMs and HBM bandwidth). Measured on GPUs only: a TPU's collectives
+  // run on its DMA engines and no measurement of their effect on the MXUs was found, so 0 there.
+  return chip.gpus_per_node > 0 ? 0.189 : 0.0;
+}
+
+double allocator_fragmentation(const Chip& chip) {
+  // Guo et al. 2024, GMLake (ASPLOS '24, arXiv 2401.08156, abstract): over eight LLMs trained on A100-80GB,
+  // stitching the fragments PyTorch's caching allocator leaves removes 15 % fragmentation on average (up to
+  // 33 %; 9.2 GB of memory on average), so at least that share of what the caching allocator reserves is
+  // fragments no tensor can use (taken as the share, a lower bound). So a layout fits when its live
+  // bytes are at most 85 % of HBM. A GPU's framework allocates at run time; XLA on a TPU assigns buffers at
+  // compile time and no fragmentation figure for it was found, so 0 there.
+  return chip.gpus_per_node > 0 ? 0.15 : 0.0;
+}
+
+namespace {
 
 // Ring time of one AllGather or ReduceScatter of `bytes` (the whole buffer) over n ranks at `bw` per
 // chip, with one latency per hop.
@@ -283,7 +307,9 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
     if (l.tp_overlap) {
       const double hidden_behind = g.layer_fwd_s * (3 + tp_reruns);
       lat_tp *= t_tp > hidden_behind ? (t_tp - hidden_behind) / t_tp : 0;
-      t_tp = std::max(0.0, t_tp - hidden_behind);
+      // The matmuls that run beside the collectives run slower (see overlap_slowdown).
+      const double contended = ctx.overlap_slowdown * std::min(t_tp, hidden_behind);
+      t_tp = std::max(0.0, t_tp - hidden_behind) + contended;
     }
   }
   const double t_layer_mm = (1 + 2 / ctx.backward_gemm_rate_fraction) * g.layer_fwd_s, t_layer_att = t_att_fwd + t_att_bwd, t_layer_vec = t_vec_fwd + t_vec_bwd;
@@ -341,12 +367,16 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   const double C = dp_fast.t_s + dp_slow.t_s;
   double t_dp = 0;
   if (C > 0) {
+    // What overlaps is hidden, except the compute it runs beside, which slows by overlap_slowdown.
+    const double sigma = ctx.overlap_slowdown;
+    auto hide = [&](double behind) {
+      const double hidden = std::min(C * (1 - 1 / lps), behind);
+      return C - hidden + sigma * hidden;
+    };
     if (l.zero == 3) {
-      const double compute = m * lps * (t_layer_mm + t_layer_att + t_layer_vec + t_re);
-      t_dp = C / lps + std::max(0.0, C * (1 - 1 / lps) - compute);
+      t_dp = hide(m * lps * (t_layer_mm + t_layer_att + t_layer_vec + t_re));
     } else if (l.dp_overlap) {
-      const double backward = lps * (2 * g.layer_fwd_s + t_att_bwd + t_vec_bwd);
-      t_dp = C / lps + std::max(0.0, C * (1 - 1 / lps) - backward);
+      t_dp = hide(lps * (2 * g.layer_fwd_s + t_att_bwd + t_vec_bwd));
     } else {
       t_dp = C;
     }
@@ -400,6 +430,11 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   t.memory.activations = ideal.memory.activations * inflight / ideal_inflight;
   const double x_zero_mem = zero_all ? X : X_fast;
   t.memory.working = (l.zero == 3 && x_zero_mem > 1 ? 2 * ctx.p_layer / Y * a_w : 0) + 2 * 25e6;
+  // What the allocator holds beyond what is live (see allocator_fragmentation), counted with the buffers.
+  const double live = t.memory.params + t.memory.grads + t.memory.optimizer + t.memory.master + t.memory.activations +
+                      t.memory.working;
+  const double frag = ctx.allocator_fragmentation;
+  t.memory.working += live * frag / (1 - frag);
   t.memory.total = t.memory.params + t.memory.grads + t.memory.optimizer + t.memory.master + t.memory.activations +
                    t.memory.working;
   return t;

@@ -29,7 +29,8 @@
 //   tensor-parallel collectives (Y > 1): per layer 2 forward + 2 backward AllReduces of b·D·a bytes (with
 //     sequence parallelism each is a ReduceScatter + AllGather, the same bytes), full recompute adds the
 //     forward's again; ring time (Y − 1)/Y per pass over the tensor group's bandwidth plus (Y − 1) hop
-//     latencies per pass. On the critical path unless tp_overlap, then only what exceeds the matmuls.
+//     latencies per pass. On the critical path unless tp_overlap, then only what exceeds the matmuls,
+//     plus σ times what hides behind them (σ: the overlap slowdown below).
 // Per stage and microbatch: t_mb = l·(layer forward + backward + recompute + TP) + the stage's extras
 // (first: the embedding lookup; last: the final norm, the unembedding GEMM [D, V/Y] forward and backward
 // and the loss' softmax over V/Y in fp32, 2·4 + 3·4 bytes per logit; the busiest of the two) + pipeline sends: 2·v messages of
@@ -45,7 +46,12 @@
 // (ZeRO scope all) or one AllReduce of it (scope group); one latency per hop. Exposed: ZeRO-3's per-layer
 // gathers are prefetched behind the step's compute, so one layer's share (C/l) plus what exceeds the
 // compute; the gradient reduce of ZeRO-0/1/2 with dp_overlap overlaps the last microbatch's backward the
-// same way (one layer's share plus what exceeds it), without dp_overlap all of it.
+// same way (one layer's share plus what exceeds it), without dp_overlap all of it. What hides is not
+// free: the compute it runs beside slows by σ, so t_dp = C − H + σ·H with H the hidden part.
+// Overlap slowdown σ (overlap_slowdown): 0.189 on GPUs, the mean slowdown of compute kernels while a
+// collective runs beside them that Lee et al. 2025 measured (arXiv 2507.03114, abstract: A100, H100,
+// MI250, MI210; GPT and Llama training; up to 0.40): the collective's kernels take SMs and HBM bandwidth.
+// 0 on TPUs: their collectives run on DMA engines and no measurement of the effect was found.
 // Optimizer: Adam reads weights, gradients, both moments and the master copy and writes all but the
 // gradients back, (2a_w + a_g + 4a_o + 8·master) bytes per parameter the chip updates (1/X_zero of the
 // stage's 1/Y with ZeRO ≥ 1), at the fused-Adam HBM rate; SGD 2a_w + a_g.
@@ -53,7 +59,13 @@
 // Memory: the ideal model's, with the activations of the microbatches the schedule keeps in flight (GPipe
 // m, 1F1B min(m, S), interleaved min(m, S)·(1 + (S − 1)/(S·v)), Narayanan et al. 2021 §2.2.2), plus
 // ZeRO-3's working set (two layers gathered whole: the one in use and the one prefetched) and two
-// gradient buckets of 25 MB (PyTorch DDP's bucket_cap_mb default) as collective buffers.
+// gradient buckets of 25 MB (PyTorch DDP's bucket_cap_mb default) as collective buffers; on GPUs the
+// allocator's fragments on top (allocator_fragmentation, f = 0.15): reserved = live / (1 − f), so a
+// layout fits only when its live bytes are at most 85 % of HBM. f is the fragmentation GMLake removes from
+// PyTorch's caching allocator on average over eight LLM trainings on A100-80GB (Guo et al. 2024, ASPLOS '24,
+// arXiv 2401.08156, abstract: 15 % on average, up to 33 %, 9.2 GB on average), a lower bound on what the
+// caching allocator leaves fragmented. 0 on TPUs: XLA assigns
+// buffers when it compiles, and no fragmentation figure for it was found.
 // Left out: kernel launch gaps, stragglers, dropout on the residual stream, MoE routing imbalance (an MoE
 // MLP is timed as a dense one of the active width), gradient-accumulation adds (taken as fused into the
 // weight-gradient GEMM), the loss of clock under power caps beyond what the GEMM tables measured.
@@ -154,9 +166,17 @@ struct CalibratedContext {
   // What-ifs for a sensitivity study (validation_report's band), 1 = the model as documented above:
   // the backward GEMMs at this fraction of the forward shape's rate, the tensor group's bandwidth times this.
   double backward_gemm_rate_fraction = 1, tp_bandwidth_scale = 1;
+  // The chip's overlap slowdown and allocator fragmentation (the functions below), set by
+  // calibrated_context; a what-if may move them.
+  double overlap_slowdown = 0, allocator_fragmentation = 0;
 };
 CalibratedContext calibrated_context(const TransformerConfig& model, const System& system, double batch_tokens,
                                      double seq_len, const TrainingSetup& setup);
+
+// The fraction by which compute slows while a collective overlaps it (0 where none is measured).
+double overlap_slowdown(const Chip& chip);
+// The fraction of the memory a run's allocator reserves that fragmentation leaves unusable (0 where none is measured).
+double allocator_fragmentation(const Chip& chip);
 
 // The calibrated terms of one layout, already validated (step_terms validates it and passes the ideal
 // model's terms, whose memory the calibrated memory starts from). Throws std::invalid_argument for a
