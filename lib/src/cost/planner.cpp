@@ -290,17 +290,20 @@ struct TopK {
   }
 };
 
-Planned make_planned(const Fixed& f, const PlanRequest& r, const Assignment& a, const Score& t, const AxisRoles* axes,
-                     AxisRoles slow, int mi, int rule, int zero, bool zero_all) {
-  Planned p;
-  auto& l = p.layout;
+// The layout the search is at, written in place (the calibrated search reuses one, so timing a layout
+// allocates nothing).
+void set_layout(Layout& l, const Fixed& f, const PlanRequest& r, const AxisRoles* axes, AxisRoles slow, int mi, int rule,
+                int zero, bool zero_all) {
   l.fast.assign(axes, axes + f.n_fast);
   l.slow = slow;
   l.microbatches = static_cast<int>(f.micro[static_cast<size_t>(mi)]);
   l.zero = zero;
   l.zero_scope = zero_all ? ZeroScope::all : ZeroScope::group;
   l.saved = r.saved_rules[static_cast<size_t>(rule)];
-  auto& o = p.terms;
+}
+
+Terms ideal_terms(const Fixed& f, const Assignment& a, const Score& t, int mi, int rule, int zero, bool zero_all) {
+  Terms o;
   o.step_s = t.step;
   o.t_math_s = t.t_math;
   o.t_hbm_s = t.t_hbm;
@@ -311,6 +314,14 @@ Planned make_planned(const Fixed& f, const PlanRequest& r, const Assignment& a, 
   o.mfu = f.six_active * f.B / (a.chips * f.C * t.step);
   const auto m = state_memory(a, zero, zero_all);
   o.memory = {m.params, m.grads, m.optimizer, m.master, activation_bytes(f, a, mi, rule), t.bytes};
+  return o;
+}
+
+Planned make_planned(const Fixed& f, const PlanRequest& r, const Assignment& a, const Score& t, const AxisRoles* axes,
+                     AxisRoles slow, int mi, int rule, int zero, bool zero_all) {
+  Planned p;
+  set_layout(p.layout, f, r, axes, slow, mi, rule, zero, zero_all);
+  p.terms = ideal_terms(f, a, t, mi, rule, zero, zero_all);
   return p;
 }
 
@@ -448,6 +459,33 @@ double calibrated_step_floor_s(const CalibratedContext& ctx, const Layout& l) {
   return floor_step_s(fl, ctx, m, lps, units, l.saved.recompute);
 }
 
+namespace {
+
+// The search prunes against the K-th best step found so far, which is infinite until K layouts are
+// timed. To start lower: the ideal model's K + 16 best layouts (a quick search, distinct combinations of
+// degrees, each in the calibrated space with the request's switches), timed by the calibrated model; the
+// K-th best of those that fit bounds the K-th best of the whole space (K distinct combinations whose
+// best is at most that), so pruning at it loses nothing the list would keep. Infinite when fewer fit.
+double seed_bound(const PlanRequest& r, CalibratedContext& ctx) {
+  PlanRequest q = r;
+  q.cost_model = CostModel::ideal;
+  q.top_k = r.top_k + 16;
+  std::vector<double> steps;
+  for (const auto& s : plan(q).top) {
+    Layout l = s.layout;
+    const double S = pipeline_degree(l);
+    apply_switches(l, r.switches, S, std::ceil(r.model.layers / S));
+    if (l.virtual_stages < 0) continue;  // the request's v does not divide this stage's layers
+    const Terms t = calibrated_terms(ctx, l, s.terms);
+    if (t.memory.total <= r.system.chip.hbm_bytes) steps.push_back(t.step_s);
+  }
+  if (static_cast<int>(steps.size()) < r.top_k) return INFINITY;
+  std::nth_element(steps.begin(), steps.begin() + (r.top_k - 1), steps.end());
+  return steps[static_cast<size_t>(r.top_k - 1)];
+}
+
+}  // namespace
+
 PlanResult plan(const PlanRequest& r) {
   const Fixed f = fix(r);
   if (r.cost_model == CostModel::book) return plan_book(r, f);
@@ -465,7 +503,11 @@ PlanResult plan(const PlanRequest& r) {
   TopK top{r.top_k, {}};
   std::array<size_t, kMaxAxes> idx{};
   std::array<AxisRoles, kMaxAxes> axes{};
+  // A starting bound for the pruning: the calibrated step of the ideal model's best layouts (see seed_bound).
+  const double seeded = calibrated && r.prune ? seed_bound(r, *ctx) : INFINITY;
   std::vector<int> v_options;
+  Planned work;  // the calibrated layout being timed
+  Terms ideal;   // and the ideal terms of its base (the calibrated memory starts from them)
   for (;;) {
     for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
     for (const auto& slow : slow_options) {
@@ -477,9 +519,11 @@ PlanResult plan(const PlanRequest& r) {
         // The schedules to try: the request's (v = 1 here), and with search_switches the interleaved
         // schedule at every v ≥ 2 that divides the stage's layers (Calculon tries every such v too).
         v_options.assign(1, 1);
-        if (r.search_switches && a.S >= 2)
-          for (int v = 2; v <= a.lps; ++v)
-            if (std::fmod(a.lps, v) == 0) v_options.push_back(v);
+        if (r.search_switches && a.S >= 2) {
+          const int lps = static_cast<int>(a.lps);  // at most the layers, an int
+          for (int v = 2; v <= lps; ++v)
+            if (lps % v == 0) v_options.push_back(v);
+        }
         for (int mi = 0; mi < f.n_micro; ++mi) {
           const double xm = a.X * f.micro[static_cast<size_t>(mi)];
           if (xm > f.B) break;
@@ -517,7 +561,7 @@ PlanResult plan(const PlanRequest& r) {
               if (t.bytes > f.hbm) continue;
               const double m = f.micro[static_cast<size_t>(mi)];
               const auto recompute = r.saved_rules[static_cast<size_t>(rule)].recompute;
-              std::optional<Planned> base;
+              bool at_base = false;  // `work` holds this base layout and `ideal` its terms
               for (int v : v_options) {
                 // The bubble of this schedule in units of one microbatch (calibrated.hpp): (S − 1)/v
                 // interleaved, S − 1 for GPipe and 1F1B, none without a pipeline.
@@ -532,28 +576,31 @@ PlanResult plan(const PlanRequest& r) {
                   const double units = a.S > 1 ? (interleaved ? (a.S - 1) / v_used : a.S - 1) : 0;
                   const double floor =
                       floor_step_s(*floor_of_micro[static_cast<size_t>(mi)], *ctx, m, a.lps, units, recompute);
-                  if (floor > top.worst_step()) {
+                  if (floor > std::min(seeded, top.worst_step())) {
                     out.configs_pruned += static_cast<std::uint64_t>(per_schedule);
                     continue;
                   }
                 }
-                if (!base) base = make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all);
-                Planned p = *base;
-                apply_switches(p.layout, r.switches, a.S, a.lps);
-                if (v > 1) p.layout.schedule = Schedule::interleaved, p.layout.virtual_stages = v;
+                if (!at_base) {
+                  set_layout(work.layout, f, r, axes.data(), slow, mi, rule, zero, all);
+                  ideal = ideal_terms(f, a, t, mi, rule, zero, all);
+                  at_base = true;
+                }
+                Layout& l = work.layout;
+                apply_switches(l, r.switches, a.S, a.lps);
+                if (v > 1) l.schedule = Schedule::interleaved, l.virtual_stages = v;
                 for (int sp = 0; sp < sp_options; ++sp) {
                   for (int tpo = 0; tpo < tpo_options; ++tpo) {
                     for (int dpo = 0; dpo < dpo_options; ++dpo) {
-                      Planned q = p;
-                      if (sp_options == 2) q.layout.sequence_parallel = sp == 1;
-                      if (tpo_options == 2) q.layout.tp_overlap = tpo == 1;
-                      if (dpo_options == 2) q.layout.dp_overlap = dpo == 1;
-                      q.terms = calibrated_terms(*ctx, q.layout, p.terms);
+                      if (sp_options == 2) l.sequence_parallel = sp == 1;
+                      if (tpo_options == 2) l.tp_overlap = tpo == 1;
+                      if (dpo_options == 2) l.dp_overlap = dpo == 1;
+                      work.terms = calibrated_terms(*ctx, l, ideal);
                       ++out.configs_timed;
-                      if (q.terms.memory.total > f.hbm) continue;
+                      if (work.terms.memory.total > f.hbm) continue;
                       ++out.configs_fit;
-                      if (q.terms.step_s > top.worst_step()) continue;
-                      top.offer(q);
+                      if (work.terms.step_s > top.worst_step()) continue;
+                      top.offer(work);
                     }
                   }
                 }
