@@ -469,7 +469,7 @@ namespace {
 double seed_bound(const PlanRequest& r, CalibratedContext& ctx) {
   PlanRequest q = r;
   q.cost_model = CostModel::ideal;
-  q.top_k = r.top_k + 16;
+  q.top_k = std::min(r.top_k, 1 << 24) + 16;
   std::vector<double> steps;
   for (const auto& s : plan(q).top) {
     Layout l = s.layout;
