@@ -164,7 +164,7 @@ void expect_same_list(const PlanRequest& r) {
 TEST_CASE("planner prune: the pruned search returns exactly the unpruned top K") {
   const auto cases = machines();
   for (const size_t i : {size_t{0}, size_t{3}, size_t{5}, size_t{6}}) {
-    for (const int k : {1, 10, 60}) {
+    for (const int k : {1, 25}) {
       CAPTURE(i);
       CAPTURE(k);
       expect_same_list(calibrated_request(cases[i], k));
