@@ -75,6 +75,9 @@ void run_plan(const PlanArgs& a) {
     apply_switches(a.step, r.switches);
     // The calibrated search tries sequence parallelism and interleaving itself unless they are given.
     r.search_switches = a.step.sp.empty() && a.step.vp.empty() && a.step.schedule.empty();
+    // And each overlap off and on unless it is given.
+    r.search_tp_overlap = a.step.tp_overlap.empty();
+    r.search_dp_overlap = a.step.dp_overlap.empty();
     if (!a.step.zero.empty()) r.zero_stages = parse_zero_stages(a.step.zero);
     if (!a.max_microbatches.empty()) {
       r.max_microbatches = static_cast<int>(parse_size("--max-microbatches", a.max_microbatches, limits::kMaxMicrobatches));
@@ -89,6 +92,8 @@ void run_plan(const PlanArgs& a) {
   for (const auto& l : out.top) top.push_back(step_json(l, r.system));
   const nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
                          {"configs_fit", out.configs_fit},
+                         {"configs_timed", out.configs_timed},
+                         {"configs_pruned", out.configs_pruned},
                          {"hardware", r.system.name},
                          {"chips", count_json(chips(r.system))},
                          {"fast_network", r.system.fast_name},
@@ -107,18 +112,25 @@ void run_plan(const PlanArgs& a) {
   }
   fmt::print("{} on {}, batch {} tokens ({} cost model, {})\n", model_title(a.model, a.config), escape_for_message(r.system.name),
              format_number(r.batch_tokens), to_string(r.cost_model), mode);
-  fmt::print("layouts evaluated: {}, fit in HBM: {}; ranked by: {}\n\n", out.configs_evaluated, out.configs_fit,
-             kTieRule);
+  if (r.cost_model == CostModel::calibrated && mode == "search")
+    fmt::print("layouts evaluated: {}, timed: {} ({} fit in HBM), skipped by the floor: {}; ranked by: {}\n\n",
+               out.configs_evaluated, out.configs_timed, out.configs_fit, out.configs_pruned, kTieRule);
+  else
+    fmt::print("layouts evaluated: {}, fit in HBM: {}; ranked by: {}\n\n", out.configs_evaluated, out.configs_fit,
+               kTieRule);
   if (r.system.slow.groups > 1) fmt::print("(zero N*: ZeRO shards across the {} as well)\n", r.system.slow.name);
   const bool cal = r.cost_model == CostModel::calibrated;
   fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>6} {:<10} {}\n", "#", "dp", "tp", "pp",
-             "micro", "zero", "saved", cal ? "sp  vp " : "", "step", "mem/chip", "MFU", "bound",
+             "micro", "zero", "saved", cal ? "sp  vp  tpo dpo " : "", "step", "mem/chip", "MFU", "bound",
              "axes (data·tensor·pipeline)");
   int rank = 1;
   for (const auto& p : out.top) {
     const auto& [l, t] = p;
-    // Calibrated: sequence parallelism and virtual stages (1 without interleaving).
-    const std::string switches = cal ? fmt::format("{:<3} {:<3} ", l.sequence_parallel ? "yes" : "no", l.virtual_stages) : "";
+    // Calibrated: sequence parallelism, virtual stages (1 without interleaving), TP and DP overlap.
+    auto yes_no = [](bool b) { return b ? "yes" : "no"; };
+    const std::string switches = cal ? fmt::format("{:<3} {:<3} {:<3} {:<3} ", yes_no(l.sequence_parallel), l.virtual_stages,
+                                                   yes_no(l.tp_overlap), yes_no(l.dp_overlap))
+                                     : "";
     fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>5.1f}% {:<10} {}\n", rank++,
                data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches,
                std::to_string(l.zero) + (l.zero_scope == ZeroScope::all && r.system.slow.groups > 1 ? "*" : ""),

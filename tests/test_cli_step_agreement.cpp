@@ -108,10 +108,16 @@ TEST_CASE("the issue's case: plan's best, given to train as flags, is the same l
   const auto p = run("plan " + machine + " --json");
   REQUIRE(p.exit_code == 0);
   const auto best = nlohmann::json::parse(p.out)["best"];
-  const std::string flags = " --dp " + best["dp"].dump() + " --tp " + best["tp"].dump() + " --pp " + best["pp"].dump() +
+  const std::string degrees = " --dp " + best["dp"].dump() + " --tp " + best["tp"].dump() + " --pp " + best["pp"].dump() +
                             " --microbatches " + best["microbatches"].dump() + " --zero " + best["zero"].dump() +
                             " --zero-scope " + best["zero_scope"].get<std::string>() + " --saved " +
                             best["saved"].get<std::string>();
+  // The calibrated search also picks the switches (sequence parallelism, schedule, overlaps): train takes them too.
+  auto yes_no = [&](const char* key) { return std::string(best[key].get<bool>() ? "yes" : "no"); };
+  const std::string switches = " --sp " + yes_no("sequence_parallel") + " --schedule " +
+                               best["schedule"].get<std::string>() + " --vp " + best["virtual_stages"].dump() +
+                               " --tp-overlap " + yes_no("tp_overlap") + " --dp-overlap " + yes_no("dp_overlap");
+  const std::string flags = degrees + switches;
   INFO(flags);
   const auto t = run("train " + machine + flags + " --json");
   REQUIRE(t.exit_code == 0);

@@ -123,7 +123,7 @@ void add_plan(CLI::App& app) {
       ->check(size_check("--batch-tokens"));
   planner->add_option("--top", pl.top, "print the K fastest layouts (default 1, at most 1000)")
       ->check(size_check("--top", limits::kMaxTop));
-  planner->add_option("--max-microbatches", pl.max_microbatches, "largest microbatch count (powers of 2; default 256)")
+  planner->add_option("--max-microbatches", pl.max_microbatches, "largest microbatch count (every count dividing the batch up to this; default 256)")
       ->check(size_check("--max-microbatches", limits::kMaxMicrobatches));
   planner->add_flag("--json", pl.json, "print one JSON object, SI units");
   run_when_chosen(planner, [owned] { run_plan(*owned); });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -24,7 +25,7 @@ namespace {
 constexpr int kMaxAxes = 6;
 constexpr int kMaxRules = 8;
 constexpr double kMaxPlanChips = 1 << 30;  // every degree and chip count fits an int (2^31 - 1)
-constexpr int kMaxMicro = 32;  // powers of two: up to 2^31
+constexpr int kMaxMicroCount = 1 << 20;  // the largest microbatch count the search tries (CLI: kMaxMicrobatches)
 
 // What one request fixes: the model's sizes and the per-rule constants.
 struct Fixed {
@@ -40,7 +41,7 @@ struct Fixed {
   std::array<int, kMaxAxes> axis{};
   std::array<double, kMaxAxes> axis_bw{};
   int n_micro;
-  std::array<double, kMaxMicro> micro{};
+  std::vector<double> micro;  // the microbatch counts to try, ascending
 };
 
 // `only_micro` > 0: that one microbatch count (step_terms), instead of the powers of two up to the maximum.
@@ -57,7 +58,8 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
   for (int z : r.zero_stages)
     if (z < 0 || z > 3) throw std::invalid_argument("ZeRO stage " + std::to_string(z) + ": must be 0, 1, 2 or 3");
   if (r.top_k < 1) throw std::invalid_argument("top = " + std::to_string(r.top_k) + ": must be at least 1");
-  if (r.max_microbatches < 1) throw std::invalid_argument("max microbatches must be at least 1");
+  if (r.max_microbatches < 1 || r.max_microbatches > kMaxMicroCount)
+    throw std::invalid_argument("max microbatches = " + std::to_string(r.max_microbatches) + ": must be 1 to 2^20");
   if (r.max_pipeline < 0) throw std::invalid_argument("max pipeline degree must not be negative");
   const auto& h = r.system;
   if (h.fast.empty() || h.fast.size() > kMaxAxes)
@@ -116,12 +118,13 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
     f.axis[static_cast<size_t>(i)] = h.fast[static_cast<size_t>(i)].size;
     f.axis_bw[static_cast<size_t>(i)] = h.fast[static_cast<size_t>(i)].bytes_per_s;
   }
-  f.n_micro = 0;
-  if (only_micro > 0) f.micro[static_cast<size_t>(f.n_micro++)] = only_micro;
+  if (only_micro > 0) f.micro.push_back(only_micro);
   else
-    // Whole microbatches only: the powers of two that divide B (a prefix of them, so the list just stops).
-    for (double m = 1; m <= r.max_microbatches && f.n_micro < kMaxMicro && std::fmod(f.B, m) == 0; m *= 2)
-      f.micro[static_cast<size_t>(f.n_micro++)] = m;
+    // Whole microbatches only: every count up to the maximum that divides B (Calculon tries every divisor
+    // of the batch too), ascending, so the search stops at the first with fewer than one token per replica.
+    for (double m = 1; m <= r.max_microbatches && m <= f.B; ++m)
+      if (std::fmod(f.B, m) == 0) f.micro.push_back(m);
+  f.n_micro = static_cast<int>(f.micro.size());
   return f;
 }
 
@@ -137,7 +140,7 @@ struct Assignment {
   double t_gather_slow;             // one of a chip's 1/X_fast share over the pods
   double t_tensor, t_tensor_rerun;  // TP: the step's collectives, and those a rerun forward adds
   double t_pipe_fast, t_pipe_slow;  // pipeline sends per step
-  std::array<double, kMaxMicro> bubble{};  // t_bubble / t_chip for each microbatch count: f / (1 − f)
+  std::vector<double> bubble;       // t_bubble / t_chip for each microbatch count: f / (1 − f)
 };
 
 Assignment assign(const Fixed& f, const System& system, const AxisRoles* axes, AxisRoles slow) {
@@ -183,6 +186,7 @@ void cost_assignment(const Fixed& f, Assignment& a) {
     a.t_tensor = 2 * a.lps * (tp.comm_y_fwd_exact + tp.comm_y_bwd_exact) / a.w_tensor;
     a.t_tensor_rerun = 2 * a.lps * tp.comm_y_fwd_exact / a.w_tensor;
   }
+  a.bubble.assign(f.micro.size(), 0.0);
   if (a.S > 1) {
     // §5.1.5: a replica's B/X tokens cross each stage boundary forward and back; TP splits them over Y.
     const auto pc = pipeline_cost(MlpLayer{f.B / a.X, f.D, f.F}, f.L, a.S, 1);
@@ -286,17 +290,20 @@ struct TopK {
   }
 };
 
-Planned make_planned(const Fixed& f, const PlanRequest& r, const Assignment& a, const Score& t, const AxisRoles* axes,
-                     AxisRoles slow, int mi, int rule, int zero, bool zero_all) {
-  Planned p;
-  auto& l = p.layout;
+// The layout the search is at, written in place (the calibrated search reuses one, so timing a layout
+// allocates nothing).
+void set_layout(Layout& l, const Fixed& f, const PlanRequest& r, const AxisRoles* axes, AxisRoles slow, int mi, int rule,
+                int zero, bool zero_all) {
   l.fast.assign(axes, axes + f.n_fast);
   l.slow = slow;
   l.microbatches = static_cast<int>(f.micro[static_cast<size_t>(mi)]);
   l.zero = zero;
   l.zero_scope = zero_all ? ZeroScope::all : ZeroScope::group;
   l.saved = r.saved_rules[static_cast<size_t>(rule)];
-  auto& o = p.terms;
+}
+
+Terms ideal_terms(const Fixed& f, const Assignment& a, const Score& t, int mi, int rule, int zero, bool zero_all) {
+  Terms o;
   o.step_s = t.step;
   o.t_math_s = t.t_math;
   o.t_hbm_s = t.t_hbm;
@@ -307,6 +314,14 @@ Planned make_planned(const Fixed& f, const PlanRequest& r, const Assignment& a, 
   o.mfu = f.six_active * f.B / (a.chips * f.C * t.step);
   const auto m = state_memory(a, zero, zero_all);
   o.memory = {m.params, m.grads, m.optimizer, m.master, activation_bytes(f, a, mi, rule), t.bytes};
+  return o;
+}
+
+Planned make_planned(const Fixed& f, const PlanRequest& r, const Assignment& a, const Score& t, const AxisRoles* axes,
+                     AxisRoles slow, int mi, int rule, int zero, bool zero_all) {
+  Planned p;
+  set_layout(p.layout, f, r, axes, slow, mi, rule, zero, zero_all);
+  p.terms = ideal_terms(f, a, t, mi, rule, zero, zero_all);
   return p;
 }
 
@@ -398,6 +413,79 @@ PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
 
 }  // namespace
 
+MicrobatchFloor microbatch_floor(const CalibratedContext& ctx, double b, double Y, AttentionKernel kernel) {
+  const auto& c = ctx.model;
+  // The GEMMs of calibrated.hpp's layer at the calibrated model's own rate for each shape.
+  const double e = c.expert_d_ff > 0 ? c.expert_d_ff : c.d_ff;
+  const double f = is_moe(c) ? (c.experts_per_token + c.shared_experts) * e : c.d_ff;  // the MLP width a token uses
+  const double hq = c.q_heads * c.head_dim, hkv = c.kv_heads * c.head_dim;
+  const double shapes[4][2] = {{c.d_model, (hq + 2 * hkv) / Y},
+                               {hq / Y, c.d_model},
+                               {c.d_model, (c.gated_mlp ? 2 : 1) * f / Y},
+                               {f / Y, c.d_model}};
+  MicrobatchFloor fl;
+  for (const auto& s : shapes) fl.layer_fwd_mm_s += 2 * b * s[0] * s[1] / matmul_rate(ctx.cal, b, s[0], s[1]);
+  fl.unembed_fwd_mm_s = 2 * b * c.d_model * (c.vocab / Y) / matmul_rate(ctx.cal, b, c.d_model, c.vocab / Y);
+  // The attention core's FLOPs at the matmul ceiling: flash attention's causal pairs (its whole time),
+  // the materialized kernel's every pair (the FLOP side of its roofline).
+  const double ceiling = ctx.cal.matmul_ceiling_flops_per_s, per_pair = 4 * c.head_dim * b * (c.q_heads / Y);
+  if (kernel == AttentionKernel::flash) {
+    fl.att_fwd_s = per_pair * (ctx.seq_len + 1) / 2 / ceiling;
+    fl.att_bwd_s = 2.5 * fl.att_fwd_s;
+  } else {
+    fl.att_fwd_s = per_pair * ctx.seq_len / ceiling;
+    fl.att_bwd_s = 2 * fl.att_fwd_s;
+  }
+  return fl;
+}
+
+double floor_step_s(const MicrobatchFloor& fl, const CalibratedContext& ctx, double m, double lps, double bubble_units,
+                    Remat recompute) {
+  const double fb = 1 + 2 / ctx.backward_gemm_rate_fraction;  // forward + backward GEMM time per forward's
+  const double rerun = recompute == Remat::block         ? fl.layer_fwd_mm_s + fl.att_fwd_s
+                       : recompute == Remat::big_matmuls ? fl.att_fwd_s
+                                                         : 0;
+  const double t_mb = lps * (fb * fl.layer_fwd_mm_s + fl.att_fwd_s + fl.att_bwd_s + rerun) + fb * fl.unembed_fwd_mm_s;
+  // The guard covers rounding only: the calibrated model sums the same parts in another order.
+  return (m + bubble_units) * t_mb * (1 - 1e-9);
+}
+
+double calibrated_step_floor_s(const CalibratedContext& ctx, const Layout& l) {
+  const double X = data_degree(l), Y = tensor_degree(l), S = pipeline_degree(l), m = l.microbatches;
+  const double lps = std::ceil(ctx.model.layers / S);
+  const bool interleaved = l.schedule == Schedule::interleaved;
+  const double units = S > 1 ? (interleaved ? (S - 1) / l.virtual_stages : S - 1) : 0;
+  const auto fl = microbatch_floor(ctx, ctx.batch_tokens / (X * m), Y, l.attention);
+  return floor_step_s(fl, ctx, m, lps, units, l.saved.recompute);
+}
+
+namespace {
+
+// The search prunes against the K-th best step found so far, which is infinite until K layouts are
+// timed. To start lower: the ideal model's K + 16 best layouts (a quick search, distinct combinations of
+// degrees, each in the calibrated space with the request's switches), timed by the calibrated model; the
+// K-th best of those that fit bounds the K-th best of the whole space (K distinct combinations whose
+// best is at most that), so pruning at it loses nothing the list would keep. Infinite when fewer fit.
+double seed_bound(const PlanRequest& r, CalibratedContext& ctx) {
+  PlanRequest q = r;
+  q.cost_model = CostModel::ideal;
+  q.top_k = std::min(r.top_k, 1 << 24) + 16;
+  std::vector<double> steps;
+  for (const auto& s : plan(q).top) {
+    Layout l = s.layout;
+    const double S = pipeline_degree(l);
+    apply_switches(l, r.switches, S, std::ceil(r.model.layers / S));
+    if (l.virtual_stages < 0) continue;  // the request's v does not divide this stage's layers
+    const Terms t = calibrated_terms(ctx, l, s.terms);
+    if (t.memory.total <= r.system.chip.hbm_bytes) steps.push_back(t.step_s);
+  }
+  if (static_cast<int>(steps.size()) < r.top_k) return INFINITY;
+  std::nth_element(steps.begin(), steps.begin() + (r.top_k - 1), steps.end());
+  return steps[static_cast<size_t>(r.top_k - 1)];
+}
+
+}  // namespace
+
 PlanResult plan(const PlanRequest& r) {
   const Fixed f = fix(r);
   if (r.cost_model == CostModel::book) return plan_book(r, f);
@@ -407,11 +495,19 @@ PlanResult plan(const PlanRequest& r) {
   std::array<std::vector<AxisRoles>, kMaxAxes> options;
   for (int i = 0; i < f.n_fast; ++i) options[static_cast<size_t>(i)] = splits(f.axis[static_cast<size_t>(i)], true);
   const auto slow_options = splits(r.system.slow.groups, false);
+  // The calibrated floor of one microbatch by (data degree × microbatches, tensor degree): few distinct.
+  std::map<std::pair<double, double>, MicrobatchFloor> floors;
+  std::vector<const MicrobatchFloor*> floor_of_micro(f.micro.size());
 
   PlanResult out;
   TopK top{r.top_k, {}};
   std::array<size_t, kMaxAxes> idx{};
   std::array<AxisRoles, kMaxAxes> axes{};
+  // A starting bound for the pruning: the calibrated step of the ideal model's best layouts (see seed_bound).
+  const double seeded = calibrated && r.prune ? seed_bound(r, *ctx) : INFINITY;
+  std::vector<int> v_options;
+  Planned work;  // the calibrated layout being timed
+  Terms ideal;   // and the ideal terms of its base (the calibrated memory starts from them)
   for (;;) {
     for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
     for (const auto& slow : slow_options) {
@@ -419,48 +515,94 @@ PlanResult plan(const PlanRequest& r) {
       if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.B || (r.max_pipeline > 0 && a.S > r.max_pipeline))
         continue;
       cost_assignment(f, a);
+      if (calibrated) {
+        // The schedules to try: the request's (v = 1 here), and with search_switches the interleaved
+        // schedule at every v ≥ 2 that divides the stage's layers (Calculon tries every such v too).
+        v_options.assign(1, 1);
+        if (r.search_switches && a.S >= 2) {
+          const int lps = static_cast<int>(a.lps);  // at most the layers, an int
+          for (int v = 2; v <= lps; ++v)
+            if (lps % v == 0) v_options.push_back(v);
+        }
+        for (int mi = 0; mi < f.n_micro; ++mi) {
+          const double xm = a.X * f.micro[static_cast<size_t>(mi)];
+          if (xm > f.B) break;
+          auto [it, fresh] = floors.try_emplace({xm, a.Y});
+          if (fresh) it->second = microbatch_floor(*ctx, r.batch_tokens / xm, a.Y, r.switches.attention);
+          floor_of_micro[static_cast<size_t>(mi)] = &it->second;
+        }
+      }
+      // Switches searched on and off (calibrated only): sequence parallelism and TP overlap where there
+      // is a tensor group, the DP overlap where a data group reduces gradients outside ZeRO-3.
+      const int sp_options = calibrated && r.search_switches && a.Y > 1 ? 2 : 1;
+      const int tpo_options = calibrated && r.search_tp_overlap && a.Y > 1 ? 2 : 1;
       for (int zero : r.zero_stages) {
+        const int dpo_options = calibrated && r.search_dp_overlap && a.X > 1 && zero < 3 ? 2 : 1;
+        const int per_schedule = sp_options * tpo_options * dpo_options;
         // ZeRO over the slice's data group only, or over every replica (only distinct with pods and a stage).
         for (int all = 0; all <= (zero > 0 && a.X_slow > 1); ++all) {
           const double state = state_bytes(a, zero, all);
           for (int rule = 0; rule < f.n_rules; ++rule) {
             for (int mi = 0; mi < f.n_micro && a.X * f.micro[static_cast<size_t>(mi)] <= f.B; ++mi) {
-              ++out.configs_evaluated;
               const Score t = score(f, a, zero, all, state, mi, rule);
-              // The calibrated memory is the ideal one plus what real runs add, so a layout the ideal
-              // model cannot fit never fits; its step is not bounded by the ideal one's, so no pruning.
-              if (t.bytes > f.hbm) continue;
               if (!calibrated) {
+                ++out.configs_evaluated;
+                if (t.bytes > f.hbm) continue;
                 ++out.configs_fit;
                 if (t.step > top.worst_step()) continue;
                 top.offer(make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all));
                 continue;
               }
-              const Planned base = make_planned(f, r, a, t, axes.data(), slow, mi, rule, zero, all);
-              // With search_switches: sequence parallelism off and on (with a tensor group), and the
-              // interleaved schedule at each v in {2, 4, 8} that divides the stage's layers (with a pipeline).
-              const int sp_options = r.search_switches && a.Y > 1 ? 2 : 1;
-              for (int sp = 0; sp < sp_options; ++sp) {
-                for (int v : {1, 2, 4, 8}) {
-                  Planned p = base;
-                  apply_switches(p.layout, r.switches, a.S, a.lps);
-                  if (r.search_switches) {
-                    if (sp_options == 2) p.layout.sequence_parallel = sp == 1;
-                    if (v > 1) {
-                      if (a.S < 2 || std::fmod(a.lps, v) != 0) continue;
-                      p.layout.schedule = Schedule::interleaved;
-                      p.layout.virtual_stages = v;
-                    }
-                  } else if (v > 1) {
+              const std::uint64_t variants = v_options.size() * static_cast<std::uint64_t>(per_schedule);
+              out.configs_evaluated += variants;
+              // The calibrated memory is the ideal one plus what real runs add (calibrated.hpp: more
+              // microbatches in flight, never fewer; buffers ≥ 0), so a layout the ideal model cannot fit
+              // never fits, whatever its switches.
+              if (t.bytes > f.hbm) continue;
+              const double m = f.micro[static_cast<size_t>(mi)];
+              const auto recompute = r.saved_rules[static_cast<size_t>(rule)].recompute;
+              bool at_base = false;  // `work` holds this base layout and `ideal` its terms
+              for (int v : v_options) {
+                // The bubble of this schedule in units of one microbatch (calibrated.hpp): (S − 1)/v
+                // interleaved, S − 1 for GPipe and 1F1B, none without a pipeline.
+                const bool interleaved = v > 1 || (r.switches.schedule == Schedule::interleaved && a.S >= 2);
+                const double v_used = v > 1 ? v : interleaved ? r.switches.virtual_stages : 1;
+                if (interleaved && std::fmod(a.lps, v_used) != 0) {  // the request's v does not divide the stage
+                  out.configs_evaluated -= static_cast<std::uint64_t>(per_schedule);
+                  continue;
+                }
+                // The bound: no switch of this schedule can beat the K-th best (planner.hpp's proof).
+                if (r.prune) {
+                  const double units = a.S > 1 ? (interleaved ? (a.S - 1) / v_used : a.S - 1) : 0;
+                  const double floor =
+                      floor_step_s(*floor_of_micro[static_cast<size_t>(mi)], *ctx, m, a.lps, units, recompute);
+                  if (floor > std::min(seeded, top.worst_step())) {
+                    out.configs_pruned += static_cast<std::uint64_t>(per_schedule);
                     continue;
                   }
-                  if (p.layout.virtual_stages < 0) continue;  // v does not divide this stage's layers
-                  if (sp > 0 || v > 1) ++out.configs_evaluated;  // the base layout is counted above
-                  p.terms = calibrated_terms(*ctx, p.layout, p.terms);
-                  if (p.terms.memory.total > f.hbm) continue;
-                  ++out.configs_fit;
-                  if (p.terms.step_s > top.worst_step()) continue;
-                  top.offer(p);
+                }
+                if (!at_base) {
+                  set_layout(work.layout, f, r, axes.data(), slow, mi, rule, zero, all);
+                  ideal = ideal_terms(f, a, t, mi, rule, zero, all);
+                  at_base = true;
+                }
+                Layout& l = work.layout;
+                apply_switches(l, r.switches, a.S, a.lps);
+                if (v > 1) l.schedule = Schedule::interleaved, l.virtual_stages = v;
+                for (int sp = 0; sp < sp_options; ++sp) {
+                  for (int tpo = 0; tpo < tpo_options; ++tpo) {
+                    for (int dpo = 0; dpo < dpo_options; ++dpo) {
+                      if (sp_options == 2) l.sequence_parallel = sp == 1;
+                      if (tpo_options == 2) l.tp_overlap = tpo == 1;
+                      if (dpo_options == 2) l.dp_overlap = dpo == 1;
+                      work.terms = calibrated_terms(*ctx, l, ideal);
+                      ++out.configs_timed;
+                      if (work.terms.memory.total > f.hbm) continue;
+                      ++out.configs_fit;
+                      if (work.terms.step_s > top.worst_step()) continue;
+                      top.offer(work);
+                    }
+                  }
                 }
               }
             }

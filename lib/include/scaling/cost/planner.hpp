@@ -58,6 +58,7 @@
 #include <string>
 #include <vector>
 
+#include "scaling/cost/calibrated.hpp"
 #include "scaling/cost/layout.hpp"
 #include "scaling/cost/terms.hpp"
 #include "scaling/cost/training.hpp"
@@ -91,17 +92,25 @@ struct PlanRequest {
   std::vector<PlanRule> saved_rules = default_saved_rules();
   TrainingSetup setup;  // dtypes, optimizer and master copy (its `saved` is ignored: the rules above vary it)
   std::vector<int> zero_stages{0, 1, 2, 3};
-  int max_microbatches = 256;  // powers of two up to this that divide B (and up to B/X tokens)
+  int max_microbatches = 256;  // every count up to this (at most 2^20) that divides B (and up to B/X tokens)
   int max_pipeline = 0;        // the largest pipeline degree to try; 0: any (up to the layers)
   CostModel cost_model = CostModel::ideal;
   // The calibrated model's switches every candidate takes (schedule, virtual stages, sequence
   // parallelism, overlaps, attention kernel; layout.hpp); the interleaved schedule applies where there is
   // a pipeline whose stages' layers v divides. The ideal and book models ignore them.
   Layout switches;
-  // Calibrated only: also try sequence parallelism on and off (where there is a tensor group) and the
-  // interleaved schedule with v = 2, 4, 8 virtual stages (where v divides a stage's layers), each a layout of
-  // its own in configs_evaluated; a list shows each combination of degrees once, at its best switches.
+  // Calibrated only, each a layout of its own in configs_evaluated (a list shows each combination of
+  // degrees once, at its best switches): search_switches tries sequence parallelism on and off (where
+  // there is a tensor group) and the interleaved schedule at every v ≥ 2 that divides a stage's layers
+  // (where there is a pipeline); search_tp_overlap the TP overlap off and on (with a tensor group);
+  // search_dp_overlap the DP overlap off and on (with a data group and ZeRO 0–2, where it acts).
   bool search_switches = false;
+  bool search_tp_overlap = false;
+  bool search_dp_overlap = false;
+  // Calibrated only: skip the layouts whose floor (calibrated_step_floor_s below) already exceeds the
+  // K-th best step found so far. The list is the same with and without (the floor never exceeds the
+  // step, and such a layout would be rejected anyway); only configs_timed and configs_pruned differ.
+  bool prune = true;
   int top_k = 1;
 };
 
@@ -112,10 +121,56 @@ struct Planned {
 };
 
 struct PlanResult {
-  std::uint64_t configs_evaluated = 0;
+  std::uint64_t configs_evaluated = 0;  // every layout of the space the request spans
+  // Ideal: the layouts that fit in HBM. Calibrated: those of the timed layouts that fit (a pruned layout
+  // is never timed, so whether its calibrated memory fits is not known).
   std::uint64_t configs_fit = 0;
+  std::uint64_t configs_timed = 0;   // calibrated: layouts the calibrated model timed
+  std::uint64_t configs_pruned = 0;  // calibrated: layouts skipped by the floor (they fit the ideal memory)
   std::vector<Planned> top;  // the fastest that fit, best first (at most top_k), ranked by better() (terms.hpp)
 };
+
+// The pruning bound: a floor under the calibrated step of a layout, cheap enough to test before timing it.
+// Per microbatch through the busiest stage (calibrated.hpp's letters; R the calibrated model's own GEMM
+// rate for the shape, c its matmul ceiling):
+//   t_floor = l·((1 + 2/β)·Σ_GEMMs 2·b·K·N/R + A_fwd + A_bwd + rerun) + (1 + 2/β)·2·b·D·(V/Y)/R(b, D, V/Y)
+// with β the backward GEMMs' rate fraction (1 as documented), A the attention core's FLOPs at c (flash:
+// 4H·b·(N_q/Y)·(s + 1)/2 forward, 2.5× that backward; materialized: every pair, 4H·b·(N_q/Y)·s forward,
+// twice that backward), rerun the full recompute's layer forward (GEMMs + A_fwd) or the selective one's
+// A_fwd; and floor = (m + u)·t_floor, u the schedule's bubble in microbatches ((S − 1)/v interleaved,
+// S − 1 for GPipe and 1F1B, 0 without a pipeline).
+// Proof that floor ≤ the calibrated step, term by term against calibrated.hpp: step = m·t_mb + t_bubble +
+// t_dp + t_opt with t_bubble = u·t_mb and t_dp, t_opt ≥ 0, so step ≥ (m + u)·t_mb. t_mb = l·(matmul +
+// attention + vector + recompute + TP) + the stage's extras + sends, every part ≥ 0: its layer matmul
+// is l·(1 + 2/β)·Σ 2bKN/R, the same sum; its attention is A_fwd + A_bwd for flash and, for the
+// materialized kernel, a roofline max(FLOPs/c, bytes/rate) ≥ the FLOP side; its recompute is the forward
+// layer (GEMMs + attention + vector ≥ GEMMs + A_fwd) or attention + softmax (≥ A_fwd); the extras are the
+// unembedding GEMM + loss when the last stage is the busier (or S = 1, where the embedding adds to them)
+// and the embedding otherwise, which is then larger than unembedding GEMM + loss: either way ≥ the
+// unembedding GEMM. Every other part (vector work, TP collectives — also when overlapped, never below
+// 0 —, sends, exposed DP traffic, the optimizer) is dropped, which is why the floor is weak for
+// communication-bound layouts. The floor takes 1 − 1e-9 of the sum against rounding (the model adds the
+// same parts in another order). tests/test_planner_prune.cpp holds it against calibrated_terms on random
+// layouts over TPU slices, pods and GPU clusters.
+// Why not the ideal model as the floor: its step is not below the calibrated one for every layout. It
+// charges 1F1B's bubble, (S − 1)/m of the compute, to an interleaved layout whose calibrated bubble is
+// (S − 1)/(v·m): the property test finds such layouts among its random ones (65 of 1,600, every one
+// interleaved). Nor is it term by term below elsewhere, so no proof covers it: its compute is 6·N_active
+// FLOPs per token with the embedding table in N (the calibrated model looks the embedding up, a copy),
+// and it reads the weights from HBM once per microbatch and pass, which the calibrated GEMM rates
+// already contain.
+struct MicrobatchFloor {
+  double layer_fwd_mm_s = 0;    // one layer's four GEMMs, forward, at the calibrated rates
+  double unembed_fwd_mm_s = 0;  // the unembedding GEMM, forward
+  double att_fwd_s = 0, att_bwd_s = 0;  // the attention core's FLOPs at the matmul ceiling
+};
+// For b tokens per microbatch per replica and tensor degree Y.
+MicrobatchFloor microbatch_floor(const CalibratedContext& ctx, double b, double Y, AttentionKernel kernel);
+// (m + u)·t_floor for m microbatches, l = lps layers on the busiest stage, u bubble units.
+double floor_step_s(const MicrobatchFloor& fl, const CalibratedContext& ctx, double m, double lps, double bubble_units,
+                    Remat recompute);
+// The floor of one layout (validated as step_terms validates it).
+double calibrated_step_floor_s(const CalibratedContext& ctx, const Layout& layout);
 
 // Throws std::invalid_argument naming a bad request (a batch that is not positive, an empty rule set, a
 // ZeRO stage outside 0–3, the book's model asked for more than one slice, …).
