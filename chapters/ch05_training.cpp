@@ -818,53 +818,50 @@ EXERCISE("ch5.summary-table", "Compute and comms per layer, forward and backward
 // Exercises 5.3 and 5.4: LLaMA-2 13B on a v5p 16x16x16
 
 namespace {
-// The §5 layer of LLaMA-2 13B and the best FSDP × TP split of the 16x16x16 for a global batch B.
-struct Layout {
-  double X, Y, m_x, m_y;
+// The best FSDP × TP split of the 16x16x16 for LLaMA-2 13B and a global batch B, timed by the one step model
+// (step_terms, cost/planner.hpp) under its book model in the concurrent reading (training.hpp's BookReading:
+// the two axes' comms overlapped, forward and backward each overlapped on its own, M_X and M_Y counted from
+// the placement). Y fills the axes in order, as split_axes maps it; X takes what is left of each.
+struct BestSplit {
+  double X, Y;
   bool compute_bound;
-  double t_layer_s;
+  double t_step_s;
 };
-Layout best_layout(double B, CommsModel m) {
-  const auto& c = llama2_13b();
-  Layout best{0, 0, 0, 0, false, INFINITY};
+scaling::Layout cube_split(double Y) {
+  scaling::Layout l;
+  l.fast.assign(kCube.size(), AxisRoles{});
+  double left = Y;
+  for (size_t i = 0; i < kCube.size(); ++i) {
+    const int t = static_cast<int>(std::min<double>(left, kCube[i]));
+    l.fast[i] = {kCube[i] / t, t, 1};
+    left /= t;
+  }
+  l.zero = 3;
+  l.book = {CommsModel::concurrent, /*per_pass=*/true, /*axes_from_layout=*/true};
+  return l;
+}
+Terms cube_terms(double B, double Y) {
+  static const System cube = tpu_pods(v5p(), kCube, 1);
+  return step_terms(llama2_13b(), cube, cube_split(Y), Batch{B}, CostModel::book, ex52_setup());
+}
+BestSplit best_layout(double B) {
+  BestSplit best{0, 0, false, INFINITY};
   for (double Y = 1; Y <= 4096; Y *= 2) {
-    const auto ax = split_axes(kCube, Y);
-    const double X = 4096 / Y;
-    const auto cost = layer_cost(MlpLayer{B, c.d_model, c.d_ff}, Strategy::fsdp_tp, X, Y);
-    const auto f = layer_time(cost, Pass::forward, v5p().bf16_flops_per_s, v5p_W_bidi(), std::max(1.0, ax.m_x),
-                              std::max(1.0, ax.m_y), m);
-    const auto b = layer_time(cost, Pass::backward, v5p().bf16_flops_per_s, v5p_W_bidi(), std::max(1.0, ax.m_x),
-                              std::max(1.0, ax.m_y), m);
-    const double t = f.t_s + b.t_s;
-    if (t < best.t_layer_s) best = {X, Y, ax.m_x, ax.m_y, f.compute_bound && b.compute_bound, t};
+    const Terms t = cube_terms(B, Y);
+    if (t.step_s < best.t_step_s) best = {4096 / Y, Y, t.bound == Bound::compute, t.step_s};
   }
   return best;
 }
 // FSDP over the three axes: compute-bound in both passes?
-bool fsdp_compute_bound(double B) {
-  const auto& c = llama2_13b();
-  const auto cost = layer_cost(MlpLayer{B, c.d_model, c.d_ff}, Strategy::fsdp, 4096, 1);
-  return layer_time(cost, Pass::forward, v5p().bf16_flops_per_s, v5p_W_bidi(), 3, 1).compute_bound &&
-         layer_time(cost, Pass::backward, v5p().bf16_flops_per_s, v5p_W_bidi(), 3, 1).compute_bound;
-}
+bool fsdp_compute_bound(double B) { return cube_terms(B, 1).bound == Bound::compute; }
 // Memory per chip when the weights, gradients, optimizer state and activations are all sharded over the
 // 4,096 chips (FSDP, or FSDP + TP: In[B_X, D_Y] and Tmp[B_X, F_Y] split both ways), exercise 5.2's setup.
 double bytes_per_chip(double B) { return training_memory(llama2_13b(), B, ex52_setup()).total / 4096; }
 // A step from roofline FLOPs alone, attention ignored: 6 · params · B over the slice's peak.
 double step_s(double B) { return six_active_flops_per_token(llama2_13b()) * B / (4096 * v5p().bf16_flops_per_s); }
 
-// Why this times layouts with the §5 layer formulas and not the one step model, step_terms(…, CostModel::book)
-// (cost/planner.hpp): the answers below are the workbook's concurrent reading of §5.1.4, and step_terms' book
-// model is the summed one. Three things differ: it adds the two axes' comms (this takes the larger), it
-// times a step as 3 × the forward pass (this adds the forward and backward passes, whose comms are not
-// 1 : 2), and it counts M_X = axes − 1 when both groups are sharded (split_axes here gives the FSDP group
-// every axis with chips left over: Y = 4 on the 16x16x16 is M_X = 3). Through step_terms as it is, ex5.3's
-// split would become X = 4096, Y = 1, comms-bound (here 2048 × 2, compute-bound) and ex5.4's 1M batch
-// comms-bound: four answers would change. Calling the one model needs those three readings as documented
-// options of its book model (the concurrent axes, per-pass steps, the placement's axis counts); the book
-// model lives in cost/planner.cpp, which this change did not touch.
 void record_layout(workbook::Exercise& ex, const std::string& suffix, double B) {
-  const auto best = best_layout(B, CommsModel::concurrent);
+  const auto best = best_layout(B);
   ex.answer("fsdp_compute_bound" + suffix, fsdp_compute_bound(B) ? 1 : 0, "")
       .explain("whether FSDP over all three axes keeps both passes compute-bound");
   ex.answer("mixed_x" + suffix, best.X, "").explain("the fastest power-of-two split (concurrent axes; on a tie the fewest TP ways)");

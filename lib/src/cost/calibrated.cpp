@@ -376,7 +376,11 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
     if (l.zero == 3) {
       t_dp = hide(m * lps * (t_layer_mm + t_layer_att + t_layer_vec + t_re));
     } else if (l.dp_overlap) {
-      t_dp = hide(lps * (2 * g.layer_fwd_s + t_att_bwd + t_vec_bwd));
+      // ZeRO-0/1 reduce once, during the last microbatch's backward; ZeRO-2 reduce-scatters each
+      // microbatch's gradients during its own backward and gathers the updated weights during a forward.
+      const double backward = lps * (2 * g.layer_fwd_s + t_att_bwd + t_vec_bwd);
+      const double forward = lps * (g.layer_fwd_s + t_att_fwd + t_vec_fwd);
+      t_dp = hide(l.zero == 2 ? m * backward + forward : backward);
     } else {
       t_dp = C;
     }

@@ -341,25 +341,38 @@ BookAxes book_axes(const Fixed& f, double X, double Y) {
 
 // The book models the forward pass (the most communication per FLOP) with the two axes' comms summed;
 // a training step is three times it (forward + backward = 4 + 8 in the §5.2 table's compute).
-Score score_book(const Fixed& f, const PlanRequest& r, double X, double Y, int rule, TrainingMemory* parts = nullptr) {
+Score score_book(const Fixed& f, const PlanRequest& r, double X, double Y, int rule, TrainingMemory* parts = nullptr,
+                 const BookReading& reading = {}, const AxisRoles* placed = nullptr, BookAxes* used = nullptr) {
   const auto& c = r.model;
-  const auto [m_x, m_y] = book_axes(f, X, Y);
+  auto [m_x, m_y] = book_axes(f, X, Y);
+  if (reading.axes_from_layout && placed) {
+    m_x = m_y = 0;
+    for (int i = 0; i < f.n_fast; ++i) m_x += placed[i].data > 1, m_y += placed[i].tensor > 1;
+    m_x = std::max(m_x, 1.0), m_y = std::max(m_y, 1.0);
+  }
+  if (used) *used = {m_x, m_y};
   const Strategy s = X > 1 && Y > 1 ? Strategy::fsdp_tp : Y > 1 ? Strategy::tp : Strategy::fsdp;
   const auto cost = layer_cost(MlpLayer{f.B, c.d_model, c.d_ff}, s, X, Y);
-  const auto t = layer_time(cost, Pass::forward, f.C, f.axis_bw[0], m_x, m_y, CommsModel::summed);
+  LayerTime t = layer_time(cost, Pass::forward, f.C, f.axis_bw[0], m_x, m_y, reading.comms);
+  double k = 3 * f.L;
+  if (reading.per_pass) {  // forward + backward, each overlapped on its own
+    const auto b = layer_time(cost, Pass::backward, f.C, f.axis_bw[0], m_x, m_y, reading.comms);
+    t = {t.t_math_s + b.t_math_s, t.t_x_s + b.t_x_s, t.t_y_s + b.t_y_s, t.t_comms_s + b.t_comms_s, t.t_s + b.t_s,
+         t.compute_bound && b.compute_bound};
+    k = f.L;
+  }
   TrainingSetup setup = r.setup;
   setup.saved = saved_elements(r.saved_rules[static_cast<size_t>(rule)], c);
   const auto memory = zero_memory_per_device(training_memory(c, f.B, setup), X * Y, 3);
   if (parts) *parts = memory;
   const double bytes = memory.total;
-  const double k = 3 * f.L;
   return {k * t.t_s, bytes, k * t.t_math_s, 0, 0, k * t.t_comms_s, 0, t.compute_bound ? Bound::compute : Bound::ici};
 }
 
 Planned book_planned(const Fixed& f, const PlanRequest& r, const Score& t, double X, double Y, int rule,
-                     const TrainingMemory& m) {
+                     const TrainingMemory& m, const BookAxes* used = nullptr) {
   Planned p;
-  const auto [m_x, m_y] = book_axes(f, X, Y);
+  const auto [m_x, m_y] = used ? *used : book_axes(f, X, Y);
   // The book maps no axes; the layout records the degrees on the first axis (describe_axes shows M_X, M_Y).
   p.layout.fast.assign(static_cast<size_t>(f.n_fast), AxisRoles{});
   p.layout.fast[0] = {static_cast<int>(X), static_cast<int>(Y), 1};
@@ -662,8 +675,9 @@ Terms step_terms(const TransformerConfig& model, const System& system, const Lay
     if (a.X > f.B)
       throw std::invalid_argument("data degree " + format_number(a.X) + " exceeds the batch of " + format_number(f.B) + " tokens");
     TrainingMemory parts;
-    const Score t = score_book(f, r, a.X, a.Y, 0, &parts);
-    auto p = book_planned(f, r, t, a.X, a.Y, 0, parts);
+    BookAxes used{};
+    const Score t = score_book(f, r, a.X, a.Y, 0, &parts, layout.book, axes.data(), &used);
+    auto p = book_planned(f, r, t, a.X, a.Y, 0, parts, &used);
     return p.terms;
   }
   if (std::fmod(f.heads, a.Y) != 0)

@@ -45,8 +45,10 @@
 // two AllGathers of W and one ReduceScatter of G; over the slow tier a chip's 1/X_f share the same way
 // (ZeRO scope all) or one AllReduce of it (scope group); one latency per hop. Exposed: ZeRO-3's per-layer
 // gathers are prefetched behind the step's compute, so one layer's share (C/l) plus what exceeds the
-// compute; the gradient reduce of ZeRO-0/1/2 with dp_overlap overlaps the last microbatch's backward the
-// same way (one layer's share plus what exceeds it), without dp_overlap all of it. What hides is not
+// compute; with dp_overlap, ZeRO-0/1's one AllReduce overlaps the last microbatch's backward the same way
+// (one layer's share plus what exceeds it), and ZeRO-2's per-microbatch ReduceScatters each overlap their
+// own microbatch's backward while its one AllGather is prefetched layer by layer behind a forward pass, so
+// ZeRO-2 hides behind m backward passes and one forward; without dp_overlap all of it is exposed. What hides is not
 // free: the compute it runs beside slows by σ, so t_dp = C − H + σ·H with H the hidden part.
 // Overlap slowdown σ (overlap_slowdown): 0.189 on GPUs, the mean slowdown of compute kernels while a
 // collective runs beside them that Lee et al. 2025 measured (arXiv 2507.03114, abstract: A100, H100,

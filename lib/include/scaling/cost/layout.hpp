@@ -86,6 +86,8 @@ struct Layout {
   bool tp_overlap = false;
   bool dp_overlap = true;
   AttentionKernel attention = AttentionKernel::flash;
+  // Read by the book model only (training.hpp): which reading of §5.1.4 times the layout.
+  BookReading book;
 };
 
 // The bandwidth (bytes/s per chip) each group of a layout gets on the fast network: an axis shared by k

@@ -113,6 +113,17 @@ LayerCost layer_cost(const MlpLayer& layer, Strategy s, double X, double Y);
 // The book (§5.1.4) adds them (`summed`), which is what happens if they are serialised.
 enum class CommsModel { concurrent, summed };
 
+// The book model's reading of §5.1.4 (step_terms with CostModel::book): the book's own — the two axes' comms
+// summed, a step 3 × the forward pass, M_X = the slice's long axes − 1 when both groups are sharded — or,
+// where a chapter takes the concurrent reading, the larger of the two axes' comms, forward + backward
+// passes each overlapped on its own, and M_X, M_Y counted from the layout's placement (the axes where
+// data, tensor > 1; at least 1).
+struct BookReading {
+  CommsModel comms = CommsModel::summed;
+  bool per_pass = false;
+  bool axes_from_layout = false;
+};
+
 struct LayerTime {
   double t_math_s = 0, t_x_s = 0, t_y_s = 0;
   double t_comms_s = 0;  // max or sum of t_x_s and t_y_s, per the model
