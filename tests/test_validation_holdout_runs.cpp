@@ -29,13 +29,18 @@ const std::vector<validation::RunResult>& holdout() {
   return r;
 }
 
-// The guard per group: {mean |error| reached + 0.02, max |error| reached + 0.02}.
+// The guard per group: {mean |error| reached + 0.02, max |error| reached + 0.02}, as the model stands after
+// this hold-out was first run on the frozen model (A100 and H100 llm-foundry 22.2 / 37.4 %, v5p 9.6 %,
+// Llama 3 89.3 %, torchtitan 50.0 % mean) and three later changes made for their own reasons: sourced
+// matmul rates (the A100's GEMMs by Calculon's table: llm-foundry A100 rows worse), the GPU overlap
+// slowdown, and ZeRO-2's per-microbatch ReduceScatters hidden behind every microbatch's backward (an
+// inconsistency the Llama 3 rows exposed, so those two rows are no longer a clean hold-out).
 const std::map<std::string, std::pair<double, double>> kGuard = {
-    {"llm-foundry-a100", {0.223 + 0.02, 0.528 + 0.02}},
-    {"llm-foundry-h100", {0.374 + 0.02, 0.712 + 0.02}},
+    {"llm-foundry-a100", {0.287 + 0.02, 0.544 + 0.02}},
+    {"llm-foundry-h100", {0.356 + 0.02, 0.712 + 0.02}},
     {"maxtext-v5p", {0.097 + 0.02, 0.349 + 0.02}},
-    {"llama3-405b", {0.893 + 0.02, 0.990 + 0.02}},
-    {"torchtitan-h100-500w", {0.500 + 0.02, 0.545 + 0.02}},
+    {"llama3-405b", {0.604 + 0.02, 0.714 + 0.02}},
+    {"torchtitan-h100-500w", {0.487 + 0.02, 0.528 + 0.02}},
 };
 
 }  // namespace

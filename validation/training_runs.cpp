@@ -395,6 +395,8 @@ std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner,
       q.setup = setup;
       q.cost_model = CostModel::calibrated;
       q.switches = b.layout;
+      // The published layout is in the space searched: up to its microbatch count (280 for a 530B run).
+      q.max_microbatches = std::max(q.max_microbatches, b.layout.microbatches);
       const auto found = plan(q);
       if (!found.top.empty()) {
         res.planner_best = found.top.front();
