@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "scaling/base/format.hpp"
@@ -32,9 +33,20 @@ std::string text_table(const Table& t) {
   return out;
 }
 
-// A formula's input or value at one point: with its unit where the formula names one, else a plain number.
-std::string formula_quantity(double v, const std::string& unit) {
-  return unit.empty() ? scaling::format_number(v) : format_quantity(v, unit);
+// A formula's input or value at one point: with its unit where the formula names one, else a plain number, from a
+// million up in scientific notation ("1.97e14", not "197,000,000,000,000"), as the answers print theirs.
+std::string formula_quantity(double v, const std::string& unit, int digits = 3) {
+  if (!unit.empty()) return format_quantity(v, unit, digits);
+  return std::fabs(v) >= 1e6 ? scaling::format_alike({v}, "", digits).front() : scaling::format_number(v, digits + 1);
+}
+
+// The book's expression and the exact value at one point, as text: where they differ, with as many digits as it
+// takes for the two texts to differ too (a slip in the fifth digit is not printed as two equal numbers).
+std::pair<std::string, std::string> formula_point_texts(const Formula& f, const FormulaPoint& p) {
+  for (int digits = 3;; ++digits) {
+    std::string book = formula_quantity(p.book, f.unit(), digits), exact = formula_quantity(p.exact, f.unit(), digits);
+    if (p.agrees || book != exact || digits >= 16) return {book, exact};
+  }
 }
 
 std::string inputs_text(const Formula& f, const Inputs& in) {
@@ -88,7 +100,7 @@ std::string to_text(const ChapterResult& chapter) {
       out += fmt::format("  formula {}: {}  — {}\n", f.key(), f.book_text(), to_string(f.status()));
       for (const auto& p : f.points())
         out += fmt::format("    at {}: book's expression {}, exact {}{}\n", inputs_text(f, p.inputs),
-                           formula_quantity(p.book, f.unit()), formula_quantity(p.exact, f.unit()),
+                           formula_point_texts(f, p).first, formula_point_texts(f, p).second,
                            p.agrees ? "" : "  (differs)");
       if (!f.reason().empty()) out += fmt::format("    why: {}\n", f.reason());
       if (f.status() == FormulaStatus::approximation) out += fmt::format("    ({})\n", f.tolerance().reason);
@@ -240,9 +252,10 @@ std::string to_json(const ChapterResult& chapter) {
       for (const auto& p : f.points()) {
         json inputs_text = json::object();
         for (const auto& [k, v] : p.inputs) inputs_text[k] = formula_quantity(v, f.input_unit(k));
+        const auto [book_text, exact_text] = formula_point_texts(f, p);
         points.push_back({{"inputs", p.inputs}, {"book", p.book}, {"exact", p.exact}, {"agrees", p.agrees},
-                          {"inputs_text", inputs_text}, {"book_text", formula_quantity(p.book, f.unit())},
-                          {"exact_text", formula_quantity(p.exact, f.unit())}});
+                          {"inputs_text", inputs_text}, {"book_text", book_text},
+                          {"exact_text", exact_text}});
       }
       json entry = {{"key", f.key()},
                     {"book_text", f.book_text()},
