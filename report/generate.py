@@ -766,6 +766,12 @@ def own_reason(text, finding_reason):
     return text
 
 
+def name_html(name):
+    """A value's full name (ex12.11.su_leaf_expression), free to break after its dots and underscores rather than
+    inside a word when its column is narrow."""
+    return esc(name).replace(".", ".<wbr>").replace("_", "_<wbr>")
+
+
 def key_html(key):
     """An answer's key, free to break after its underscores (critical_batch_small_b) in a narrow column."""
     return esc(key).replace("_", "_<wbr>")
@@ -1455,22 +1461,22 @@ def errata_section(chapters, index, revision=None):
                     g = a["book_inputs_give"]
                     notes.append(f'the book\'s own inputs give {esc(text_of(g))} ({prose(g["how"])})')
                 extra = f'<br><small>{"<br>".join(notes)}</small>' if notes else ""
-                rows.append(f'<tr><td class="value"><a href="#{esc(name)}"><code>{esc(name)}</code></a>{extra}</td>'
+                rows.append(f'<tr><td class="value"><a href="#{esc(name)}"><code>{name_html(name)}</code></a>{extra}</td>'
                             f'<td class="num" data-label="book">{esc(text_of(a["book"]))}</td>'
                             f'<td class="num" data-label="exact">{esc(text_of(a))}</td>'
                             f'<td class="num" data-label="book off by">{esc(off)}</td></tr>')
             elif name in index.claims:
                 c = index.claims[name]
-                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{name_html(name)}</code></a></td>'
                             f'<td colspan="3" data-label="">claim: {prose(c["text"])} — ours {esc(text_of(c))}'
                             f', the wording asks {esc(claim_bound(c))}</td></tr>')
             elif name in index.formulas:
                 f_ = index.formulas[name]
                 pts = formula_points(f_)
-                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{name_html(name)}</code></a></td>'
                             f'<td colspan="3" data-label="">formula <code>{esc(f_["book_text"])}</code>: {prose(pts)}</td></tr>')
             else:
-                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{name_html(name)}</code></a></td>'
                             '<td colspan="3" data-label="">see its row</td></tr>')
         out.append(raw_html(
             f'<div class="finding sev-{esc(f["severity"])}" id="{esc(anchor)}"><p class="finding-title">'
@@ -1840,19 +1846,21 @@ def serving_section(program, source_dir, out_dir):
         lengths = (f"{run['prompt_len']:,} → {run['output_len']:,}" if "prompt_len" in run and "output_len" in run
                    else "—")
         cells = [r["id"], r["model"], f"{r['gpus']} × {r['chip'].upper()}", str(r["batch"]), lengths,
-                 what.format(published_number(r["measured_value"])), f"{r['measured_time_s']:.4g} s ({phase})"]
+                 what.format(published_number(r["measured_value"])),
+                 f"{r['measured_time_s']:.4g} s" + ("" if phase == "prefill + decode" else f" ({phase} only)")]
         cells += [f"{r[m]['time_s']:.4g} s ({100 * r[m]['error']:+.1f}%)" for m in models]
         rows.append(cells)
     s = results["summary"]
     t = results.get("targets", {})
     lines = ["# Serving models against published runs {#serving-validation}", "",
              "Each row is a published decode or prefill measurement (its source and the assumptions made for "
-             "what the source leaves unstated are in `validation/serving-runs.json`), given as the time it implies, "
+             "what the source leaves unstated are in `validation/serving-runs.json`), given as the time it implies (the "
+             "prefill and decode of the whole run, except where a row says prefill only), "
              "beside the time each serving cost model of `lib/include/scaling/cost/inference.hpp` predicts and its "
              "error (predicted / measured − 1; negative: the model predicts a faster run). The calibrated model's "
              "constants and their sources are in `lib/include/scaling/cost/serving_calibration.hpp`; none is fitted "
              "to these rows.", "",
-             markdown_table(["run", "model", "machine", "batch", "tokens in → out", "published", "time it implies",
+             markdown_table(["run", "model", "machine", "batch", "tokens in → out", "published", "implied time",
                              "book", "ideal", "calibrated"], rows), "",
              "Mean |error|: " + ", ".join(f"{m} {100 * s[m]['mean_abs_error']:.1f}%" for m in models) +
              "; largest: " + ", ".join(f"{m} {100 * s[m]['max_abs_error']:.1f}%" for m in models) + "."]
