@@ -1822,6 +1822,11 @@ SERVING_METRICS = {
 }
 
 
+def signed_percent(fraction):
+    """An error as the answer cards write theirs: "+27.6 %", "−30.7 %" (a true minus sign)."""
+    return f"{100 * fraction:+.1f} %".replace("-", "−")
+
+
 def published_number(value):
     """A published figure as its source prints it: whole numbers thousands-separated, others as written."""
     return f"{int(value):,}" if float(value).is_integer() else repr(float(value))
@@ -1848,7 +1853,7 @@ def serving_section(program, source_dir, out_dir):
         cells = [r["id"], r["model"], f"{r['gpus']} × {r['chip'].upper()}", str(r["batch"]), lengths,
                  what.format(published_number(r["measured_value"])),
                  f"{r['measured_time_s']:.4g} s" + ("" if phase == "prefill + decode" else f" ({phase} only)")]
-        cells += [f"{r[m]['time_s']:.4g} s ({100 * r[m]['error']:+.1f}%)" for m in models]
+        cells += [f"{r[m]['time_s']:.4g} s ({signed_percent(r[m]['error'])})" for m in models]
         rows.append(cells)
     s = results["summary"]
     t = results.get("targets", {})
@@ -1862,8 +1867,8 @@ def serving_section(program, source_dir, out_dir):
              "to these rows.", "",
              markdown_table(["run", "model", "machine", "batch", "tokens in → out", "published", "implied time",
                              "book", "ideal", "calibrated"], rows), "",
-             "Mean |error|: " + ", ".join(f"{m} {100 * s[m]['mean_abs_error']:.1f}%" for m in models) +
-             "; largest: " + ", ".join(f"{m} {100 * s[m]['max_abs_error']:.1f}%" for m in models) + "."]
+             "Mean |error|: " + ", ".join(f"{m} {100 * s[m]['mean_abs_error']:.1f} %" for m in models) +
+             "; largest: " + ", ".join(f"{m} {100 * s[m]['max_abs_error']:.1f} %" for m in models) + "."]
     # A time-to-first-token row measures the prefill of a run whose decode has its own row: its decode step is
     # that row's, so it is not repeated here.
     steps = [r for r in results["runs"] if "calibrated_mid_step" in r and SERVING_METRICS[r["metric"]][1] != "prefill"]
