@@ -1095,8 +1095,8 @@ def edition_html(f):
     """One paragraph under a finding: where the book's current edition stands on it."""
     e = f.get("edition")
     if e is None:
-        return (f'<p class="edition">Current edition: {edition_badge(f)} This chapter is written against the '
-                'current edition, so the slip is in it.</p>')
+        # Short: it repeats under every finding of the chapter (the Errata intro says it at length, once).
+        return f'<p class="edition">Current edition: {edition_badge(f)} — this chapter is written against it.</p>'
     now = prose(e["current"])
     said = {"still": f"It prints: {now}.",
             "partly": f"by commit {commit_link(e)}; it prints: {now}.",
