@@ -56,6 +56,8 @@ constexpr int kGpusPerNode = 8, kNodesPerSu = 32, kSus = 4;
 // The units of the collective-time formulas' inputs, so their points print as "1 GB at 450 GB/s: 1.94 ms": V the
 // bytes moved, W (Wg a GPU's, Wn a node's egress) a bandwidth; the counts (N, M, Y, k, D, F) are plain numbers.
 const std::map<std::string, std::string> kCollectiveUnits{{"V", "B"}, {"W", "B/s"}, {"Wg", "B/s"}, {"Wn", "B/s"}};
+// Quiz 4 tallies a switch's bytes in multiples of the array's size B: its points print as "8 × B".
+constexpr const char* kTimesB = "× B";
 
 // The H100 SuperPod as §12.4.2 draws it: `nodes` nodes, cut into 32-node scalable units.
 std::vector<TreeLevel> superpod(int nodes) { return fat_tree_levels(gpu_cluster(chip("h100"), nodes), kNodesPerSu); }
@@ -428,15 +430,19 @@ EXERCISE("ex12.13", "Quiz 4 Q1: bytes through the switches in a scalable unit's 
   const Inputs su{{"N", 8}, {"M", 32}}, other{{"N", 4}, {"M", 6}};
   ex.formula("node_switch_in", "node switch ingress = B/M + B(M − 1)/M = B",
              [](const Inputs&) { return 1.0; }, [count](const Inputs& p) { return count(p, 0, true); })
+      .units(kTimesB)
       .at(su).at(other);
   ex.formula("node_switch_out", "node switch egress = B/M + N(B − B/MN) = BN",
              [](const Inputs& p) { return in(p, "N"); }, [count](const Inputs& p) { return count(p, 0, false); })
+      .units(kTimesB)
       .at(su).at(other);
   ex.formula("top_switch_in", "top switch ingress = M · B/M = B",
              [](const Inputs&) { return 1.0; }, [count](const Inputs& p) { return count(p, 1, true); })
+      .units(kTimesB)
       .at(su).at(other);
   ex.formula("top_switch_out", "top switch egress = M · B(M − 1)/M = B(M − 1)",
              [](const Inputs& p) { return in(p, "M") - 1; }, [count](const Inputs& p) { return count(p, 1, false); })
+      .units(kTimesB)
       .at(su).at(other);
   const auto x = execute(superpod(kNodesPerSu), sim::TreeOp::multicast_all_gather);
   const double b = x.elements;
@@ -464,9 +470,11 @@ EXERCISE("ex12.14", "Quiz 4 Q2: bytes through the switch in a SHARP AllReduce") 
   };
   ex.formula("switch_in", "switch ingress = B(N − 1) + B = BN",
              [](const Inputs& p) { return in(p, "N"); }, [count](const Inputs& p) { return count(p, true); })
+      .units(kTimesB)
       .at({{"N", 8}}).at({{"N", 5}});
   ex.formula("switch_out", "switch egress = B + B(N − 1) = BN",
              [](const Inputs& p) { return in(p, "N"); }, [count](const Inputs& p) { return count(p, false); })
+      .units(kTimesB)
       .at({{"N", 8}}).at({{"N", 5}});
   const auto x = execute(superpod(1), sim::TreeOp::sharp_all_reduce);
   ex.answer("t_times_w_over_b", x.t_per_byte_s * w_gpu_h100(), "").book(1, exact())
