@@ -103,8 +103,11 @@ EXERCISE("ch12.register-file", "Register file size and resident warps") {
   ex.section("§12.1.1");
   const auto& a = h100a();
   constexpr double kWordsPerSubpartition = 16384, kBytesPerWord = 4, kThreadsPerWarp = 32;
-  ex.answer("register_bytes_per_sm", a.register_bytes_per_sm, "B").book(256 * kKiB, exact())
-      .explain("NVIDIA: 256 KB per SM; the book's 4 subpartitions × 16,384 words × 4 bytes is the same");
+  // Shown in KiB, as §12.1.1 counts it ("4 * 16384 * 4 = 256kiB"); its "256kB" elsewhere (and NVIDIA's "256 KB")
+  // is the same 262,144 bytes, so a decimal "262 kB" would read as a different number.
+  ex.answer("register_bytes_per_sm", a.register_bytes_per_sm, "B").binary_prefixes().book(256 * kKiB, exact())
+      .explain("4 subpartitions × 16,384 words × 4 bytes = 256 KiB (262,144 bytes), the book's '256kiB'; its "
+               "'256kB' and NVIDIA's '256 KB' per SM are the same bytes in binary units");
   ex.answer("register_words_per_subpartition", a.register_bytes_per_sm / a.subpartitions_per_sm / kBytesPerWord, "words")
       .book(kWordsPerSubpartition, exact());
   constexpr double kRegistersPerThread = 256;
@@ -669,6 +672,7 @@ EXERCISE("ex12.11", "Fat-tree bisection of the 1024-GPU pod") {
     ex.formula("su_leaf_expression", "32 · 400 / 8 (GB/s): ports × Gb/s / bits per byte, for the SU",
                [](const Inputs& v) { return in(v, "ports") * in(v, "gbps") / 8 * 1e9; },
                [](const Inputs& v) { return in(v, "leaves") * in(v, "ports") * in(v, "gbps") / 8 * 1e9; })
+        .units("B/s", {{"gbps", "Gb/s"}})
         .at({{"ports", 32}, {"gbps", 400}, {"leaves", 8}})
         .at({{"ports", 16}, {"gbps", 200}, {"leaves", 4}})
         .erratum(kLeafExpression);
@@ -676,6 +680,7 @@ EXERCISE("ex12.11", "Fat-tree bisection of the 1024-GPU pod") {
                [](const Inputs& v) { return in(v, "ports") * in(v, "rate") * 1e9; },
                [](const Inputs& v) { return in(v, "ports") * in(v, "rate") * 1e9 / 8; })
         .exact_text("ports × rate in Gb/s / 8 bits per byte")
+        .units("B/s")
         .at({{"ports", 64}, {"rate", 400}})
         .at({{"ports", 36}, {"rate", 200}})
         .erratum(kGbpsLabel);
@@ -783,6 +788,7 @@ EXERCISE("ch12.superpod-summary-table", "DGX H100 SuperPod summary table") {
                [](const Inputs& v) { return in(v, "bisection") / in(v, "N"); })
         .exact_text("bisection (both directions) / N: each of the N members sends its share across the cut, "
                     "and each direction carries half of them")
+        .units("B/s", {{"bisection", "B/s"}})
         .at({{"bisection", node_bisection_bytes_per_s(h100)}, {"N", double(h100.gpus_per_node)}})
         .at({{"bisection", bisection_bytes_per_s(pod)}, {"N", nodes(pod)}})
         .erratum(kBisectionTwoOverN);

@@ -766,6 +766,12 @@ def own_reason(text, finding_reason):
     return text
 
 
+def name_html(name):
+    """A value's full name (ex12.11.su_leaf_expression), free to break after its dots and underscores rather than
+    inside a word when its column is narrow."""
+    return esc(name).replace(".", ".<wbr>").replace("_", "_<wbr>")
+
+
 def key_html(key):
     """An answer's key, free to break after its underscores (critical_batch_small_b) in a narrow column."""
     return esc(key).replace("_", "_<wbr>")
@@ -1069,10 +1075,13 @@ def edition_still(ch, f):
 
 
 def edition_badge(f, prefix=""):
-    """The finding's status in the current edition as a badge: "fixed", or "current edition: fixed" with the prefix."""
+    """The finding's status in the current edition as a badge: "fixed", or "current edition: fixed" with the prefix.
+    A finding of a chapter written against the current edition is in it by definition: the same "still printed"
+    badge as a seed-edition finding the current edition still prints."""
     e = f.get("edition")
     if e is None:
-        return badge("edition-still", prefix + "printed", "this chapter follows the current edition")
+        cls, text, _ = EDITION_STATUSES["still"]
+        return badge(cls, prefix + text, "this chapter is written against the current edition, which prints it")
     cls, text, _ = EDITION_STATUSES[e["status"]]
     return badge(cls, prefix + text, "the book's current edition at this place (report/current_edition.tsv)")
 
@@ -1086,7 +1095,8 @@ def edition_html(f):
     """One paragraph under a finding: where the book's current edition stands on it."""
     e = f.get("edition")
     if e is None:
-        return f'<p class="edition">{edition_badge(f)} This chapter follows the current edition.</p>'
+        # Short: it repeats under every finding of the chapter (the Errata intro says it at length, once).
+        return f'<p class="edition">Current edition: {edition_badge(f)} — this chapter is written against it.</p>'
     now = prose(e["current"])
     said = {"still": f"It prints: {now}.",
             "partly": f"by commit {commit_link(e)}; it prints: {now}.",
@@ -1104,6 +1114,33 @@ def edition_counts(chapters):
         for f in ch.get("findings", []):
             if f.get("edition"):
                 out[f["edition"]["status"]] = out.get(f["edition"]["status"], 0) + 1
+    return out
+
+
+def chapter_range(numbers):
+    """"chapter 12", "chapters 1–10" (or "chapters 1, 3" when they do not run on), from the chapter numbers."""
+    numbers = sorted(set(numbers))
+    if len(numbers) == 1:
+        return f"chapter {numbers[0]}"
+    if numbers == list(range(numbers[0], numbers[-1] + 1)) or len(numbers) > 3:
+        return f"chapters {numbers[0]}–{numbers[-1]}"
+    return "chapters " + ", ".join(str(n) for n in numbers)
+
+
+def edition_summary(chapters):
+    """The findings against the book's current edition, counted one way for the status table and the Errata:
+    {"all": findings, "still": those still in it (partly fixed ones included, and every finding of a chapter
+    written against it), "partly", "seed": findings of chapters that follow the workbook's edition, "seed_chapters",
+    "current": findings of chapters written against the current edition, "current_chapters"}."""
+    out = {"all": 0, "still": 0, "partly": 0, "seed": 0, "current": 0, "seed_chapters": [], "current_chapters": []}
+    for ch in chapters:
+        fs = ch.get("findings", [])
+        out["all"] += len(fs)
+        out["still"] += sum(edition_still(ch, f) for f in fs)
+        out["partly"] += sum(f.get("edition", {}).get("status") == "partly" for f in fs)
+        kind = "current" if ch["chapter"] >= FIRST_CURRENT_EDITION_CHAPTER else "seed"
+        out[kind] += len(fs)
+        out[kind + "_chapters"].append(ch["chapter"])
     return out
 
 
@@ -1175,6 +1212,24 @@ def book_name(exercise_id):
     return None
 
 
+# A heading's own short form of the book's name ("Quiz 4 Q3: …", "Pop Quiz 1: …"), which the book's full name in
+# front of it would repeat ("Question 3 of Quiz 4 — Quiz 4 Q3: …").
+QUIZ_SHORT_NAME = re.compile(r"(?:Pop Quiz (\d+)|Quiz (\d+) Q(\d+))\s*:\s*")
+
+
+def without_short_name(title, name):
+    """The title without a leading short form of the book's name `name`; fails when the short form names another
+    item than book_names.tsv does (a heading and the table out of step)."""
+    m = QUIZ_SHORT_NAME.match(title)
+    if not m:
+        return title
+    pop, quiz, question = m.groups()
+    if (pop and name.startswith(f"Pop Quiz {pop} ")) or (quiz and name == f"Question {question} of Quiz {quiz}"):
+        return title[m.end():]
+    raise ReportError(f"the heading '{title}' calls its item '{m.group(0).rstrip(': ')}' but report/book_names.tsv "
+                      f"names it '{name}'")
+
+
 def name_heading(title, anchor, exercises, index):
     """A heading says what the book calls its item ("Exercise 5.3 — …", "Question 2 of §8 — …"); the catalog ID
     is its anchor, never its text. An item the book does not name keeps a plain title with its section."""
@@ -1185,6 +1240,8 @@ def name_heading(title, anchor, exercises, index):
     if m and m.group(1) in index.exercises:
         title = title[m.end():]
     named = [n for n in dict.fromkeys(book_name(i) for i in items) if n and not title.startswith(n)]
+    if len(named) == 1:
+        title = without_short_name(title, named[0])
     if named:
         return " · ".join(named) + " — " + title
     return title[:1].upper() + title[1:] if m else title
@@ -1289,8 +1346,8 @@ def dashboard(chapters):
     found_all = {}
     for ch in chapters:
         c = count_chapter(ch)
-        c["edition_still"] = sum(edition_still(ch, f) for f in ch.get("findings", []))
-        c["edition_partly"] = sum(f.get("edition", {}).get("status") == "partly" for f in ch.get("findings", []))
+        ed = edition_summary([ch])
+        c["edition_still"], c["edition_partly"] = ed["still"], ed["partly"]
         for k in sums:
             sums[k] += c[k]
         for sev, fs in c["findings"].items():
@@ -1298,13 +1355,17 @@ def dashboard(chapters):
         body.append(dash_row(f'<a href="#{esc(ch["slug"])}">{ch["chapter"]}. {esc(ch["title"])}</a>', c))
     sums["findings"] = found_all
     body.append(dash_row("<strong>all</strong>", sums, total=True))
+    current = edition_summary(chapters)["current_chapters"]
+    current_note = f", {chapter_range(current)}," if current else ","
     legend = ('<p class="legend">A <em>finding</em> is one cause in the book — one slip — however many printed values '
               "it touches; each is counted once, by what it does: "
               + badge("erratum sev-conclusion", "conclusion", "") + " it changes a conclusion, "
               + badge("erratum sev-slip", "slip", "") + " a slip that changes none, "
               + badge("erratum sev-unit", "unit", "") + " a unit label; the values it touches (answers, formulas "
               "and claims) are in brackets, and under them how many the book's current edition still prints "
-              "(each finding's entry in the Errata says which were fixed, when, and by which commit). Every answer "
+              "(partly fixed ones included; every finding of a chapter written against the current edition"
+              + current_note + " counts as still printed; each finding's entry in the Errata says which were "
+              "fixed, when, and by which commit). Every answer "
               "is in exactly one of the four answer columns: it "
               "<em>agrees</em>, it is an <em>approximation</em> (it follows from the book's own stated inputs or "
               "hedged wording and is no erratum; shown with the exact value), it is an <em>erratum</em>, or the "
@@ -1360,9 +1421,20 @@ def errata_section(chapters, index, revision=None):
     if counts:
         at = (f" (the book at [`{revision['commit'][:7]}`]({BOOK_HISTORY}/commit/{revision['commit']}), "
               f"{revision['date']})" if revision else "")
+        # The same count as the status table's "still in the current edition" (edition_summary), then its parts.
+        summary = edition_summary(chapters)
+        partly = f", {summary['partly']} of them only partly fixed" if summary["partly"] else ""
+        current = (f" {chapter_range(summary['current_chapters']).capitalize()} is written against the current "
+                   f"edition, so its {plural(summary['current'], 'finding')} "
+                   f"{'is' if summary['current'] == 1 else 'are'} in it by definition."
+                   if summary["current"] else "")
         out += [f"Each entry also says where the book's current edition{at} stands on it (`{EDITION_FILE}`, read "
-                f"from the book's public Markdown history, [{BOOK_HISTORY.split('//')[1]}]({BOOK_HISTORY})): of the {plural(sum(counts.values()), 'finding')} of chapters that "
-                f"follow the workbook's edition, {counts.get('still', 0)} are still printed, "
+                f"from the book's public Markdown history, [{BOOK_HISTORY.split('//')[1]}]({BOOK_HISTORY})). "
+                f"Of all {plural(summary['all'], 'finding')}, {summary['still']} "
+                f"{'is' if summary['still'] == 1 else 'are'} still in the current edition{partly}: the number the "
+                f"status table gives.{current} {chapter_range(summary['seed_chapters']).capitalize()} follow the "
+                f"workbook's edition: of their {plural(summary['seed'], 'finding')}, {counts.get('still', 0)} "
+                f"{'is' if counts.get('still', 0) == 1 else 'are'} still printed, "
                 f"{counts.get('partly', 0)} partly fixed, {counts.get('fixed', 0)} fixed, "
                 f"{counts.get('changed', 0)} rewritten another way, and {counts.get('never', 0)} never appeared in "
                 "the book's public source (they are in the edition the workbook follows only).", ""]
@@ -1389,27 +1461,28 @@ def errata_section(chapters, index, revision=None):
                     g = a["book_inputs_give"]
                     notes.append(f'the book\'s own inputs give {esc(text_of(g))} ({prose(g["how"])})')
                 extra = f'<br><small>{"<br>".join(notes)}</small>' if notes else ""
-                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a>{extra}</td>'
-                            f'<td class="num">{esc(text_of(a["book"]))}</td>'
-                            f'<td class="num">{esc(text_of(a))}</td><td class="num">{esc(off)}</td></tr>')
+                rows.append(f'<tr><td class="value"><a href="#{esc(name)}"><code>{name_html(name)}</code></a>{extra}</td>'
+                            f'<td class="num" data-label="book">{esc(text_of(a["book"]))}</td>'
+                            f'<td class="num" data-label="exact">{esc(text_of(a))}</td>'
+                            f'<td class="num" data-label="book off by">{esc(off)}</td></tr>')
             elif name in index.claims:
                 c = index.claims[name]
-                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
-                            f'<td colspan="3">claim: {prose(c["text"])} — ours {esc(text_of(c))}'
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{name_html(name)}</code></a></td>'
+                            f'<td colspan="3" data-label="">claim: {prose(c["text"])} — ours {esc(text_of(c))}'
                             f', the wording asks {esc(claim_bound(c))}</td></tr>')
             elif name in index.formulas:
                 f_ = index.formulas[name]
                 pts = formula_points(f_)
-                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
-                            f'<td colspan="3">formula <code>{esc(f_["book_text"])}</code>: {prose(pts)}</td></tr>')
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{name_html(name)}</code></a></td>'
+                            f'<td colspan="3" data-label="">formula <code>{esc(f_["book_text"])}</code>: {prose(pts)}</td></tr>')
             else:
-                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{esc(name)}</code></a></td>'
-                            '<td colspan="3">see its row</td></tr>')
+                rows.append(f'<tr><td><a href="#{esc(name)}"><code>{name_html(name)}</code></a></td>'
+                            '<td colspan="3" data-label="">see its row</td></tr>')
         out.append(raw_html(
             f'<div class="finding sev-{esc(f["severity"])}" id="{esc(anchor)}"><p class="finding-title">'
             f'{badge("erratum sev-" + f["severity"], SEVERITY_TEXT.get(f["severity"], f["severity"]), "severity")} '
             f'<strong>{prose(title)}</strong> <span class="where">chapter {number} · '
-            f'<code>{esc(f["id"])}</code></span></p><p>{prose(f["reason"])}</p>{edition_html(f)}<div class="scroll"><table>'
+            f'<code>{esc(f["id"])}</code></span></p><p>{prose(f["reason"])}</p>{edition_html(f)}<div class="scroll"><table class="errata">'
             f'<thead><tr><th>value</th><th>book</th><th>exact</th><th>book off by</th></tr></thead><tbody>'
             f'{"".join(rows)}</tbody></table></div></div>'))
     return "\n".join(out)
@@ -1906,6 +1979,26 @@ def pandoc_self_contained_flag(pandoc):
     return "--embed-resources" if "--embed-resources" in help_text else "--self-contained"
 
 
+# How each published serving metric reads (its number put in the braces) and the part of the run the time it
+# implies covers (validation/serving_runs.cpp converts the metric to that time).
+SERVING_METRICS = {
+    "tokens_per_s_per_sequence": ("{} tokens/s per sequence", "prefill + decode"),
+    "output_tokens_per_s_per_gpu": ("{} output tokens/s per GPU", "prefill + decode"),
+    "latency_s": ("{} s end to end", "prefill + decode"),
+    "ttft_s": ("{} s to the first token", "prefill"),
+}
+
+
+def signed_percent(fraction):
+    """An error as the answer cards write theirs: "+27.6 %", "−30.7 %" (a true minus sign)."""
+    return f"{100 * fraction:+.1f} %".replace("-", "−")
+
+
+def published_number(value):
+    """A published figure as its source prints it: whole numbers thousands-separated, others as written."""
+    return f"{int(value):,}" if float(value).is_integer() else repr(float(value))
+
+
 def serving_section(program, source_dir, out_dir):
     """The appendix: every published serving run against the three serving cost models (serving_runs)."""
     results_path = os.path.join(out_dir, "serving-runs.json")
@@ -1913,35 +2006,50 @@ def serving_section(program, source_dir, out_dir):
                    check=True, stdout=subprocess.DEVNULL)
     with open(results_path) as f:
         results = json.load(f)
+    with open(os.path.join(source_dir, "validation", "serving-runs.json")) as f:
+        inputs = {r["id"]: r for r in json.load(f)["runs"]}
     models = ("book", "ideal", "calibrated")
     rows = []
     for r in results["runs"]:
-        cells = [r["id"], r["model"], f"{r['gpus']} × {r['chip']}", str(r["batch"]), r["metric"],
-                 f"{r['measured_time_s']:.4g} s"]
-        cells += [f"{r[m]['time_s']:.4g} s ({100 * r[m]['error']:+.1f}%)" for m in models]
+        if r["metric"] not in SERVING_METRICS:
+            raise ReportError(f"serving run {r['id']}: metric '{r['metric']}' has no wording in SERVING_METRICS")
+        what, phase = SERVING_METRICS[r["metric"]]
+        run = inputs.get(r["id"], {})
+        lengths = (f"{run['prompt_len']:,} → {run['output_len']:,}" if "prompt_len" in run and "output_len" in run
+                   else "—")
+        cells = [r["id"], r["model"], f"{r['gpus']} × {r['chip'].upper()}", str(r["batch"]), lengths,
+                 what.format(published_number(r["measured_value"])),
+                 f"{r['measured_time_s']:.4g} s" + ("" if phase == "prefill + decode" else f" ({phase} only)")]
+        cells += [f"{r[m]['time_s']:.4g} s ({signed_percent(r[m]['error'])})" for m in models]
         rows.append(cells)
     s = results["summary"]
     t = results.get("targets", {})
     lines = ["# Serving models against published runs {#serving-validation}", "",
              "Each row is a published decode or prefill measurement (its source and the assumptions made for "
-             "what the source leaves unstated are in `validation/serving-runs.json`), given as the time it implies, "
+             "what the source leaves unstated are in `validation/serving-runs.json`), given as the time it implies (the "
+             "prefill and decode of the whole run, except where a row says prefill only), "
              "beside the time each serving cost model of `lib/include/scaling/cost/inference.hpp` predicts and its "
              "error (predicted / measured − 1; negative: the model predicts a faster run). The calibrated model's "
              "constants and their sources are in `lib/include/scaling/cost/serving_calibration.hpp`; none is fitted "
              "to these rows.", "",
-             markdown_table(["run", "model", "machine", "batch", "measured", "measured time", "book", "ideal",
-                             "calibrated"], rows), "",
-             "Mean |error|: " + ", ".join(f"{m} {100 * s[m]['mean_abs_error']:.1f}%" for m in models) +
-             "; largest: " + ", ".join(f"{m} {100 * s[m]['max_abs_error']:.1f}%" for m in models) + "."]
-    steps = [r for r in results["runs"] if "calibrated_mid_step" in r]
+             markdown_table(["run", "model", "machine", "batch", "tokens in → out", "published", "implied time",
+                             "book", "ideal", "calibrated"], rows), "",
+             "Mean |error|: " + ", ".join(f"{m} {100 * s[m]['mean_abs_error']:.1f} %" for m in models) +
+             "; largest: " + ", ".join(f"{m} {100 * s[m]['max_abs_error']:.1f} %" for m in models) + "."]
+    # A time-to-first-token row measures the prefill of a run whose decode has its own row: its decode step is
+    # that row's, so it is not repeated here.
+    steps = [r for r in results["runs"] if "calibrated_mid_step" in r and SERVING_METRICS[r["metric"]][1] != "prefill"]
     if steps:
         def part(m, key):
             return f"{100 * m[key] / m['step_s']:.0f}%"
         lines += ["", "Where the calibrated model's decode step goes, halfway through each run's generation "
                       "(matmuls at their measured rates; the KV read; the non-matmul kernels; the tensor-parallel "
-                      "AllReduces):", "",
-                  markdown_table(["run", "context", "step", "matmuls", "KV read", "non-matmul", "collectives"],
-                                 [[r["id"], str(int(m["context"])), f"{1e3 * m['step_s']:.3g} ms",
+                      "AllReduces); the context is the prompt plus half the output, in tokens. The "
+                      "time-to-first-token rows above time the prefill of a run listed here, so they have no row "
+                      "of their own:", "",
+                  markdown_table(["run", "context (tokens)", "decode step", "matmuls", "KV read", "non-matmul",
+                                  "collectives"],
+                                 [[r["id"], f"{int(m['context']):,}", f"{1e3 * m['step_s']:.3g} ms",
                                    part(m, "t_math_s"), part(m, "t_hbm_s"), part(m, "t_vector_s"),
                                    part(m, "t_comms_s")]
                                   for r in steps for m in [r["calibrated_mid_step"]]])]

@@ -123,6 +123,11 @@ TEST_CASE("human formatting") {
   CHECK(format_number(76666.67) == "76,667");
   CHECK(format_number(-4377.8) == "-4,378");
   CHECK(format_quantity(3.94e14, "OPs/s") == "3.94e14 OPs/s");
+  // Binary prefixes where the text counts in powers of two: 4 · 16,384 · 4 bytes is 256 KiB, not "262 kB".
+  CHECK(format_binary_bytes(4.0 * 16384 * 4) == "256 KiB");
+  CHECK(format_binary_bytes(50.0 * 1024 * 1024) == "50 MiB");
+  CHECK(format_binary_bytes(1536) == "1.5 KiB");
+  CHECK(format_binary_bytes(1000) == "1,000 B");
   // A claim's value and bound in one style.
   CHECK(format_alike({3.94e14, 4e14}, "OPs/s") == std::vector<std::string>{"3.94e14 OPs/s", "4e14 OPs/s"});
   CHECK(format_alike({4.08e6, 1.5e6}, "tokens") == std::vector<std::string>{"4.08e6 tokens", "1.5e6 tokens"});

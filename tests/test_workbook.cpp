@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "answer.hpp"
 #include "exercise.hpp"
 #include "output.hpp"
@@ -43,6 +45,13 @@ TEST_CASE("the errata policy: truncated agrees, stated inputs and hedges are app
   CHECK(Answer("a", 4378.0, "").book(4377, sig(4)).book_status() == BookStatus::unexplained);
   CHECK(Answer("a", -2.58, "").book(-2.5, sig(2)).book_status() == BookStatus::agrees);
   CHECK(Answer("a", 2.58, "").book(-2.5, sig(2)).book_status() == BookStatus::unexplained);
+  // Agreeing by truncation is told apart from agreeing by rounding (the card says "truncated", not a ± band the
+  // value lies outside): 4377.8 is 4377 truncated, 4377.2 is 4377 rounded.
+  CHECK(Answer("a", 4377.8, "").book(4377, sig(4)).agrees_by_truncation());
+  CHECK_FALSE(Answer("a", 4377.2, "").book(4377, sig(4)).agrees_by_truncation());
+  CHECK_FALSE(Answer("a", 4378.0, "").book(4377, sig(4)).agrees_by_truncation());
+  CHECK_FALSE(Answer("a", 8.3, "").book(9, rel(0.1).because("'about 9 s'")).agrees_by_truncation());
+  CHECK_THROWS(Answer("a", 1, "s").binary_prefixes());  // binary prefixes are for bytes only
   // Truncated and then flagged is a false erratum.
   CHECK(Answer("a", 4377.8, "").book(4377, sig(4)).erratum(why).book_status() == BookStatus::false_erratum);
   // The book computes from its stated 160e3 bytes of KV per token: 160e3·32768 = 5.24e9 printed, where the
@@ -187,6 +196,28 @@ TEST_CASE("figures refuse values JSON cannot carry, and findings are grouped in 
   CHECK(json.find("\"slip\"") != std::string::npos);
   CHECK(json.find("ex99.1.b") != std::string::npos);
   CHECK(json.find("\"§9.9\"") != std::string::npos);
+  // A formula that names its units prints its points as quantities; one that does not, its large numbers in
+  // scientific notation; where the book's expression and the exact value differ, their texts differ too.
+  static ChapterDef fdef{"ch98", 98, "test", {}};
+  fdef.exercises.clear();
+  fdef.exercises.push_back({"ex98.1", "t", [](Exercise& e) {
+                              auto exact_fn = [](const Inputs& v) { return in(v, "V") / in(v, "W"); };
+                              e.formula("t", "T = V/W", exact_fn, exact_fn).units("s", {{"V", "B"}, {"W", "B/s"}})
+                                  .at({{"V", 1e9}, {"W", 4.5e11}}).at({{"V", 3e8}, {"W", 9e11}});
+                              e.formula("n", "n = 1.00001·V/W",
+                                        [](const Inputs& v) { return in(v, "V") / in(v, "W") * 1.00001; }, exact_fn)
+                                  .at({{"V", 1.97e14}, {"W", 4.5e10}}).at({{"V", 3e6}, {"W", 7}});
+                            }});
+  const auto formulas = nlohmann::json::parse(to_json(run(fdef)))["exercises"][0]["formulas"];
+  const auto& t = formulas[0]["points"][0];
+  CHECK(t["inputs_text"]["V"] == "1 GB");
+  CHECK(t["inputs_text"]["W"] == "450 GB/s");
+  CHECK(t["book_text"] == "2.22 ms");
+  const auto& n = formulas[1]["points"][0];
+  CHECK(n["inputs_text"]["V"] == "1.97e14");  // no unit: scientific, not 197,000,000,000,000
+  CHECK_FALSE(n["agrees"].get<bool>());
+  CHECK(n["book_text"] != n["exact_text"]);  // 4,377.82 against 4,377.78: they differ in the sixth digit
+
   CHECK(defects(run(def)).empty());
 }
 

@@ -6,6 +6,7 @@
 // 900e9 per B200, 400e9 B/s per node over InfiniBand (8 × 400 Gb/s), 32 nodes per scalable unit, 4 units.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,12 @@ double w_gpu_h100() { return chip("h100").nvlink_bytes_per_s; }                 
 double w_gpu_b200() { return chip("b200").nvlink_bytes_per_s; }                 // 900e9
 double w_node_h100() { return chip("h100").gpus_per_node * chip("h100").ib_bytes_per_s; }  // 8 × 50e9
 constexpr int kGpusPerNode = 8, kNodesPerSu = 32, kSus = 4;
+
+// The units of the collective-time formulas' inputs, so their points print as "1 GB at 450 GB/s: 1.94 ms": V the
+// bytes moved, W (Wg a GPU's, Wn a node's egress) a bandwidth; the counts (N, M, Y, k, D, F) are plain numbers.
+const std::map<std::string, std::string> kCollectiveUnits{{"V", "B"}, {"W", "B/s"}, {"Wg", "B/s"}, {"Wn", "B/s"}};
+// Quiz 4 tallies a switch's bytes in multiples of the array's size B: its points print as "8 × B".
+constexpr const char* kTimesB = "× B";
 
 // The H100 SuperPod as §12.4.2 draws it: `nodes` nodes, cut into 32-node scalable units.
 std::vector<TreeLevel> superpod(int nodes) { return fat_tree_levels(gpu_cluster(chip("h100"), nodes), kNodesPerSu); }
@@ -100,6 +107,7 @@ EXERCISE("ch12.intranode-ag", "AllGather and ReduceScatter inside a node") {
                return in(p, "V") * execute(l, sim::TreeOp::ring_all_gather).t_per_byte_s;
              })
       .exact_text("the busiest link's bytes in the executed ring over the switch, over W")
+      .units("s", kCollectiveUnits)
       .at({{"V", 1e9}, {"N", 8}, {"W", w_gpu_h100()}})
       .at({{"V", 3e8}, {"N", 6}, {"W", 9e11}});
   ex.formula("t_ar", "T_AllReduce = 2·T_AG (no in-network reduction, §12.4.1)",
@@ -111,6 +119,7 @@ EXERCISE("ch12.intranode-ag", "AllGather and ReduceScatter inside a node") {
                return in(p, "V") * std::max(x.r.levels[0].max_up, x.r.levels[0].max_down) / x.elements / in(p, "W");
              })
       .exact_text("the executed ring ReduceScatter + AllGather: its busiest link's bytes over W")
+      .units("s", kCollectiveUnits)
       .at({{"V", 1e9}, {"N", 8}, {"W", w_gpu_h100()}})
       .at({{"V", 3e8}, {"N", 6}, {"W", 9e11}});
 }
@@ -137,11 +146,13 @@ EXERCISE("ch12.intranode-alltoall", "AllToAll inside a node") {
                const std::vector<TreeLevel> l{{"node", static_cast<int>(in(p, "N")), in(p, "W")}};
                return in(p, "V") * execute(l, sim::TreeOp::all_to_all).t_per_byte_s;
              })
+      .units("s", kCollectiveUnits)
       .at({{"V", 1e9}, {"N", 8}, {"W", w_gpu_h100()}})
       .at({{"V", 3e8}, {"N", 6}, {"W", 9e11}});
   ex.formula("t_all_to_all_approx", "T_AllToAll ≈ B/(W·N) (§12.4.1)",
              [](const Inputs& p) { return in(p, "V") / (in(p, "W") * in(p, "N")); },
              [](const Inputs& p) { return node_all_to_all_s(in(p, "V"), static_cast<int>(in(p, "N")), in(p, "W")); })
+      .units("s", kCollectiveUnits)
       .at({{"V", 1e9}, {"N", 8}, {"W", w_gpu_h100()}})
       .at({{"V", 3e8}, {"N", 16}, {"W", 9e11}})
       .approximation(rel(0.15).because("'≈' drops the (N − 1)/N of the block a GPU keeps: 1/8 at N = 8, 1/16 at N = 16"));
@@ -155,6 +166,7 @@ EXERCISE("ch12.intranode-alltoall", "AllToAll inside a node") {
                return node_all_to_all_s(in(p, "V"), kGpusPerNode, in(p, "W")) * std::min(in(p, "k") / kGpusPerNode, 1.0);
              })
       .exact_text("B·(8 − 1)/(W·8²)·min(k/8, 1): the dense AllToAll's exact cost scaled by the non-zero share")
+      .units("s", kCollectiveUnits)
       .at({{"V", 1e9}, {"k", 2}, {"W", w_gpu_h100()}})
       .at({{"V", 3e8}, {"k", 4}, {"W", 9e11}})
       .approximation(rel(0.15).because("the same dropped (8 − 1)/8: the takeaway's 64 = 8² with 8 − 1 rounded to 8"));
@@ -250,6 +262,7 @@ EXERCISE("ch12.crossnode-ag", "AllGather and ReduceScatter across nodes") {
                return in(p, "V") * execute(l, sim::TreeOp::multicast_all_gather).t_per_byte_s;
              })
       .exact_text("the AllGather executed on the tree: the busiest link's bytes over its rate")
+      .units("s", kCollectiveUnits)
       .at({{"V", 1e9}, {"Wg", w_gpu_h100()}, {"Wn", w_node_h100()}, {"M", 32}})
       .at({{"V", 3e8}, {"Wg", 9e11}, {"Wn", 2e11}, {"M", 16}})
       .approximation(rel(0.07).because("the first approximation drops the (M − 1)/M of the ring over M nodes: "
@@ -311,6 +324,7 @@ EXERCISE("ch12.crossnode-alltoall", "AllToAll across nodes") {
                return in(p, "V") * execute(l, sim::TreeOp::all_to_all).t_per_byte_s;
              })
       .exact_text("executed: the node links' bytes over W_node (NVLink taken as free to isolate the scale-out term)")
+      .units("s", kCollectiveUnits)
       .at({{"V", 1e9}, {"M", 2}, {"Wn", w_node_h100()}})
       .at({{"V", 3e8}, {"M", 4}, {"Wn", 8e11}});
 }
@@ -334,6 +348,7 @@ EXERCISE("ch12.sharded-reduction", "Reducing an array sharded over an inner axis
                return in(p, "V") * execute(l, sim::TreeOp::sharded_all_gather, static_cast<int>(in(p, "Y"))).t_per_byte_s;
              })
       .exact_text("the AllGather over X executed with Y inner: the busiest link's bytes over its rate")
+      .units("s", kCollectiveUnits)
       .at({{"V", 1e9}, {"Y", 16}, {"Wg", w_gpu_h100()}, {"Wn", w_node_h100()}, {"M", 32}})
       .at({{"V", 3e8}, {"Y", 4}, {"Wg", 9e11}, {"Wn", 2e11}, {"M", 16}})
       .approximation(rel(0.07).because("the rule drops a ring's (k − 1)/k: the outer ring's over X = 16 at the first "
@@ -353,6 +368,7 @@ EXERCISE("ch12.sharded-reduction", "Reducing an array sharded over an inner axis
                return in(p, "V") * execute(l, sim::TreeOp::sharded_all_gather, static_cast<int>(in(p, "Y"))).t_per_byte_s;
              })
       .exact_text("the AllGather over X executed with Y inner")
+      .units("s", kCollectiveUnits)
       .at({{"V", 1e9}, {"Y", 16}, {"Wg", w_gpu_h100()}, {"Wn", w_node_h100()}, {"M", 32}})
       .at({{"V", 3e8}, {"Y", 4}, {"Wg", 9e11}, {"Wn", 2e11}, {"M", 16}})
       .erratum(kPreciseRule);
@@ -382,6 +398,7 @@ EXERCISE("ch12.popquiz3-sharded-ag", "Pop Quiz 3: AllGather_X(bf16[D_X, F_Y]) ov
                return 2 * in(p, "D") * in(p, "F") *
                       execute(su, sim::TreeOp::sharded_all_gather, static_cast<int>(in(p, "Y"))).t_per_byte_s;
              })
+      .units("s", kCollectiveUnits)
       .at({{"D", d}, {"F", f}, {"Y", 8}})
       .at({{"D", 4096}, {"F", 14336}, {"Y", 2}});
   ex.formula("t_large_y", "Y > 8: T = 2DF·256/(Y·12.8e12) = 2DF/(Y·50 GB/s)",
@@ -390,6 +407,7 @@ EXERCISE("ch12.popquiz3-sharded-ag", "Pop Quiz 3: AllGather_X(bf16[D_X, F_Y]) ov
                return 2 * in(p, "D") * in(p, "F") *
                       execute(su, sim::TreeOp::sharded_all_gather, static_cast<int>(in(p, "Y"))).t_per_byte_s;
              })
+      .units("s", kCollectiveUnits)
       .at({{"D", d}, {"F", f}, {"Y", 16}})
       .at({{"D", 4096}, {"F", 14336}, {"Y", 32}})
       .approximation(rel(0.15).because("'roughly': it drops the outer ring's (X − 1)/X with X = 256/Y: 1/16 at "
@@ -412,15 +430,19 @@ EXERCISE("ex12.13", "Quiz 4 Q1: bytes through the switches in a scalable unit's 
   const Inputs su{{"N", 8}, {"M", 32}}, other{{"N", 4}, {"M", 6}};
   ex.formula("node_switch_in", "node switch ingress = B/M + B(M − 1)/M = B",
              [](const Inputs&) { return 1.0; }, [count](const Inputs& p) { return count(p, 0, true); })
+      .units(kTimesB)
       .at(su).at(other);
   ex.formula("node_switch_out", "node switch egress = B/M + N(B − B/MN) = BN",
              [](const Inputs& p) { return in(p, "N"); }, [count](const Inputs& p) { return count(p, 0, false); })
+      .units(kTimesB)
       .at(su).at(other);
   ex.formula("top_switch_in", "top switch ingress = M · B/M = B",
              [](const Inputs&) { return 1.0; }, [count](const Inputs& p) { return count(p, 1, true); })
+      .units(kTimesB)
       .at(su).at(other);
   ex.formula("top_switch_out", "top switch egress = M · B(M − 1)/M = B(M − 1)",
              [](const Inputs& p) { return in(p, "M") - 1; }, [count](const Inputs& p) { return count(p, 1, false); })
+      .units(kTimesB)
       .at(su).at(other);
   const auto x = execute(superpod(kNodesPerSu), sim::TreeOp::multicast_all_gather);
   const double b = x.elements;
@@ -434,6 +456,7 @@ EXERCISE("ex12.13", "Quiz 4 Q1: bytes through the switches in a scalable unit's 
                return in(p, "V") * execute(l, sim::TreeOp::multicast_all_gather).t_per_byte_s;
              })
       .exact_text("executed: the busiest node-to-leaf link's bytes over W_node (NVLink taken as free)")
+      .units("s", kCollectiveUnits)
       .at({{"V", 1e9}, {"M", 32}, {"Wn", w_node_h100()}})
       .at({{"V", 3e8}, {"M", 16}, {"Wn", 8e11}});
 }
@@ -447,9 +470,11 @@ EXERCISE("ex12.14", "Quiz 4 Q2: bytes through the switch in a SHARP AllReduce") 
   };
   ex.formula("switch_in", "switch ingress = B(N − 1) + B = BN",
              [](const Inputs& p) { return in(p, "N"); }, [count](const Inputs& p) { return count(p, true); })
+      .units(kTimesB)
       .at({{"N", 8}}).at({{"N", 5}});
   ex.formula("switch_out", "switch egress = B + B(N − 1) = BN",
              [](const Inputs& p) { return in(p, "N"); }, [count](const Inputs& p) { return count(p, false); })
+      .units(kTimesB)
       .at({{"N", 8}}).at({{"N", 5}});
   const auto x = execute(superpod(1), sim::TreeOp::sharp_all_reduce);
   ex.answer("t_times_w_over_b", x.t_per_byte_s * w_gpu_h100(), "").book(1, exact())
@@ -467,6 +492,7 @@ EXERCISE("ex12.15", "Quiz 4 Q3: SHARP AllReduce of bf16[D, F_Y] in a node") {
                       execute(l, sim::TreeOp::sharded_sharp_all_reduce, static_cast<int>(in(p, "Y"))).t_per_byte_s;
              })
       .exact_text("executed: SHARP inside each X-group, the busiest GPU port's bytes over W")
+      .units("s", kCollectiveUnits)
       .at({{"D", 8192}, {"F", 32768}, {"N", 8}, {"Y", 4}, {"W", w_gpu_h100()}})
       .at({{"D", 4096}, {"F", 14336}, {"N", 16}, {"Y", 2}, {"W", 9e11}});
   // Beyond one node (two nodes, Y = 8: each X-group is a pair across the nodes), every node link carries B.

@@ -206,6 +206,22 @@ bool Answer::agrees_strictly(double v) const {
   return sig(static_cast<int>(digits)).admits(v, p) || truncates_to(v, p, digits);
 }
 
+bool Answer::agrees_by_truncation() const {
+  if (!book_ || !agrees_strictly(value_)) return false;
+  const double p = *book_;
+  if (book_tolerance_.reason.empty() && book_tolerance_.admits(value_, p)) return false;
+  const double digits = book_tolerance_.kind == Tolerance::Kind::significant && book_tolerance_.reason.empty()
+                            ? book_tolerance_.amount
+                            : printed_digits(p);
+  return !sig(static_cast<int>(digits)).admits(value_, p);
+}
+
+Answer& Answer::binary_prefixes() {
+  if (unit_ != "B") throw std::logic_error(key_ + ": binary prefixes are for a byte count (unit \"B\")");
+  binary_prefixes_ = true;
+  return *this;
+}
+
 Answer& Answer::book_inputs_give(double value, std::string how) {
   if (!std::isfinite(value)) throw std::logic_error(key_ + ": the value from the book's inputs must be finite");
   if (how.size() < 10) throw std::logic_error(key_ + ": say which of the book's inputs give it");

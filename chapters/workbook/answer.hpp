@@ -135,10 +135,14 @@ class Answer {
   Answer& explain(std::string text);    // the assumption or model behind the value
   Answer& derived(double value, std::string formula);
   Answer& measured(double value, std::string source, std::string gap);
+  // A byte count shown with binary prefixes (256 KiB, not 262 kB), where the book's text counts in powers of
+  // two at that place; the value and its unit ("B") stay as they are.
+  Answer& binary_prefixes();
 
   const std::string& key() const { return key_; }
   double value() const { return value_; }
   const std::string& unit() const { return unit_; }
+  bool shows_binary_prefixes() const { return binary_prefixes_; }
   const std::optional<double>& book_value() const { return book_; }
   const Tolerance& book_tolerance() const { return book_tolerance_; }
   const std::string& erratum_reason() const { return erratum_; }  // the finding's reason (+ detail)
@@ -154,11 +158,15 @@ class Answer {
   // Whether `v` is `printed` rounded or truncated to its printed digits (or within a reason-free
   // tolerance that is tighter): the "agrees" test, without the slack of a reasoned tolerance.
   bool agrees_strictly(double v) const;
+  // Whether our value agrees only as the print truncated (not rounded) to its digits: 66.9e12 printed "66e12".
+  // The report then says "truncated" where it would show the rounding band the value lies outside.
+  bool agrees_by_truncation() const;
 
  private:
   std::string key_;
   double value_;
   std::string unit_;
+  bool binary_prefixes_ = false;
   std::optional<double> book_;
   Tolerance book_tolerance_;
   std::string erratum_;

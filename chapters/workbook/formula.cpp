@@ -55,6 +55,17 @@ Formula& Formula::erratum(const Finding& cause, std::string detail) {
   return *this;
 }
 
+Formula& Formula::units(std::string value_unit, std::map<std::string, std::string> input_units) {
+  unit_ = std::move(value_unit);
+  input_units_ = std::move(input_units);
+  return *this;
+}
+
+std::string Formula::input_unit(const std::string& name) const {
+  const auto it = input_units_.find(name);
+  return it == input_units_.end() ? "" : it->second;
+}
+
 Formula& Formula::explain(std::string text) {
   explanation_ = std::move(text);
   return *this;

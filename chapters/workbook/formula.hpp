@@ -48,6 +48,9 @@ class Formula {
   Formula& approximation(Tolerance t);
   Formula& erratum(const Finding& cause, std::string detail = "");
   Formula& explain(std::string text);
+  // The units its value and its inputs are in ("s"; {"V", "B"}, {"W", "B/s"}), so the report prints its points as
+  // quantities ("1.6 TB/s", "450 GB/s") rather than bare digits; an input left out prints as a plain number.
+  Formula& units(std::string value_unit, std::map<std::string, std::string> input_units = {});
 
   const std::string& key() const { return key_; }
   const std::string& book_text() const { return book_text_; }
@@ -57,6 +60,9 @@ class Formula {
   const std::optional<Finding>& finding() const { return finding_; }
   const std::string& reason() const { return reason_; }
   const std::string& explanation() const { return explanation_; }
+  const std::string& unit() const { return unit_; }
+  // The unit of one input: empty when none was given.
+  std::string input_unit(const std::string& name) const;
   FormulaStatus status() const;
   // What an independent check of this formula must reproduce: the exact value at the first point where
   // the book's expression disagrees, or at the second point when none does.
@@ -70,6 +76,8 @@ class Formula {
   bool approximation_ = false;
   std::optional<Finding> finding_;
   std::string reason_, explanation_;
+  std::string unit_;
+  std::map<std::string, std::string> input_units_;
 };
 
 }  // namespace workbook

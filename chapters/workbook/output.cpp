@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "scaling/base/format.hpp"
@@ -32,10 +33,31 @@ std::string text_table(const Table& t) {
   return out;
 }
 
-std::string inputs_text(const Inputs& in) {
+// A formula's input or value at one point: with its unit where the formula names one, else a plain number, from a
+// million up in scientific notation ("1.97e14", not "197,000,000,000,000"), as the answers print theirs.
+std::string formula_quantity(double v, const std::string& unit, int digits = 3) {
+  if (!unit.empty()) return format_quantity(v, unit, digits);
+  return std::fabs(v) >= 1e6 ? scaling::format_alike({v}, "", digits).front() : scaling::format_number(v, digits + 1);
+}
+
+// The book's expression and the exact value at one point, as text: where they differ, with as many digits as it
+// takes for the two texts to differ too (a slip in the fifth digit is not printed as two equal numbers).
+std::pair<std::string, std::string> formula_point_texts(const Formula& f, const FormulaPoint& p) {
+  for (int digits = 3;; ++digits) {
+    std::string book = formula_quantity(p.book, f.unit(), digits), exact = formula_quantity(p.exact, f.unit(), digits);
+    if (p.agrees || book != exact || digits >= 16) return {book, exact};
+  }
+}
+
+std::string inputs_text(const Formula& f, const Inputs& in) {
   std::string s;
-  for (const auto& [k, v] : in) s += (s.empty() ? "" : ", ") + k + " = " + scaling::format_number(v);
+  for (const auto& [k, v] : in) s += (s.empty() ? "" : ", ") + k + " = " + formula_quantity(v, f.input_unit(k));
   return s;
+}
+
+// An answer's value as text: its unit's usual prefixes, or binary ones where the answer asks (binary_prefixes()).
+std::string answer_quantity(const Answer& a, double v) {
+  return a.shows_binary_prefixes() ? scaling::format_binary_bytes(v) : format_quantity(v, a.unit());
 }
 
 }  // namespace
@@ -45,30 +67,30 @@ std::string to_text(const ChapterResult& chapter) {
   for (const auto& ex : chapter.exercises) {
     out += fmt::format("\n{}  {}{}\n", ex.id(), ex.title(), ex.section().empty() ? "" : "  (" + ex.section() + ")");
     for (const auto& a : ex.answers()) {
-      out += fmt::format("  {:<28} {}\n", a.key(), format_quantity(a.value(), a.unit()));
+      out += fmt::format("  {:<28} {}\n", a.key(), answer_quantity(a, a.value()));
       if (a.book_value())
-        out += fmt::format("  {:<28}   book {} ({}): {}\n", "", format_quantity(*a.book_value(), a.unit()),
+        out += fmt::format("  {:<28}   book {} ({}): {}\n", "", answer_quantity(a, *a.book_value()),
                            a.book_tolerance().describe(), to_string(a.book_status()));
       else
         out += fmt::format("  {:<28}   book: none printed; checked independently in tests/\n", "");
       if (a.derived_value())
         out += fmt::format("  {:<28}   from the book's formula {}: {}\n", "", a.derived_value()->formula,
-                           format_quantity(a.derived_value()->value, a.unit()));
+                           answer_quantity(a, a.derived_value()->value));
       if (a.measured_value())
         out += fmt::format("  {:<28}   measured ({}): {}; the gap: {}\n", "", a.measured_value()->source,
-                           format_quantity(a.measured_value()->value, a.unit()), a.measured_value()->gap);
+                           answer_quantity(a, a.measured_value()->value), a.measured_value()->gap);
       if (a.stated())
         out += fmt::format("  {:<28}   from the book's stated input {}: {}\n", "", a.stated()->input,
-                           format_quantity(a.stated()->from_stated, a.unit()));
+                           answer_quantity(a, a.stated()->from_stated));
       if (a.reproduction())
         out += fmt::format("  {:<28}   the book's number, reproduced ({}): {}\n", "", a.reproduction()->how,
-                           format_quantity(a.reproduction()->value, a.unit()));
+                           answer_quantity(a, a.reproduction()->value));
       if (a.inputs_give())
         out += fmt::format("  {:<28}   the book's own inputs give ({}): {}\n", "", a.inputs_give()->how,
-                           format_quantity(a.inputs_give()->value, a.unit()));
+                           answer_quantity(a, a.inputs_give()->value));
       if (!a.erratum_reason().empty()) out += fmt::format("  {:<28}   why: {}\n", "", a.erratum_reason());
       for (const auto& n : a.notes()) {
-        out += fmt::format("  {:<28}   notes {}: {} ({})\n", "", n.source, format_quantity(n.value, a.unit()),
+        out += fmt::format("  {:<28}   notes {}: {} ({})\n", "", n.source, answer_quantity(a, n.value),
                            to_string(n.status()));
         if (!n.reason.empty()) out += fmt::format("  {:<28}   why: {}\n", "", n.reason);
       }
@@ -77,8 +99,9 @@ std::string to_text(const ChapterResult& chapter) {
     for (const auto& f : ex.formulas()) {
       out += fmt::format("  formula {}: {}  — {}\n", f.key(), f.book_text(), to_string(f.status()));
       for (const auto& p : f.points())
-        out += fmt::format("    at {}: book's expression {}, exact {}{}\n", inputs_text(p.inputs),
-                           scaling::format_number(p.book), scaling::format_number(p.exact), p.agrees ? "" : "  (differs)");
+        out += fmt::format("    at {}: book's expression {}, exact {}{}\n", inputs_text(f, p.inputs),
+                           formula_point_texts(f, p).first, formula_point_texts(f, p).second,
+                           p.agrees ? "" : "  (differs)");
       if (!f.reason().empty()) out += fmt::format("    why: {}\n", f.reason());
       if (f.status() == FormulaStatus::approximation) out += fmt::format("    ({})\n", f.tolerance().reason);
     }
@@ -158,7 +181,7 @@ std::string to_json(const ChapterResult& chapter) {
     json answers = json::array();
     for (const auto& a : ex.answers()) {
       const std::string name = ex.id() + "." + a.key();
-      const auto text = [&](double v) { return format_quantity(v, a.unit()); };
+      const auto text = [&](double v) { return answer_quantity(a, v); };
       json entry = {{"key", a.key()}, {"value", a.value()}, {"unit", a.unit()},
                     {"value_text", text(a.value())}, {"number_text", scaling::format_number(a.value())}};
       // A fraction as a reader says it ({{ID.KEY:percent}}: "9.73 %" for 0.09733).
@@ -166,12 +189,19 @@ std::string to_json(const ChapterResult& chapter) {
       if (a.book_value()) {
         const double tol = a.book_tolerance().relative_to(*a.book_value());
         const std::string rule = tolerance_rule(*a.book_value(), a.book_tolerance());
+        // Agreeing as the print truncated, ours lies outside the rounding band: the card says so instead of
+        // showing a ± band the value is not in (the errata policy counts truncation as agreement).
+        const bool truncated = a.agrees_by_truncation();
+        const int digits = printed_digits(*a.book_value());
         entry["book"] = {{"value", *a.book_value()},
                          {"tol", tol},
-                         {"tol_rule", rule},
+                         {"tol_rule", truncated ? fmt::format("truncated to its {} printed significant digit{}: ours "
+                                                              "lies between the print and one unit above in its "
+                                                              "last place", digits, digits == 1 ? "" : "s")
+                                                : rule},
                          {"status", json_status(a.book_status())},
                          {"value_text", text(*a.book_value())},
-                         {"tol_text", tolerance_text(tol, rule)},
+                         {"tol_text", truncated ? std::string("truncated") : tolerance_text(tol, rule)},
                          {"off_text", off_text(*a.book_value(), a.value())}};
         if (a.book_status() == BookStatus::approximation) entry["book"]["approximation"] = true;
         // An erratum's size is the print against what the book's own inputs give, when they are recorded: the
@@ -221,10 +251,11 @@ std::string to_json(const ChapterResult& chapter) {
       json points = json::array();
       for (const auto& p : f.points()) {
         json inputs_text = json::object();
-        for (const auto& [k, v] : p.inputs) inputs_text[k] = scaling::format_number(v);
+        for (const auto& [k, v] : p.inputs) inputs_text[k] = formula_quantity(v, f.input_unit(k));
+        const auto [book_text, exact_text] = formula_point_texts(f, p);
         points.push_back({{"inputs", p.inputs}, {"book", p.book}, {"exact", p.exact}, {"agrees", p.agrees},
-                          {"inputs_text", inputs_text}, {"book_text", scaling::format_number(p.book)},
-                          {"exact_text", scaling::format_number(p.exact)}});
+                          {"inputs_text", inputs_text}, {"book_text", book_text},
+                          {"exact_text", exact_text}});
       }
       json entry = {{"key", f.key()},
                     {"book_text", f.book_text()},

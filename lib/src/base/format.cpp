@@ -101,6 +101,15 @@ std::string format_quantity(double value, std::string_view unit, int digits) {
   return unit.empty() ? number : number + " " + std::string(unit);
 }
 
+std::string format_binary_bytes(double bytes, int digits) {
+  if (!std::isfinite(bytes) || bytes == 0) return format_number(bytes) + " B";
+  static constexpr std::array<std::pair<double, const char*>, 4> prefixes{
+      {{1099511627776.0, "TiB"}, {1073741824.0, "GiB"}, {1048576.0, "MiB"}, {1024.0, "KiB"}}};
+  for (const auto& [scale, name] : prefixes)
+    if (std::fabs(bytes) >= scale) return significant(bytes / scale, digits) + " " + name;
+  return significant(bytes, digits) + " B";
+}
+
 std::vector<std::string> format_alike(const std::vector<double>& values, std::string_view unit, int digits) {
   std::vector<std::string> out;
   for (const double v : values) out.push_back(format_quantity(v, unit, digits));

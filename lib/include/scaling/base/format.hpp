@@ -22,6 +22,11 @@ std::string format_with_separators(double whole);
 // FLOPs and FLOPs/s in scientific notation; any other unit appended as given.
 std::string format_quantity(double value, std::string_view unit, int digits = 3);
 
+// A byte count scaled by binary prefixes (KiB = 1024 B, MiB, GiB, TiB), for the places where the text it
+// sits beside counts in powers of two ("256 KiB" for 262,144 bytes, where a decimal "262 kB" would read as
+// another number).
+std::string format_binary_bytes(double bytes, int digits = 3);
+
 // Values that are read side by side (a claim's value and the bound its wording asks), all in one style: where
 // any of them would print in scientific notation or is a whole number from 1e6 up ("394,000,000,000,000"), all
 // are written in scientific notation ("3.94e14 OPs/s" beside "4e14 OPs/s", not beside "400,000,000,000,000");
