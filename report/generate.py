@@ -1935,7 +1935,7 @@ def holdout_reading(runs):
 
 
 def holdout_section(h):
-    """Held-out runs: published runs not used to build the model, evaluated with the model frozen."""
+    """Held-out runs: published runs not used to build the model (the model changed after their first run: see the text)."""
     names = {"llm-foundry-h100": "llm-foundry MPT, H100 (FSDP)", "llm-foundry-a100": "llm-foundry MPT, A100 (FSDP)",
              "maxtext-v5p": "MaxText, TPU v5p", "llama3-405b": "Llama 3 405B, H100 (Dubey et al. 2024)",
              "torchtitan-h100-500w": "torchtitan Llama 3.1 8B, H100 at 500 W", "all": "all held-out runs"}
@@ -1949,9 +1949,16 @@ def holdout_section(h):
            "model while it was built: other papers, other code and two chips the calibration runs do not use (H100 and "
            "TPU v5p). `validation/holdout-runs.json` holds them with their sources (each table at a pinned commit, or "
            "the paper's table), what each source leaves unstated and the assumption for it, one rule per source, set "
-           "before the model's predictions for these rows were seen. The model is frozen: nothing below was tuned. "
+           "before the model's predictions for these rows were seen, with one exception: `scaling train` was run once "
+           "on the Llama 3 layout, to check that the model expresses it, before that source's rule was written down "
+           "(so its step was seen; the rule was not changed after). The model was not frozen for the whole "
+           "hold-out: after its first run, three changes to `lib/` were made for their own reasons: sourced matmul "
+           "rates (the A100's GEMMs by Calculon's table, the TPU v5e's ceiling from JAX's Pallas guide), the GPU "
+           "overlap slowdown, and ZeRO-2's per-microbatch ReduceScatters hidden behind every microbatch's backward. "
+           "The last was prompted by the Llama 3 rows, so those two rows are no longer a clean hold-out. No "
+           "constant was fitted to these rows. "
            "The ctest `validation_holdout_runs` records these errors as a regression guard (thresholds at what the "
-           "frozen model reaches plus 2 points), not as a target the model meets.", "",
+           "model reaches today plus 2 points), not as a target the model meets.", "",
            markdown_table(["source", "runs", "ideal mean |error|", "ideal max", "calibrated mean |error|",
                            "calibrated max"], rows), "",
            holdout_reading(runs), ""]
