@@ -386,6 +386,21 @@ std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner,
     }
     res.calibrated = moved ? predict_variant(c, b, setup, res.measured_step_s, variant)
                            : predict(c, b, CostModel::calibrated, setup, res.measured_step_s);
+    if (!moved && b.layout.dp_overlap && b.layout.zero < 3 && res.calibrated.step_s) {
+      try {
+        const Terms ideal = step_terms(c, b.system, b.layout, b.batch, CostModel::ideal, setup);
+        auto ctx = calibrated_context(c, b.system, b.batch.tokens, b.batch.seq_len, setup);
+        RunResult::DpSplit d;
+        d.overlap_slowdown = ctx.overlap_slowdown;
+        Layout off = b.layout;
+        off.dp_overlap = false;
+        d.traffic_s = calibrated_terms(ctx, off, ideal).calibrated.t_dp_exposed_s;
+        ctx.overlap_slowdown = 0;
+        d.hidden_s = d.traffic_s - calibrated_terms(ctx, b.layout, ideal).calibrated.t_dp_exposed_s;
+        if (d.traffic_s > 0) res.dp_split = d;
+      } catch (const std::invalid_argument&) {
+      }
+    }
     if (with_planner) {
       PlanRequest q;
       q.model = c;
@@ -541,6 +556,9 @@ json runs_json(const std::vector<RunResult>& runs, const std::string& source) {
                                      {"speedup_over_published", r.calibrated.step_s ? *r.calibrated.step_s / t.step_s : 0.0},
                                      {"terms", terms_json(t)}};
     }
+    if (r.dp_split)
+      rows.back()["calibrated_dp_split"] = {{"traffic_s", r.dp_split->traffic_s}, {"hidden_s", r.dp_split->hidden_s},
+                                            {"overlap_slowdown", r.dp_split->overlap_slowdown}};
     for (const std::string& g : {r.group, std::string("all")}) {
       auto& s = groups[g];
       s.n += 1;

@@ -35,6 +35,14 @@ struct RunResult {
   // (filled when asked: evaluate_runs(path, true)); its step against the published layout's prediction.
   std::optional<scaling::Planned> planner_best;
   std::string planner_axes;
+  // Where the layout overlaps its data-parallel traffic with compute (dp_overlap, ZeRO below 3): the calibrated
+  // model's whole data-parallel traffic (its exposed term with the overlap switched off) and how much of it
+  // hides (the exposed term's drop with the overlap on and no compute slowdown beside it). The exposed term
+  // is then traffic - hidden + overlap_slowdown x hidden. Same lib calls, switches moved: no formula here.
+  struct DpSplit {
+    double traffic_s = 0, hidden_s = 0, overlap_slowdown = 0;
+  };
+  std::optional<DpSplit> dp_split;
 };
 
 // A what-if for the sensitivity band: the calibrated model with one uncertain input moved to a value
