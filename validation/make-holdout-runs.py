@@ -267,6 +267,7 @@ def llama3_rows():
                          "989 TFLOP/s"},
             "derived": {"model_flops_per_token": fpt},
             "unstated": ["microbatch size", "interleaving degree V", "model FLOP count behind TFLOPs/GPU",
+                         "how often gradients are reduce-scattered (per microbatch or once per step)",
                          "tensor-parallel overlap", "sequence parallelism"],
             "assumptions": {
                 "model": {"value": {"gated_mlp": True, "norm_bias": False, "attention_bias": False, "mlp_bias": False,
@@ -283,8 +284,11 @@ def llama3_rows():
                                       "parallelism, whose sequence parallelism Megatron-style TP runs with"},
                 "dp_overlap": {"value": True, "why": "stated: FSDP prefetches weights and reduces gradients asynchronously"},
                 "tp_overlap": {"value": False, "why": "unstated: tensor-parallel collectives on the critical path"},
-                "zero": {"value": 2, "why": "stated: FSDP shards optimizer state and gradients and keeps the gathered "
-                         "parameters from forward to backward (no reshard), ZeRO-2's traffic and memory in the step"},
+                "zero": {"value": 2, "why": "stated (§3.3.2): FSDP shards the optimizer state and gradients, does not "
+                         "reshard the parameters after the forward pass, accumulates gradients in fp32 over the "
+                         "microbatches and reduce-scatters them in fp32: ZeRO-2's memory. Assumed (not stated): one "
+                         "ReduceScatter per microbatch, the model's ZeRO-2 traffic; the paper does not say how often the "
+                         "gradients are reduce-scattered (once after the last microbatch would move m times less)"},
                 "dtypes": {"value": {"weights": "bf16", "grads": "fp32", "master": "fp32", "optimizer_state": "fp32",
                                      "activations": "bf16"},
                            "why": "bf16 training with fp32 gradient accumulation and reduce-scatter (stated); fp32 master "
