@@ -35,12 +35,14 @@ const std::vector<validation::RunResult>& holdout() {
 // Llama 3 89.3 %, torchtitan 50.0 % mean) and three later changes made for their own reasons: sourced
 // matmul rates (the A100's GEMMs by Calculon's table: llm-foundry A100 rows worse), the GPU overlap
 // slowdown, and ZeRO-2's per-microbatch ReduceScatters hidden behind every microbatch's backward (an
-// inconsistency the Llama 3 rows exposed, so those two rows are no longer a clean hold-out).
+// inconsistency the Llama 3 rows exposed, so those two rows are no longer a clean hold-out). Then, after an
+// outside review, the Llama 3 rows' schedule went from 1F1B to interleaved with v = 2 (the paper states an
+// interleaved schedule; its Figure 6 draws 2 stages per rank): Llama 3 60.4 / 71.4 % -> 36.8 / 40.6 %.
 const std::map<std::string, std::pair<double, double>> kGuard = {
     {"llm-foundry-a100", {0.287 + 0.02, 0.544 + 0.02}},
     {"llm-foundry-h100", {0.356 + 0.02, 0.712 + 0.02}},
     {"maxtext-v5p", {0.097 + 0.02, 0.349 + 0.02}},
-    {"llama3-405b", {0.604 + 0.02, 0.714 + 0.02}},
+    {"llama3-405b", {0.368 + 0.02, 0.406 + 0.02}},
     {"torchtitan-h100-500w", {0.487 + 0.02, 0.528 + 0.02}},
 };
 
