@@ -1873,7 +1873,10 @@ def holdout_reading(runs):
                 f"worst row is {worst['id']} ({_pct(worst['calibrated']['error'])}); there the tensor-parallel "
                 f"collectives are "
                 f"{100 * share(worst, 't_tp_s'):.0f} % of the predicted step (`t_tp_s`)"
-                + (", the largest part after the matmuls and the likeliest seat of the excess." if tp_second else "."))
+                + (", the largest part after the matmuls and the likeliest seat of the excess." if tp_second else ".")
+                + " The v5p configs set XLA's async collective fusion and compute-collective overlap flags "
+                  "(`LIBTPU_INIT_ARGS` in every `v5p/*.sh`); the model does not credit them (`tp_overlap` false, "
+                  "the rule of the v5e calibration runs).")
         # Two rows with the same model and per-chip work on different slice sizes: the model gives them one step.
         pairs = [(a, b) for a in v5p for b in v5p if a["id"] < b["id"] and a["params_b"] == b["params_b"]
                  and a["slices"] == b["slices"] == 1

@@ -188,7 +188,9 @@ def v5p_rows(text):
             "measured": {"tflops_per_device": tflops, "mfu": mfu, "metric_basis": "MaxText's TFLOP count (train.py) per "
                          "second per chip; MFU over 459"},
             "derived": {"model_flops_per_token": fpt, "params": n},
-            "unstated": ["step time", "XLA/libtpu version", "DCN bandwidth", "mapping of mesh axes onto the torus"],
+            "unstated": ["step time", "XLA/libtpu version", "DCN bandwidth", "mapping of mesh axes onto the torus",
+                         "how much of the tensor-parallel traffic XLA's overlap flags hide (the configs enable "
+                         "async collective fusion and compute-collective overlap; the model credits none)"],
             "assumptions": maxtext_assumptions(dims),
             "measured_step": {"kind": "tflops_per_device",
                               "formula": "global_batch_tokens / (chips * tflops_per_device * 1e12 / derived.model_flops_per_token): "
@@ -212,7 +214,11 @@ def maxtext_assumptions(dims):
         "sequence_parallel": {"value": True, "why": "as for the v5e rows: base.yml's logical_axis_rules shard the "
                               "residual stream over the tensor axis, so each TP collective is an AllGather or ReduceScatter"},
         "dp_overlap": {"value": True, "why": "as for the v5e rows: XLA's asynchronous collectives overlap the gradient reduce"},
-        "tp_overlap": {"value": False, "why": "as for the v5e rows: tensor-parallel collectives on the critical path"},
+        "tp_overlap": {"value": False, "why": "as for the v5e rows (the calibration runs use the same rule): "
+                       "tensor-parallel collectives on the critical path. Every v5p/*.sh sets LIBTPU_INIT_ARGS with XLA's "
+                       "collective-compute overlap flags (xla_tpu_enable_async_collective_fusion, "
+                       "xla_tpu_overlap_compute_collective_tc, xla_enable_async_all_gather and others); the model does "
+                       "not credit them"},
         "zero": {"value": 3, "why": "FSDP over the slice (ici_fsdp_parallelism=-1), replicated across slices "
                                    "(dcn_data_parallelism=-1): ZeRO-3 with scope group"},
         "dtypes": {"value": {"weights": "fp32", "grads": "fp32", "master": "none", "optimizer_state": "fp32",
