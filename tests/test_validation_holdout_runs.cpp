@@ -37,10 +37,12 @@ const std::vector<validation::RunResult>& holdout() {
 // slowdown, and ZeRO-2's per-microbatch ReduceScatters hidden behind every microbatch's backward (an
 // inconsistency the Llama 3 rows exposed, so those two rows are no longer a clean hold-out). Then, after an
 // outside review, the Llama 3 rows' schedule went from 1F1B to interleaved with v = 2 (the paper states an
-// interleaved schedule; its Figure 6 draws 2 stages per rank): Llama 3 60.4 / 71.4 % -> 36.8 / 40.6 %.
+// interleaved schedule; its Figure 6 draws 2 stages per rank): Llama 3 60.4 / 71.4 % -> 36.8 / 40.6 %. And
+// the 34 bf16 llm-foundry rows of mpt-125m, -350m and -760m, first dropped for a wrong reason (their yamls
+// exist), were added: llm-foundry A100 28.7 / 54.4 % -> 32.7 / 60.5 %, H100 35.6 / 71.2 % -> 37.1 / 71.2 %.
 const std::map<std::string, std::pair<double, double>> kGuard = {
-    {"llm-foundry-a100", {0.287 + 0.02, 0.544 + 0.02}},
-    {"llm-foundry-h100", {0.356 + 0.02, 0.712 + 0.02}},
+    {"llm-foundry-a100", {0.327 + 0.02, 0.605 + 0.02}},
+    {"llm-foundry-h100", {0.371 + 0.02, 0.712 + 0.02}},
     {"maxtext-v5p", {0.097 + 0.02, 0.349 + 0.02}},
     {"llama3-405b", {0.368 + 0.02, 0.406 + 0.02}},
     {"torchtitan-h100-500w", {0.487 + 0.02, 0.528 + 0.02}},
@@ -49,7 +51,7 @@ const std::map<std::string, std::pair<double, double>> kGuard = {
 }  // namespace
 
 TEST_CASE("validation_holdout_runs") {
-  REQUIRE(holdout().size() == 119);
+  REQUIRE(holdout().size() == 153);
   std::map<std::string, double> sum, worst, n;
   for (const auto& r : holdout()) {
     CAPTURE(r.id);

@@ -25,7 +25,8 @@ FOUNDRY_COMMIT = "8c8dd48f72168c5d51e2f7b151595892a8fba43d"
 FOUNDRY_README = "scripts/train/benchmarking/README.md"
 # MPT model shapes: scripts/train/yamls/pretrain/mpt-<size>.yaml at the same commit (d_model, n_heads,
 # n_layers; expansion_ratio 4; vocab_size 50368).
-MPT = {"1b": (2048, 16, 24), "3b": (2560, 20, 32), "7b": (4096, 32, 32), "13b": (5120, 40, 40),
+MPT = {"125m": (768, 12, 12), "350m": (1024, 16, 24), "760m": (1536, 12, 24),
+       "1b": (2048, 16, 24), "3b": (2560, 20, 32), "7b": (4096, 32, 32), "13b": (5120, 40, 40),
        "30b": (7168, 56, 48), "70b": (8192, 64, 80)}
 # collect_results.py (llmfoundry's GPU_AVAILABLE_FLOPS): the peak each printed MFU divides by.
 PEAK = {"h100_80gb": 989e12, "a100_80gb": 312e12}
@@ -80,8 +81,10 @@ def foundry_rows(text):
             continue
         (model, seq, gpus, gpu, mfu, hfu, tflop, mb, accum, gbs, sps, tps, tpsg, gbt, prec, mp, shard, ckpt,
          offload, nparams) = cells
-        if prec not in ("amp_bf16", "bf16") or model not in MPT or offload != "False" or gpu not in PEAK:
-            continue  # fp8 rows (not a dtype the step model trains in), models without a yaml here, A100 40GB (no preset)
+        if prec not in ("amp_bf16", "bf16") or offload != "False" or gpu not in PEAK:
+            continue  # fp8 rows (not a dtype the step model trains in), A100 40GB (no preset)
+        if model not in MPT:
+            raise SystemExit(f"no MPT shape for {model}: add scripts/train/yamls/pretrain/mpt-{model}.yaml's to MPT")
         seq, gpus, mb, accum, gbs, tps, gbt = map(int, (seq, gpus, mb, accum, gbs, tps, gbt))
         nparams, mfu = int(nparams), float(mfu)
         assert gbs == mb * accum * gpus, line
@@ -119,6 +122,14 @@ def foundry_rows(text):
                                          "printed tokens per second"},
         })
         rows[-1]["assumptions"]["microbatch_sequences"]["value"] = mb
+    # The A100 80GB table prints two rows for mpt-125m at 2048 tokens on 8 GPUs (different batches and
+    # throughputs): rows sharing an id get their global batch in tokens as a suffix.
+    count = {}
+    for r in rows:
+        count[r["id"]] = count.get(r["id"], 0) + 1
+    for r in rows:
+        if count[r["id"]] > 1:
+            r["id"] += f"-t{r['parallelism']['global_batch_tokens']}"
     return rows
 
 
