@@ -175,6 +175,7 @@ TEST_CASE("scaling simulate and scaling shard") {
 TEST_CASE("collective, simulate and shard reject bad input with one line, exit 1") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"collective --chip tpu-v5e --slice 4x4 --op all-gather --axes 2 --bytes 100", "axis 2"},
+      {"collective --chip h100 --nodes 2 --op all-reduce --bytes 1e9 --ici-bw 1e9", "--ici-bw '1e9': the NVIDIA H100 is a GPU"},
       {"collective --chip tpu-v5e --slice 4x4 --op all-scatter --axes 0 --bytes 100", "all-scatter"},
       {"collective --chip tpu-v5e --slice 4x0 --op all-gather --axes 0 --bytes 100", "4x0"},
       {"collective --chip tpu-v5e --slice 4x4 --op all-gather --axes 0 --bytes -5", "--bytes '-5'"},
