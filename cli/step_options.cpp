@@ -88,7 +88,7 @@ scaling::TrainingSetup resolve_setup(const StepArgs& a) {
   else s.grads = for_option("--grads", [&] { return parse_dtype(a.grads); });
   s.optimizer = for_option("--optimizer", [&] { return parse_optimizer(a.optimizer); });
   if (a.master != "none" && a.master != "fp32")
-    throw std::invalid_argument("--master '" + escape_for_message(a.master) + "': expected none or fp32");
+    scaling::check::fail(scaling::check::subject("--master", a.master), scaling::check::one_of_rule({"none", "fp32"}));
   s.fp32_master = a.master == "fp32";
   return s;
 }
@@ -106,14 +106,14 @@ scaling::CostModel resolve_cost_model(const StepArgs& s, const scaling::System& 
 bool parse_yes_no(const std::string& text) {
   if (text == "yes") return true;
   if (text == "no") return false;
-  throw std::invalid_argument("'" + scaling::escape_for_message(text) + "': expected yes or no");
+  scaling::check::not_one_of(text, {"yes", "no"});
 }
 
 const scaling::PlanRule& recompute_rule(const std::string& text) {
   if (text == "none") return scaling::saved_rule("all");
   if (text == "selective") return scaling::saved_rule("matmuls");
   if (text == "full") return scaling::saved_rule("input");
-  throw std::invalid_argument("'" + scaling::escape_for_message(text) + "': expected none, selective or full");
+  scaling::check::not_one_of(text, {"none", "selective", "full"});
 }
 
 void apply_switches(const StepArgs& s, scaling::Layout& l) {

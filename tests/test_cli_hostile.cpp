@@ -129,7 +129,7 @@ TEST_CASE("issue 19, control characters: paths and chip strings are escaped on s
 }
 
 TEST_CASE("issue 19, messages: every bad value names its option, with one wording per rule") {
-  expect_rejected({{"matmul --chip tpu-v5e --B 8 --D 8 --F 8 --lhs-dtype bogus", "--lhs-dtype: unknown dtype 'bogus'"},
+  expect_rejected({{"matmul --chip tpu-v5e --B 8 --D 8 --F 8 --lhs-dtype bogus", "--lhs-dtype 'bogus': expected fp32, bf16, fp8, int8 or int4"},
                    {"serve --model llama2-7b --chip tpu-v5e --chips 8 --batch 1 --context 8 --prefill-len 8 --mfu 2",
                     "--mfu '2': must be within [1e-6, 1]"},
                    {"train --model llama2-7b --chip tpu-v5e --slice 4x4 --batch-tokens 1M --mfu 2",

@@ -149,7 +149,7 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero 4", "--zero '4'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero x", "--zero"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --max-microbatches 0", "--max-microbatches '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model: 'guess'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model \'guess'"},
       {base + "--slice 4x4x4 --pods 2 --batch-tokens 1024 --cost-model book",
        "--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)"},
       {"plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1024 --cost-model book",

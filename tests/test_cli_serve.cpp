@@ -285,7 +285,7 @@ TEST_CASE("scaling serve rejects bad values with one line naming them, exit 1") 
       {"serve --model llama3-70b --chip h100 --chips 12 --batch 1 --context 8", "--chips '12': 12 GPUs span nodes of 8"},
       {m + "--batch 1 --context 8 --prefill-len 1e200 --mfu 0.5", "--prefill-len '1e200': must be at most"},
       {m + "--batch 1 --context 8 --prefill-len 8192 --mfu 1e-320", "--mfu '1e-320': must be within [1e-6, 1]"},
-      {m + "--batch 1 --context 8 --cost-model exact", "--cost-model: 'exact': the lower-bound model is now called 'ideal'"},
+      {m + "--batch 1 --context 8 --cost-model exact", "--cost-model \'exact': the lower-bound model is now called 'ideal'"},
       {m + "--batch 1 --context 8 --cost-model ''", "--cost-model"},
       // A GPU has no ICI, a TPU no NVLink or InfiniBand: each flag refused by name (issue 16 review).
       {"serve --model llama3-8b --chip h100 --chips 8 --batch 8 --context 4096 --ici-bw 1e9",

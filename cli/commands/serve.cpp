@@ -74,7 +74,7 @@ void run(const Args& a) {
   const double B = parse_size("--batch", a.batch), T = parse_size("--context", a.context);
   InferenceDtypes d{parse_dtype(a.weights), parse_dtype(a.kv), parse_dtype(a.compute)};
   if (d.compute != Dtype::bf16 && d.compute != Dtype::int8 && d.compute != Dtype::fp8)
-    check::fail(check::subject("--compute", a.compute), "must be bf16, int8 or fp8");
+    check::fail(check::subject("--compute", a.compute), check::one_of_rule({"bf16", "int8", "fp8"}));
   for_option("--compute", [&] { return peak_flops_per_s(c, d.compute); });
   const std::string option = a.slice.empty() ? "--chips" : "--slice";
   const bool automatic = a.chips == "auto";
