@@ -78,7 +78,9 @@ auto for_option(const std::string& option, Fn&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(option + ": " + e.what());
+    // A message that starts with the quoted value ("'v': expected a or b") reads "--X 'v': expected a or b".
+    const std::string what = e.what();
+    throw std::invalid_argument(option + (what.rfind('\'', 0) == 0 ? " " : ": ") + what);
   }
 }
 // "--B '1e300', --D '7'": the options given (empty ones left out), for require_finite's message.

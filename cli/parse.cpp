@@ -70,7 +70,7 @@ scaling::WrapPolicy parse_wrap(const std::string& text) {
   if (text == "auto") return scaling::WrapPolicy::automatic;
   if (text == "yes") return scaling::WrapPolicy::yes;
   if (text == "no") return scaling::WrapPolicy::no;
-  v::fail(v::subject("--wrap", text), "expected auto, yes or no");
+  v::fail(v::subject("--wrap", text), v::one_of_rule({"auto", "yes", "no"}));
 }
 
 std::vector<int> parse_indices(const std::string& option, const std::string& text) {

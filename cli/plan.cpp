@@ -58,6 +58,8 @@ void run_plan(const PlanArgs& a) {
     if (!a.max_microbatches.empty() || !a.top.empty())
       throw UsageError("plan: --top and --max-microbatches search; given every degree there is one layout");
     const Layout base = resolve_layout(a.step);
+    check_virtual_stages(a.step, d, base, r.model.layers);
+    check_data_degree(a.step, d, base.microbatches, r.batch_tokens, r.seq_len, r.cost_model);
     out.top = {for_option(inputs + layout_inputs(a.step), [&] {
       return best_placement(r.model, r.system, d.data, d.tensor, d.pipeline, base, {r.batch_tokens, r.seq_len},
                             r.cost_model, r.setup);
@@ -92,7 +94,7 @@ void run_plan(const PlanArgs& a) {
                                               inputs));
   }
   nlohmann::json top = nlohmann::json::array();
-  for (const auto& l : out.top) top.push_back(step_json(l, r.system));
+  for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model));
   const nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
                          {"configs_fit", out.configs_fit},
                          {"configs_timed", out.configs_timed},
@@ -105,7 +107,7 @@ void run_plan(const PlanArgs& a) {
                          {"mode", mode},
                          {"tie_break", kTieRule},
                          {"fits", out.configs_fit > 0},
-                         {"best", step_json(out.top.front(), r.system)},
+                         {"best", step_json(out.top.front(), r.system, r.cost_model)},
                          {"top", top}};
   // Every result finite before anything is printed (the table shows the same numbers as the JSON).
   require_finite_json(j, inputs);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <tuple>
@@ -26,6 +27,15 @@ scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, c
   using namespace scaling;
   const bool gpu_flags = !m.nodes.empty() || !m.gpus_per_node.empty() || !m.nvlink_bw.empty() || !m.ib_bw.empty();
   const bool tpu_flags = !m.slice.empty() || !m.pods.empty();
+  if (!is_gpu(c) && !c.pod_shape.empty())
+    // A TPU preset (it has slices): a GPU flag is named, as collective names it.
+    for (const auto& [option, text] : {std::pair<const char*, const std::string&>{"--nodes", m.nodes},
+                                       {"--gpus-per-node", m.gpus_per_node},
+                                       {"--nvlink-bw", m.nvlink_bw},
+                                       {"--ib-bw", m.ib_bw}})
+      if (!text.empty())
+        throw std::invalid_argument(fmt::format("{} '{}': the {} is a TPU: give --slice [--pods], not {}", option,
+                                                scaling::escape_for_message(text), c.display, option));
   if (gpu_flags && tpu_flags)
     throw UsageError(sub + ": --slice/--pods (TPU) and --nodes/--gpus-per-node (GPU) exclude each other");
   if (!m.chips.empty() && (!m.slice.empty() || !m.nodes.empty()))
@@ -78,7 +88,7 @@ scaling::TrainingSetup resolve_setup(const StepArgs& a) {
   else s.grads = for_option("--grads", [&] { return parse_dtype(a.grads); });
   s.optimizer = for_option("--optimizer", [&] { return parse_optimizer(a.optimizer); });
   if (a.master != "none" && a.master != "fp32")
-    throw std::invalid_argument("--master '" + escape_for_message(a.master) + "': expected none or fp32");
+    scaling::check::fail(scaling::check::subject("--master", a.master), scaling::check::one_of_rule({"none", "fp32"}));
   s.fp32_master = a.master == "fp32";
   return s;
 }
@@ -96,14 +106,14 @@ scaling::CostModel resolve_cost_model(const StepArgs& s, const scaling::System& 
 bool parse_yes_no(const std::string& text) {
   if (text == "yes") return true;
   if (text == "no") return false;
-  throw std::invalid_argument("'" + scaling::escape_for_message(text) + "': expected yes or no");
+  scaling::check::not_one_of(text, {"yes", "no"});
 }
 
 const scaling::PlanRule& recompute_rule(const std::string& text) {
   if (text == "none") return scaling::saved_rule("all");
   if (text == "selective") return scaling::saved_rule("matmuls");
   if (text == "full") return scaling::saved_rule("input");
-  throw std::invalid_argument("'" + scaling::escape_for_message(text) + "': expected none, selective or full");
+  scaling::check::not_one_of(text, {"none", "selective", "full"});
 }
 
 void apply_switches(const StepArgs& s, scaling::Layout& l) {
@@ -146,6 +156,41 @@ Degrees resolve_degrees(const StepArgs& s, double chips) {
   return d;
 }
 
+void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers) {
+  if (s.vp.empty() || l.virtual_stages <= 1) return;
+  const std::string pp = s.pp.empty() ? fmt::format("--pp {} (not given)", d.pipeline) : fmt::format("--pp {}", d.pipeline);
+  if (d.pipeline < 2)
+    throw std::invalid_argument(fmt::format("--vp {} with {}: virtual stages interleave a pipeline: give --pp 2 or more",
+                                            l.virtual_stages, pp));
+  const double per_stage = std::ceil(layers / d.pipeline);
+  if (std::fmod(per_stage, l.virtual_stages) != 0)
+    throw std::invalid_argument(fmt::format("--vp {} with {}: must divide each stage's {} layers", l.virtual_stages,
+                                            pp, scaling::format_number(per_stage)));
+}
+
+void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, double batch_tokens, double seq_len,
+                       scaling::CostModel cost_model) {
+  using scaling::format_number;
+  const bool named = !s.dp.empty() || !s.fsdp.empty();
+  const std::string option = !s.fsdp.empty() ? "--fsdp" : "--dp";
+  // Not given: the data degree is what the chips left (--tp × --pp filled the rest), and the message says so.
+  const std::string subject = named ? fmt::format("{} {}", option, d.data)
+                                    : fmt::format("--dp {} (the chips over --tp {} × --pp {})", d.data, d.tensor,
+                                                  d.pipeline);
+  // The calibrated model's rules (planner.cpp's Fixed::whole); the ideal and book models reason per token.
+  if (cost_model != scaling::CostModel::calibrated) return;
+  if (std::fmod(batch_tokens, d.data) != 0)
+    throw std::invalid_argument(fmt::format("{}: must divide --batch-tokens {} (each replica takes whole tokens)",
+                                            subject, format_number(batch_tokens)));
+  const double seqs = std::max(1.0, std::floor(batch_tokens / seq_len));
+  if (static_cast<double>(d.data) * microbatches > seqs)
+    throw std::invalid_argument(fmt::format(
+        "{}{}: data degree × microbatches must be at most the batch's {} whole sequences of --seq {} (each "
+        "replica's microbatch holds at least one sequence)",
+        subject, microbatches > 1 ? fmt::format(" × --microbatches {}", microbatches) : std::string(),
+        format_number(seqs), format_number(seq_len)));
+}
+
 std::vector<int> parse_zero_stages(const std::string& text) {
   std::vector<int> out;
   for (const auto& part : split_list("--zero", text, limits::kMaxZeroStages)) {
@@ -177,10 +222,10 @@ scaling::Layout resolve_layout(const StepArgs& s) {
   return l;
 }
 
-nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s) {
+nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model) {
   using namespace scaling;
   const auto& [l, t] = p;
-  return {{"dp", data_degree(l)},
+  nlohmann::json j{{"dp", data_degree(l)},
           {"tp", tensor_degree(l)},
           {"pp", pipeline_degree(l)},
           {"dp_slow", l.slow.data},
@@ -224,6 +269,8 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s) {
             {"t_latency_s", t.calibrated.t_latency_s},
             {"matmul_efficiency", t.calibrated.matmul_efficiency},
             {"working_bytes", t.memory.working}}}};
+  if (cost_model != CostModel::calibrated) j.erase("calibrated");
+  return j;
 }
 
 std::string step_inputs(const ChipArgs& c, const MachineArgs& m, const std::string& batch_tokens) {

@@ -35,6 +35,16 @@ struct Degrees {
 };
 Degrees resolve_degrees(const StepArgs& s, double chips);
 
+// The batch's rules for a layout's data degree, named by --dp/--fsdp (or the chips it was filled from):
+// it divides the batch's tokens, and data degree × microbatches leaves at least one whole sequence per
+// replica's microbatch (the planner's search skips any other layout). The calibrated model's rules only:
+// the ideal and book models are §5's per-token bounds. Throws std::invalid_argument.
+// --vp's rules, named by --vp (and --pp): virtual stages need a pipeline of 2 or more stages, and they
+// divide each stage's layers (⌈layers / pp⌉). Throws std::invalid_argument.
+void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers);
+void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, double batch_tokens, double seq_len,
+                       scaling::CostModel cost_model);
+
 // --zero's stages, "1,3" -> {1, 3}: each 0, 1, 2 or 3 (train takes one, plan a list); one wording for both.
 std::vector<int> parse_zero_stages(const std::string& text);
 
@@ -44,7 +54,9 @@ scaling::Layout resolve_layout(const StepArgs& s);
 
 // The layout and its terms as JSON: dp, tp, pp, microbatches, zero, zero_scope, saved, step_s,
 // bytes_per_chip, memory parts, every time term, bound, mfu, axes.
-nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s);
+// The calibrated block (where the calibrated step goes) only under --cost-model calibrated: the other models
+// have no such terms, and a block of zeros would read as measured.
+nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model);
 
 // The inputs of a train/plan run for a refusal's message: the chip (or chip file), its overrides, the
 // machine options and the batch, as given() writes them ("--chip-file 'x.json', --slice '16x16', …").

@@ -34,6 +34,9 @@ void run_train(const TrainArgs& a) {
   // No degree given: every chip a data replica with ZeRO-3 (FSDP over the whole machine).
   const Degrees d = resolve_degrees(a.step, n);
 
+  check_virtual_stages(a.step, d, base, cfg.layers);
+  check_data_degree(a.step, d, base.microbatches, B, resolve_seq(a.step), cost_model);
+
   const auto p = param_counts(cfg);
   const auto m = for_option("--batch-tokens", [&] { return training_memory(cfg, B, s); });
   const double flops_per_token = six_active_flops_per_token(cfg);
@@ -61,7 +64,7 @@ void run_train(const TrainArgs& a) {
                    {"cost_model", to_string(cost_model)},
                    {"tie_break", kTieRule}};
   // The layout and its terms: the same keys and values as `scaling plan`'s best with the same flags.
-  const nlohmann::json layout_terms = step_json(step, system);
+  const nlohmann::json layout_terms = step_json(step, system, cost_model);
   for (const auto& [key, value] : layout_terms.items()) j[key] = value;
   if (!a.tokens.empty()) {
     const double total_flops = flops_per_token * tokens;

@@ -152,7 +152,7 @@ TEST_CASE("calibrated: sequence parallelism moves the same TP bytes and splits t
 }
 
 TEST_CASE("calibrated: overlap switches only hide time, and the ideal model stays a lower bound") {
-  Layout l = megatron(64);
+  Layout l = megatron(32);  // two replicas × 32 microbatches: one sequence each (the calibrated batch rule)
   l.slow = {2, 1, 4};  // two data replicas across nodes
   l.dp_overlap = false;
   const Terms exposed = calibrated(l);

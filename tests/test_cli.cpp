@@ -1,6 +1,9 @@
 // The `scaling` CLI, run as a user would: values against hand-computed ones, and bad input.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <filesystem>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
@@ -175,6 +178,7 @@ TEST_CASE("scaling simulate and scaling shard") {
 TEST_CASE("collective, simulate and shard reject bad input with one line, exit 1") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"collective --chip tpu-v5e --slice 4x4 --op all-gather --axes 2 --bytes 100", "axis 2"},
+      {"collective --chip h100 --nodes 2 --op all-reduce --bytes 1e9 --ici-bw 1e9", "--ici-bw '1e9': the NVIDIA H100 is a GPU"},
       {"collective --chip tpu-v5e --slice 4x4 --op all-scatter --axes 0 --bytes 100", "all-scatter"},
       {"collective --chip tpu-v5e --slice 4x0 --op all-gather --axes 0 --bytes 100", "4x0"},
       {"collective --chip tpu-v5e --slice 4x4 --op all-gather --axes 0 --bytes -5", "--bytes '-5'"},
@@ -227,4 +231,32 @@ TEST_CASE("scaling models and scaling params") {
   CHECK(run("params --model llama3-8b --kv-dtype int3").exit_code == 1);
   CHECK(run("params").exit_code == 2);
   CHECK(run("params --model llama3-8b --config x.json").exit_code == 2);
+}
+
+TEST_CASE("README: every scaling example line runs with exit 0, well inside the fuzzer timeout") {
+  // The examples a reader copies (and fuzz/make-seeds turns into seeds): none may fail or drift into a
+  // refusal (issue 16 review: a train example's --dp 512 no longer matched its 512 GPUs with --tp 8).
+  const auto readme = slurp(std::filesystem::path(TEST_SOURCE_DIR) / ".." / "README.md");
+  std::istringstream lines_in(readme);
+  std::string line;
+  int examples = 0;
+  const std::string prefix = "build/cli/scaling ";
+  while (std::getline(lines_in, line)) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::string args = line.substr(prefix.size());
+    // A trailing "# comment" is the README's, not the command's (no example quotes a '#').
+    if (const auto hash = args.find("   #"); hash != std::string::npos) args.resize(hash);
+    if (const auto hash = args.find("  #"); hash != std::string::npos) args.resize(hash);
+    const std::string data_dir = std::string(TEST_DATA_DIR) + "/";
+    for (size_t at = 0; (at = args.find("tests/data/", at)) != std::string::npos; at += data_dir.size())
+      args.replace(at, 11, data_dir);
+    CAPTURE(args);
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = run(args);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(seconds < 5.0);  // each takes well under a second on idle cores
+    ++examples;
+  }
+  CHECK(examples >= 19);
 }

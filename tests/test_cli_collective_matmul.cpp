@@ -91,7 +91,7 @@ TEST_CASE("scaling collective-matmul counts far beyond memory without --verify")
 TEST_CASE("scaling collective-matmul rejects bad values with one line naming them, exit 1") {
   const std::string ok = " --chip tpu-v5e --mesh X=2,Y=4 --B 8 --D 8 --F 8";
   testing::expect_rejected({
-      {"collective-matmul --kind all-scatter" + ok, "--kind: unknown collective matmul 'all-scatter'"},
+      {"collective-matmul --kind all-scatter" + ok, "--kind 'all-scatter': expected all-gather, reduce-scatter, all-reduce or ffn"},
       {"collective-matmul --kind ffn --chip tpu-v9 --mesh X=2,Y=4 --B 8 --D 8 --F 8", "unknown chip 'tpu-v9'"},
       {"collective-matmul --kind ffn --chip h100 --mesh X=2,Y=4 --B 8 --D 8 --F 8", "--mesh 'X=2,Y=4': the NVIDIA H100 has no ICI slices"},
       {"collective-matmul --kind ffn --chip tpu-v5e --mesh X=2,Z=4 --B 8 --D 8 --F 8", "--mesh 'X=2,Z=4'"},
@@ -107,7 +107,7 @@ TEST_CASE("scaling collective-matmul rejects bad values with one line naming the
       {"collective-matmul --kind ffn --chip tpu-v5e --mesh X=2,Y=4 --B 8 --D 8.5 --F 8", "--D '8.5'"},
       {"collective-matmul --kind ffn --chip tpu-v5e --mesh X=2,Y=4 --B 8 --D 8 --F inf", "--F 'inf'"},
       {"collective-matmul --kind ffn --chip tpu-v5e --mesh X=2,Y=4 --B 2e13 --D 8 --F 8", "--B '2e13': must be at most 1,099,511,627,776"},
-      {"collective-matmul --kind ffn" + ok + " --direction up", "--direction: unknown direction 'up'"},
+      {"collective-matmul --kind ffn" + ok + " --direction up", "--direction 'up': expected uni or bi"},
       {"collective-matmul --kind ffn" + ok + " --wrap maybe", "--wrap 'maybe'"},
       {"collective-matmul --kind all-gather --chip tpu-v5e --mesh X=2,Y=4 --B 1024 --D 2048 --F 8192 --verify",
        "--verify: too large"},

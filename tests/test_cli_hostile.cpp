@@ -129,7 +129,7 @@ TEST_CASE("issue 19, control characters: paths and chip strings are escaped on s
 }
 
 TEST_CASE("issue 19, messages: every bad value names its option, with one wording per rule") {
-  expect_rejected({{"matmul --chip tpu-v5e --B 8 --D 8 --F 8 --lhs-dtype bogus", "--lhs-dtype: unknown dtype 'bogus'"},
+  expect_rejected({{"matmul --chip tpu-v5e --B 8 --D 8 --F 8 --lhs-dtype bogus", "--lhs-dtype 'bogus': expected fp32, bf16, fp8, int8 or int4"},
                    {"serve --model llama2-7b --chip tpu-v5e --chips 8 --batch 1 --context 8 --prefill-len 8 --mfu 2",
                     "--mfu '2': must be within [1e-6, 1]"},
                    {"train --model llama2-7b --chip tpu-v5e --slice 4x4 --batch-tokens 1M --mfu 2",
@@ -223,7 +223,7 @@ TEST_CASE("issue 19, control characters: train and plan print a config path esca
 }
 
 TEST_CASE("issue 16: train's JSON carries counts as integers, like every other subcommand") {
-  const auto r = run("train --model llama2-7b --chip tpu-v5e --slice 16x16 --batch-tokens 1M --json");
+  const auto r = run("train --model llama2-7b --chip tpu-v5e --slice 16x16 --batch-tokens 1M --cost-model ideal --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"chips", "total_params", "active_params", "n_axes", "dp", "tp", "pp"}) {
@@ -336,13 +336,13 @@ TEST_CASE("issue 19, consistency: one rule and one limit for GPUs on nodes, ZeRO
                    {"train --model llama2-7b --chip h100 --nodes 1048577 --batch-tokens 1M", "--nodes '1048577': must be at most 1,048,576"},
                    {"collective --chip h100 --op all-reduce --nodes 1048577 --bytes 8", "--nodes '1048577': must be at most 1,048,576"}});
   // At the bound train answers (no internal "axis size" refusal behind the option's own check).
-  CHECK(run("train --model llama2-7b --chip tpu-v5p --chips 1048576 --batch-tokens 1e9 --json").exit_code == 0);
+  CHECK(run("train --model llama2-7b --chip tpu-v5p --chips 1048576 --batch-tokens 1e9 --cost-model ideal --json").exit_code == 0);
 }
 
 TEST_CASE("issue 19, messages: a layout the batch cannot take and a plan that fits nowhere name the inputs") {
-  expect_rejected({{"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 2",
+  expect_rejected({{"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 2 --cost-model ideal",
                     "--chip 'tpu-v5p', --slice '4x4x4', --batch-tokens '2': "},
-                   {"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --microbatches 65536",
+                   {"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --microbatches 65536 --cost-model ideal",
                     "--batch-tokens '1M', --microbatches '65536': "},
                    {"plan --model llama2-13b --chip tpu-v5p --slice 1x1x1 --batch-tokens 1M",
                     "of HBM per chip for --chip 'tpu-v5p', --slice '1x1x1', --batch-tokens '1M'"}});

@@ -149,7 +149,7 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero 4", "--zero '4'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --zero x", "--zero"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --max-microbatches 0", "--max-microbatches '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model: 'guess'"},
+      {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model \'guess'"},
       {base + "--slice 4x4x4 --pods 2 --batch-tokens 1024 --cost-model book",
        "--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)"},
       {"plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1024 --cost-model book",
@@ -162,7 +162,52 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {"plan --model llama3-8b --chip h100 --nodes 2 --gpus-per-node 8 --nvlink-bw 0 --ib-bw 5e10 --batch-tokens 1024",
        "--nvlink-bw '0'"},
       {"plan --config /nonexistent/config.json --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024", "config.json"},
+      // The calibrated model's batch rules and --vp's, named by the option (issue 16 review).
+      {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--dp 64: must divide --batch-tokens 1,000"},
+      {base + "--slice 4x4x4 --batch-tokens 65536 --dp 64", "--dp 64: data degree × microbatches must be at most the batch's 16 whole sequences"},
+      {base + "--slice 4x4x4 --batch-tokens 1M --tp 4 --vp 3", "--vp 3 with --pp 1 (not given): virtual stages interleave a pipeline"},
+      {base + "--slice 4x4x4 --batch-tokens 1M --pp 4 --vp 3", "--vp 3 with --pp 4: must divide each stage's 8 layers"},
+      {base + "--slice 4x4x4 --batch-tokens 1M --nvlink-bw 1e9", "--nvlink-bw '1e9': the TPU v5p is a TPU: give --slice [--pods], not --nvlink-bw"},
+      {"plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M --ici-bw 1e9", "--ici-bw '1e9': the NVIDIA H100 is a GPU"},
   });
+}
+
+TEST_CASE("scaling plan: every data replica's microbatch holds a whole sequence (calibrated)") {
+  // LLaMA-3-70B on a v5p 16x16x8 (2048 chips) with 4,194,304 tokens of 4096: 1024 sequences, so no layout
+  // with data degree × microbatches above 1024 (before the rule the best was dp 2048, half a sequence each).
+  const auto j = plan_json("--model llama3-70b --chip tpu-v5p --slice 16x16x8 --batch-tokens 4194304 --top 5");
+  for (const auto& l : j["top"]) {
+    CHECK(l["dp"].get<double>() * l["microbatches"].get<double>() <= 4194304.0 / 4096);
+    CHECK(std::fmod(4194304.0, l["dp"].get<double>()) == 0);
+  }
+  // train refuses the half-sequence layout, naming --dp, its value and the rule.
+  expect_rejected({{"train --model llama3-70b --chip tpu-v5p --slice 16x16x8 --batch-tokens 4194304 --dp 2048",
+                    "--dp 2048: data degree × microbatches must be at most the batch's 1,024 whole sequences of --seq 4,096"}});
+  // The ideal model stays §5's per-token lower bound: it takes the layout.
+  CHECK(run("train --model llama3-70b --chip tpu-v5p --slice 16x16x8 --batch-tokens 4194304 --dp 2048 --cost-model ideal")
+            .exit_code == 0);
+}
+
+TEST_CASE("scaling train and plan: the calibrated block only under the calibrated model") {
+  const std::string m = "--model llama3-8b --chip tpu-v5e --slice 8x8 --batch-tokens 1048576";
+  for (const char* cm : {"ideal", "book"}) {
+    CAPTURE(cm);
+    const auto r = run(std::string("train ") + m + " --cost-model " + cm + " --json");
+    REQUIRE(r.exit_code == 0);
+    CHECK_FALSE(nlohmann::json::parse(r.out).contains("calibrated"));
+    CHECK_FALSE(plan_json(m + " --cost-model " + cm)["best"].contains("calibrated"));
+  }
+  CHECK(plan_json(m)["best"].contains("calibrated"));
+}
+
+TEST_CASE("scaling train and plan --help: sizes are decimal (k = 1e3)") {
+  for (const char* sub : {"train", "plan"}) {
+    CAPTURE(sub);
+    const auto r = run(std::string(sub) + " --help");
+    CHECK(r.out.find("--batch-tokens") != std::string::npos);
+    CHECK(r.out.find("k = 1e3, M = 1e6") != std::string::npos);
+    CHECK(r.out.find("not 1024") != std::string::npos);
+  }
 }
 
 TEST_CASE("scaling plan: usage errors exit 2") {

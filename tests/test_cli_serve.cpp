@@ -225,7 +225,11 @@ TEST_CASE("scaling serve: a chip with neither ICI nor NVLink has no collectives 
   const std::string m = "serve --model llama3-8b --chip-file '" + path.string() + "' --batch 1 --context 8 ";
   const auto j = serve_json(m.substr(6) + "--chips 2 --cost-model book");
   CHECK_FALSE(j.contains("t_comms_s"));
-  CHECK_FALSE(serve_json(m.substr(6) + "--chips 2").contains("t_comms_s"));  // calibrated: no links, no collectives
+  // calibrated: no links, no collectives, printed as zeros (every calibrated run's JSON has the same keys)
+  const auto cal = serve_json(m.substr(6) + "--chips 2");
+  CHECK(cal["t_comms_s"].get<double>() == 0);
+  CHECK(cal["comms_bytes"].get<double>() == 0);
+  CHECK(cal["comms_collectives"] == 0);
   CHECK(j["step_s"].get<double>() == Approx(j["t_kv_s"].get<double>() +
                                             std::max(j["t_params_s"].get<double>(), j["t_flops_s"].get<double>())));
   expect_rejected({{m + "--chips auto", "--chips 'auto': auto needs a TPU or GPU preset"}});
@@ -281,9 +285,43 @@ TEST_CASE("scaling serve rejects bad values with one line naming them, exit 1") 
       {"serve --model llama3-70b --chip h100 --chips 12 --batch 1 --context 8", "--chips '12': 12 GPUs span nodes of 8"},
       {m + "--batch 1 --context 8 --prefill-len 1e200 --mfu 0.5", "--prefill-len '1e200': must be at most"},
       {m + "--batch 1 --context 8 --prefill-len 8192 --mfu 1e-320", "--mfu '1e-320': must be within [1e-6, 1]"},
-      {m + "--batch 1 --context 8 --cost-model exact", "--cost-model: 'exact': the lower-bound model is now called 'ideal'"},
+      {m + "--batch 1 --context 8 --cost-model exact", "--cost-model \'exact': the lower-bound model is now called 'ideal'"},
       {m + "--batch 1 --context 8 --cost-model ''", "--cost-model"},
+      // A GPU has no ICI, a TPU no NVLink or InfiniBand: each flag refused by name (issue 16 review).
+      {"serve --model llama3-8b --chip h100 --chips 8 --batch 8 --context 4096 --ici-bw 1e9",
+       "--ici-bw '1e9': the NVIDIA H100 is a GPU: give --nvlink-bw (NVLink) or --ib-bw (InfiniBand), not --ici-bw"},
+      {m + "--batch 1 --context 8 --nvlink-bw 1e9", "--nvlink-bw '1e9': the TPU v5e is a TPU"},
+      {m + "--batch 1 --context 8 --ib-bw 1e9", "--ib-bw '1e9': the TPU v5e is a TPU"},
+      {"serve --model llama3-8b --chip h100 --chips 8 --batch 8 --context 4096 --nvlink-bw 0", "--nvlink-bw '0'"},
   });
+}
+
+TEST_CASE("scaling serve on GPUs: --nvlink-bw and --ib-bw override the preset's bandwidths") {
+  // LLaMA-3-70B on two H100 nodes, ideal model: t_comms = 4·L·(7/8·act/NVLink + ½·act/InfiniBand) per step
+  // (the two-node formula of the test above), here with both bandwidths halved by the overrides.
+  const double act = 64 * 8192 * 2;
+  const std::string m = "--model llama3-70b --chip h100 --chips 16 --batch 64 --context 4096 --cost-model ideal";
+  const auto slow = serve_json(m + " --nvlink-bw 2.25e11 --ib-bw 2.5e10");
+  CHECK(slow["t_comms_s"].get<double>() == Approx(4 * 80 * (7.0 / 8 * act / 2.25e11 + 0.5 * act / 2.5e10)));
+  // The preset's own figures given as overrides change nothing.
+  CHECK(serve_json(m + " --nvlink-bw 4.5e11 --ib-bw 5e10") == serve_json(m));
+  // One node: only NVLink is crossed.
+  const auto one = serve_json("--model llama3-70b --chip h100 --chips 8 --batch 64 --context 4096 --cost-model ideal "
+                              "--nvlink-bw 9e11");
+  CHECK(one["t_comms_s"].get<double>() == Approx(4 * 80 * 7.0 / 8 * act / 9e11));
+}
+
+TEST_CASE("scaling serve on GPUs: the smallest machine is a GPU count of whole nodes") {
+  // LLaMA-3-405B in bf16 (810 GB of weights) with 64 × 8192 tokens of KV (2·126·8·128·2 B per token):
+  // about 14 H100s of 80 GB, so two whole nodes of 8, 16 GPUs.
+  const auto j = serve_json("--model llama3-405b --chip h100 --chips 16 --batch 64 --context 8192");
+  const double need = j["total_bytes"].get<double>() / 80e9;
+  CHECK(j["min_chips"].get<double>() == std::ceil(need));
+  CHECK(need > 8);
+  CHECK(need <= 16);
+  CHECK(j["min_slice"] == "16");
+  // One node's worth or less: 1, 2, 4 or 8 GPUs.
+  CHECK(serve_json("--model llama3-8b --chip h100 --chips 8 --batch 1 --context 4096")["min_slice"] == "1");
 }
 
 TEST_CASE("scaling serve --cost-model: calibrated by default, named in the output, above the ideal bound") {

@@ -86,7 +86,7 @@ TEST_CASE("scaling train: the communication of a layout with one placement, by h
 
 TEST_CASE("scaling train: options change the memory terms as stated") {
   const auto j = train_json("--model llama2-13b --chip tpu-v5p --chips 64 --batch-tokens 4096 --saved 2D+2F+NH+2KH "
-                            "--weights fp32 --grads none --optimizer sgd --master fp32");
+                            "--cost-model ideal --weights fp32 --grads none --optimizer sgd --master fp32");
   CHECK(j["param_bytes"].get<double>() == 4 * kParams);
   CHECK(j["grad_bytes"].get<double>() == 0);
   CHECK(j["optimizer_bytes"].get<double>() == 0);
@@ -98,14 +98,14 @@ TEST_CASE("scaling train: options change the memory terms as stated") {
 }
 
 TEST_CASE("scaling train: MoE memory from all experts, FLOPs from the active ones") {
-  const auto j = train_json("--model mixtral-8x7b --chip tpu-v5p --chips 256 --batch-tokens 1e6");
+  const auto j = train_json("--model mixtral-8x7b --chip tpu-v5p --chips 256 --batch-tokens 1e6 --cost-model ideal");
   CHECK(j["param_bytes"].get<double>() == 2 * j["total_params"].get<double>());
   CHECK(j["flops_per_token"].get<double>() == 6 * j["active_params"].get<double>());
   CHECK(j["total_params"].get<double>() > 3 * j["active_params"].get<double>());
 }
 
 TEST_CASE("scaling train: pods over DCN give the per-pod bound of §5.1.6") {
-  const auto j = train_json("--model llama3-70b --chip tpu-v5p --slice 16x20x28 --pods 10 --batch-tokens 4e7");
+  const auto j = train_json("--model llama3-70b --chip tpu-v5p --slice 16x20x28 --pods 10 --batch-tokens 4e7 --cost-model ideal");
   CHECK(j["chips"].get<double>() == 89600);
   CHECK(j["batch_per_pod"].get<double>() == 4e6);
   // 8960 chips · 4.59e14 over 2240 hosts · 2.5e10 B/s
@@ -113,7 +113,7 @@ TEST_CASE("scaling train: pods over DCN give the per-pod bound of §5.1.6") {
 }
 
 TEST_CASE("scaling train: the text output names the terms") {
-  const auto r = run("train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1e5");
+  const auto r = run("train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1e5 --cost-model ideal");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("optimizer state") != std::string::npos);
   CHECK(r.out.find("D+2F") != std::string::npos);
@@ -149,24 +149,31 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1e6 --dp 4 --tp 16", "16 does not divide the 40 heads"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 64", "exceeds the 40 layers"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 0", "--microbatches '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2", "exceeds the batch"},
+      {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2 --cost-model ideal", "exceeds the batch"},
+      // The calibrated model's batch rules, named by --dp (issue 16 review): whole sequences per replica, and
+      // a data degree that divides the batch's tokens.
+      {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2",
+       "--dp 64 (the chips over --tp 1 × --pp 1) × --microbatches 2: data degree × microbatches must be at most the batch's 1 whole sequences"},
+      {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--dp 64: must divide --batch-tokens 1,000"},
+      {base + "--slice 4x4x4 --batch-tokens 131072 --dp 64", "--dp 64: data degree × microbatches must be at most the batch's 32 whole sequences of --seq 4,096"},
+      {base + "--slice 4x4x4 --batch-tokens 131072 --fsdp 64", "--fsdp 64: data degree × microbatches"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 3", "microbatches = 3 does not divide the batch"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 4", "--zero '4'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 1,3", "--zero '1,3'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --fsdp 64 --zero 1", "--fsdp with --zero '1'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --zero-scope pods", "--zero-scope: 'pods': expected all or group"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model guess", "--cost-model: 'guess'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --zero-scope pods", "--zero-scope \'pods': expected all or group"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model guess", "--cost-model \'guess'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model exact", "now called 'ideal'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --schedule zigzag", "--schedule: 'zigzag'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --sp maybe", "--sp: 'maybe'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp-overlap 1", "--tp-overlap: '1'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --dp-overlap on", "--dp-overlap: 'on'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --recompute most", "--recompute: 'most'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --attention sparse", "--attention: 'sparse'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --schedule zigzag", "--schedule \'zigzag'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --sp maybe", "--sp \'maybe'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp-overlap 1", "--tp-overlap \'1'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --dp-overlap on", "--dp-overlap \'on'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --recompute most", "--recompute \'most'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --attention sparse", "--attention \'sparse'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --vp 0", "--vp '0'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 4 --vp 2 --schedule 1f1b", "need --schedule interleaved"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 4 --vp 3", "do not divide the 10 layers per stage"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --vp 2", "the interleaved schedule needs a pipeline"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 4 --vp 3", "--vp 3 with --pp 4: must divide each stage's 10 layers"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --vp 2", "--vp 2 with --pp 1 (not given): virtual stages interleave a pipeline"},
       {base + "--slice 4x4x4 --pods 2 --batch-tokens 1e6 --cost-model book",
        "--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)"},
       {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --cost-model book",
@@ -175,6 +182,11 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1e6 --seq 0", "--seq '0'"},
       {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --nvlink-bw 0", "--nvlink-bw '0'"},
       {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --ib-bw x", "--ib-bw 'x'"},
+      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --ici-bw 1e9",
+       "--ici-bw '1e9': the NVIDIA H100 is a GPU: give --nvlink-bw (NVLink) or --ib-bw (InfiniBand), not --ici-bw"},
+      {"train --model llama2-13b --chip tpu-v5e --slice 16x16 --batch-tokens 1e6 --nvlink-bw 1e9",
+       "--nvlink-bw '1e9': the TPU v5e is a TPU: give --slice [--pods], not --nvlink-bw"},
+      {"train --model llama2-13b --chip tpu-v5e --slice 16x16 --batch-tokens 1e6 --ib-bw 1e9", "--ib-bw '1e9': the TPU v5e is a TPU"},
       {"train --model llama2-13b --chip h100 --nodes 0 --batch-tokens 1e6", "--nodes '0'"},
       {"train --model llama2-13b --chip h100 --nodes 2 --gpus-per-node 0 --batch-tokens 1e6", "--gpus-per-node '0'"},
       {"train --model llama2-13b --chip h100 --chips 12 --batch-tokens 1e6", "--chips '12'"},
@@ -230,15 +242,15 @@ TEST_CASE("scaling train: §12.5's GPU rooflines for the cluster, by hand") {
   // A TPU slice gets §5's bounds instead, never these.
   const auto tpu = train_json("--model llama3-70b --chip tpu-v5p --slice 8x8x8 --batch-tokens 1e6 --cost-model ideal");
   CHECK_FALSE(tpu.contains("gpu_dp_min_batch_per_gpu"));
-  const auto text = run("train --model llama3-70b --chip h100 --nodes 16 --batch-tokens 1e6");
+  const auto text = run("train --model llama3-70b --chip h100 --nodes 16 --batch-tokens 1e6 --cost-model ideal");
   CHECK(text.out.find("§12.5.1: DP/ZeRO compute-bound above") != std::string::npos);
   CHECK(text.out.find("2,472 per GPU (InfiniBand)") != std::string::npos);
 }
 
 TEST_CASE("scaling train: a config.json counts as its preset does") {
   const auto file = train_json("--config '" + std::string(TEST_DATA_DIR) +
-                               "/llama-3-8b.json' --chip tpu-v5e --slice 16x16 --batch-tokens 1e6");
-  const auto preset = train_json("--model llama3-8b --chip tpu-v5e --slice 16x16 --batch-tokens 1e6");
+                               "/llama-3-8b.json' --chip tpu-v5e --slice 16x16 --batch-tokens 1e6 --cost-model ideal");
+  const auto preset = train_json("--model llama3-8b --chip tpu-v5e --slice 16x16 --batch-tokens 1e6 --cost-model ideal");
   CHECK(file["total_bytes"] == preset["total_bytes"]);
   CHECK(file["n_axes"].get<double>() == 2);
   CHECK(file["alpha"].get<double>() == Approx(1.97e14 / 9e10));

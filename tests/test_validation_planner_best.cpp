@@ -58,7 +58,7 @@ const std::map<std::string, std::string>& beyond_bounds() {
       {"korthikanti2022-t5-530B-full", "mfu"},
       {"korthikanti2022-t5-530B-seqsel", "mfu"},
       {"korthikanti2022-t5-1T-full", "mfu"},
-      {"korthikanti2022-t5-1T-seqsel", "both"},
+      {"korthikanti2022-t5-1T-seqsel", "mfu"},
       {"korthikanti2022-530B-dp8-seqsel", "mfu"},
       {"korthikanti2022-530B-dp8-full", "mfu"},
       {"maxtext-v5e-16B-1x-v5e-256", "both"},

@@ -15,6 +15,7 @@
 
 #include "../options.hpp"
 #include "../output.hpp"
+#include "../step_options.hpp"
 #include "modules.hpp"
 #include "scaling/base/format.hpp"
 #include "scaling/base/validate.hpp"
@@ -34,9 +35,20 @@ struct Args {
   ChipArgs chip;
   std::string model, config, slice, chips, batch, context, weights = "bf16", kv = "bf16", compute = "bf16";
   std::string decode_len, prefill_len, mfu, cost_model = "calibrated";
+  std::string nvlink_bw, ib_bw;  // GPU overrides of the preset's NVLink and InfiniBand bytes/s per GPU
   bool frontier = false, json = false;
 };
 
+
+// The fewest GPUs allowed to serve (1, 2, 4 or 8 of a node, then whole nodes) of at least `need`, up to
+// the chip limit.
+double gpu_min_chips(const scaling::Chip& c, double need) {
+  const double g = c.gpus_per_node;
+  for (double n : {1.0, 2.0, 4.0, 8.0})
+    if (n <= g && n >= need) return n;
+  const double nodes = std::ceil(need / g);
+  return std::min(nodes, std::floor(limits::kMaxChips / g)) * g;
+}
 
 // --chips auto: the smallest allowed machine whose HBM holds weights + KV (none: the largest one, which
 // does not fit). GPUs past one node: whole nodes, up to the chip limit.
@@ -44,13 +56,7 @@ double auto_chips(const scaling::Chip& c, const scaling::DecodeInputs& one_chip,
                   std::vector<int>& shape) {
   using namespace scaling;
   const double need = std::max(1.0, min_chips(one_chip, B, T));
-  if (is_gpu(c)) {
-    const double g = c.gpus_per_node;
-    for (double n : {1.0, 2.0, 4.0, 8.0})
-      if (n <= g && n >= need) return n;
-    const double nodes = std::ceil(need / g);
-    return std::min(nodes, std::floor(limits::kMaxChips / g)) * g;
-  }
+  if (is_gpu(c)) return gpu_min_chips(c, need);
   const auto slices = allowed_slices(c);
   const auto s = smallest_slice(c, need);
   shape = s ? *s : slices.back();
@@ -68,7 +74,7 @@ void run(const Args& a) {
   const double B = parse_size("--batch", a.batch), T = parse_size("--context", a.context);
   InferenceDtypes d{parse_dtype(a.weights), parse_dtype(a.kv), parse_dtype(a.compute)};
   if (d.compute != Dtype::bf16 && d.compute != Dtype::int8 && d.compute != Dtype::fp8)
-    check::fail(check::subject("--compute", a.compute), "must be bf16, int8 or fp8");
+    check::fail(check::subject("--compute", a.compute), check::one_of_rule({"bf16", "int8", "fp8"}));
   for_option("--compute", [&] { return peak_flops_per_s(c, d.compute); });
   const std::string option = a.slice.empty() ? "--chips" : "--slice";
   const bool automatic = a.chips == "auto";
@@ -87,21 +93,36 @@ void run(const Args& a) {
     check::fail(check::subject(option, a.chips), fmt::format("{} GPUs span nodes of {}: more than one node must be whole nodes",
                                                              format_number(n), c.gpus_per_node));
   // The machine: the slice given, else serving_system's (a TPU slice of n chips, a GPU node or whole nodes).
-  const System system = for_option(option, [&] { return shape.empty() ? serving_system(c, n) : tpu_pods(c, shape, 1); });
+  System system = for_option(option, [&] { return shape.empty() ? serving_system(c, n) : tpu_pods(c, shape, 1); });
+  if (!a.nvlink_bw.empty() || !a.ib_bw.empty()) {
+    // The bandwidth overrides through the machine options train, plan and collective share (a TPU names
+    // the flag it refuses); the GPUs as --chips n, the node split serving_system made.
+    MachineArgs m;
+    m.slice = a.slice;
+    m.chips = a.slice.empty() ? format_number(n) : std::string();
+    m.nvlink_bw = a.nvlink_bw;
+    m.ib_bw = a.ib_bw;
+    system = resolve_system("serve", c, m);
+  }
   const DecodeInputs in = for_option(option, [&] { return decode_inputs(cfg, system, d); });
   // A TPU's ICI or a GPU's NVLink; a chip file with neither is served without the collectives.
   const bool links = has_links(system);
   const std::optional<System> sys = links ? std::optional<System>(system) : std::nullopt;
   auto options = chip_overrides(a.chip);
   options.insert(options.begin(), {{"--model", a.model}, {"--config", a.config}, {"--slice", a.slice},
-                                   {"--chips", a.chips}, {"--batch", a.batch}, {"--context", a.context}});
+                                   {"--chips", a.chips}, {"--nvlink-bw", a.nvlink_bw}, {"--ib-bw", a.ib_bw}, {"--batch", a.batch}, {"--context", a.context}});
   const std::string inputs = given(options);
   require_finite("the KV cache's bytes", B * T * in.kv_bytes_per_token, inputs);
   const DecodeTerms s = for_option("--cost-model", [&] { return decode_terms(in, B, T, cm); });
   const bool fit = fits(in, B, T);
   const double chips_needed = min_chips(in, B, T);
   const auto slice = smallest_slice(c, chips_needed);
-  const std::string slice_text = slice ? shape_text(*slice) : "none";
+  // A GPU's smallest machine is a GPU count (whole nodes past one node); "none" when even the most
+  // GPUs the CLI takes do not hold it.
+  const double gpu_min = is_gpu(c) ? gpu_min_chips(c, std::max(1.0, chips_needed)) : 0;
+  const std::string slice_text = is_gpu(c)  ? (gpu_min >= chips_needed ? format_number(gpu_min) : "none")
+                                 : slice ? shape_text(*slice)
+                                         : "none";
   const double b_max = max_batch(in, T);
 
   Report r;
@@ -148,6 +169,12 @@ void run(const Args& a) {
                                   s.comms_latency_bound ? ", latency-bound" : "")});
     r.outputs.push_back({"comms_bytes", "", s.comms_bytes, "B"});
     r.outputs.push_back({"comms_collectives", "", s.comms_collectives, kCount});
+  } else if (cm != CostModel::book) {
+    // One chip (or a chip file without links): no collectives, printed as zeros so every run's JSON has
+    // the same keys.
+    r.outputs.insert(r.outputs.end() - 2, {"t_comms_s", "t_comms (no links: none)", 0.0, "s"});
+    r.outputs.push_back({"comms_bytes", "", 0.0, "B"});
+    r.outputs.push_back({"comms_collectives", "", 0.0, kCount});
   }
   if (fit) {
     r.outputs.push_back({"tokens_per_s", "tokens/s", s.tokens_per_s});
@@ -202,6 +229,10 @@ void add_serve(CLI::App& app) {
       ->check(CLI::Validator(
           [](std::string& t) { return t == "auto" ? std::string() : size_check("--chips", limits::kMaxChips)(t); },
           "N|auto"));
+  sub->add_option("--nvlink-bw", a->nvlink_bw, "GPU override: NVLink bytes/s per GPU, one direction")
+      ->check(positive_check("--nvlink-bw"));
+  sub->add_option("--ib-bw", a->ib_bw, "GPU override: InfiniBand bytes/s per GPU, one direction")
+      ->check(positive_check("--ib-bw"));
   add_size(sub, "--batch", a->batch, "B: sequences decoded together")->required();
   add_size(sub, "--context", a->context, "T: KV entries each sequence reads per step")->required();
   const auto dtype = [](const std::string& t) { scaling::parse_dtype(t); };

@@ -25,14 +25,10 @@ void add_model_options(CLI::App* sub, std::string& model, std::string& config) {
 // --chips N), bandwidths from the chip preset unless overridden.
 void add_machine_options(CLI::App* sub, MachineArgs& m) {
   sub->add_option("--slice", m.slice, "TPU: the slice (pod) shape, e.g. 16x20x28")->check(shape_check("--slice"));
-  sub->add_option("--pods", m.pods, "TPU: that many slices over DCN (default 1)")
-      ->check(size_check("--pods", limits::kMaxPods));
-  sub->add_option("--nodes", m.nodes, "GPU: nodes over InfiniBand (bandwidths from the chip preset)")
-      ->check(size_check("--nodes", limits::kMaxNodes));
-  sub->add_option("--gpus-per-node", m.gpus_per_node, "GPU: GPUs per NVLink node (default: the preset's)")
-      ->check(size_check("--gpus-per-node", limits::kMaxGpusPerNode));
-  sub->add_option("--chips", m.chips, "a chip count instead: one TPU ICI axis, or GPUs filling whole nodes")
-      ->check(size_check("--chips", limits::kMaxChips));
+  add_size(sub, "--pods", m.pods, "TPU: that many slices over DCN (default 1)", limits::kMaxPods);
+  add_size(sub, "--nodes", m.nodes, "GPU: nodes over InfiniBand (bandwidths from the chip preset)", limits::kMaxNodes);
+  add_size(sub, "--gpus-per-node", m.gpus_per_node, "GPU: GPUs per NVLink node (default: the preset's)", limits::kMaxGpusPerNode);
+  add_size(sub, "--chips", m.chips, "a chip count instead: one TPU ICI axis, or GPUs filling whole nodes", limits::kMaxChips);
   sub->add_option("--nvlink-bw", m.nvlink_bw, "GPU override: NVLink bytes/s per GPU, one direction")
       ->check(positive_check("--nvlink-bw"));
   sub->add_option("--ib-bw", m.ib_bw, "GPU override: InfiniBand bytes/s per GPU, one direction")
@@ -41,13 +37,11 @@ void add_machine_options(CLI::App* sub, MachineArgs& m) {
 
 // The layout and the training setup (plan takes lists for --zero and --saved).
 void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
-  sub->add_option("--dp", s.dp, "data-parallel degree (default: the chips left by --tp and --pp)")
-      ->check(size_check("--dp", limits::kMaxChips));
-  sub->add_option("--tp", s.tp, "tensor-parallel degree (default 1)")->check(size_check("--tp", limits::kMaxChips));
-  sub->add_option("--pp", s.pp, "pipeline degree (default 1)")->check(size_check("--pp", limits::kMaxChips));
-  sub->add_option("--fsdp", s.fsdp, "FSDP degree X: --dp X --zero 3")->check(size_check("--fsdp", limits::kMaxChips));
-  sub->add_option("--microbatches", s.microbatches, "gradient-accumulation microbatches (default 1)")
-      ->check(size_check("--microbatches", limits::kMaxMicrobatches));
+  add_size(sub, "--dp", s.dp, "data-parallel degree (default: the chips left by --tp and --pp)", limits::kMaxChips);
+  add_size(sub, "--tp", s.tp, "tensor-parallel degree (default 1)", limits::kMaxChips);
+  add_size(sub, "--pp", s.pp, "pipeline degree (default 1)", limits::kMaxChips);
+  add_size(sub, "--fsdp", s.fsdp, "FSDP degree X: --dp X --zero 3", limits::kMaxChips);
+  add_size(sub, "--microbatches", s.microbatches, "gradient-accumulation microbatches (default 1)", limits::kMaxMicrobatches);
   auto* zero = sub->add_option("--zero", s.zero, lists ? "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3; 3 given every degree)"
                                                          : "ZeRO stage 0-3 (default 3)");
   zero->check(list_check("--zero", lists ? limits::kMaxZeroStages : 1));
@@ -59,15 +53,13 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
                         : "activations saved per layer: input, matmuls, all, or a sum of D, F, NH, KH such as 4D or "
                           "D+2F (default D+2F)")
       ->check(list_check("--saved", lists ? limits::kMaxSavedRules : 1));
-  sub->add_option("--seq", s.seq, "sequence length (the attention a rerun repeats; default 4096)")
-      ->check(size_check("--seq"));
+  add_size(sub, "--seq", s.seq, "sequence length (the attention a rerun repeats; default 4096)");
   add_name(sub, "--cost-model", s.cost_model,
            "calibrated (default: what real runs achieve, cost/calibrated.hpp), ideal (the lower bound: peak FLOPs, "
            "perfect overlap) or book (§5.1.4's FSDP × TP on one slice)",
            [](const std::string& t) { scaling::parse_cost_model(t); });
   // The calibrated model's switches (the ideal and book models ignore them).
-  sub->add_option("--vp", s.vp, "virtual pipeline stages per stage (interleaved 1F1B; default 1)")
-      ->check(size_check("--vp", 1024));
+  add_size(sub, "--vp", s.vp, "virtual pipeline stages per stage (interleaved 1F1B; default 1)", 1024);
   add_name(sub, "--schedule", s.schedule,
            "pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b; interleaved when --vp > 1)",
            [](const std::string& t) { scaling::parse_schedule(t); });
@@ -100,10 +92,9 @@ void add_train(CLI::App& app) {
   add_chip_options(train, tr.chip);
   add_machine_options(train, tr.machine);
   add_step_options(train, tr.step, false);
-  train->add_option("--batch-tokens", tr.batch_tokens, "global batch in tokens")
-      ->check(size_check("--batch-tokens"))
+  add_size(train, "--batch-tokens", tr.batch_tokens, "global batch in tokens")
       ->required();
-  train->add_option("--tokens", tr.tokens, "training tokens: gives total_flops and time_s")->check(size_check("--tokens"));
+  add_size(train, "--tokens", tr.tokens, "training tokens: gives total_flops and time_s");
   train->add_option("--mfu", tr.mfu, "model FLOPs utilisation in [1e-6, 1]")
       ->check(fraction_check("--mfu"))
       ->capture_default_str();
@@ -119,12 +110,9 @@ void add_plan(CLI::App& app) {
   add_chip_options(planner, pl.chip);
   add_machine_options(planner, pl.machine);
   add_step_options(planner, pl.step, true);
-  planner->add_option("--batch-tokens", pl.batch_tokens, "global batch per step, tokens")
-      ->check(size_check("--batch-tokens"));
-  planner->add_option("--top", pl.top, "print the K fastest layouts (default 1, at most 1000)")
-      ->check(size_check("--top", limits::kMaxTop));
-  planner->add_option("--max-microbatches", pl.max_microbatches, "largest microbatch count (every count dividing the batch up to this; default 256)")
-      ->check(size_check("--max-microbatches", limits::kMaxMicrobatches));
+  add_size(planner, "--batch-tokens", pl.batch_tokens, "global batch per step, tokens");
+  add_size(planner, "--top", pl.top, "print the K fastest layouts (default 1, at most 1000)", limits::kMaxTop);
+  add_size(planner, "--max-microbatches", pl.max_microbatches, "largest microbatch count (every count dividing the batch up to this; default 256)", limits::kMaxMicrobatches);
   planner->add_flag("--json", pl.json, "print one JSON object, SI units");
   run_when_chosen(planner, [owned] { run_plan(*owned); });
 }

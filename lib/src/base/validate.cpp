@@ -22,6 +22,19 @@ std::string subject(std::string_view name, double value) {
   return fmt::format("{} = {}", name, std::isfinite(value) ? fmt::format("{:.17g}", value) : format_number(value));
 }
 
+std::string one_of_rule(const std::vector<std::string>& names) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) list += i + 1 == names.size() ? " or " : ", ";
+    list += names[i];
+  }
+  return "expected " + list;
+}
+
+void not_one_of(std::string_view text, const std::vector<std::string>& names) {
+  throw std::invalid_argument(fmt::format("'{}': {}", escape_for_message(text), one_of_rule(names)));
+}
+
 void fail(std::string_view subject, std::string_view rule) {
   throw std::invalid_argument(fmt::format("{}: {}", subject, rule));
 }

@@ -28,8 +28,7 @@ Collective parse_collective(std::string_view text) {
   require_printable("collective", text);
   for (const auto& [op, n] : kNames)
     if (n == text) return op;
-  throw std::invalid_argument("unknown collective '" + std::string(text) +
-                              "' (known: all-gather, reduce-scatter, all-reduce, all-to-all)");
+  check::not_one_of(text, {"all-gather", "reduce-scatter", "all-reduce", "all-to-all"});
 }
 
 std::string_view name(Collective c) {
@@ -137,7 +136,7 @@ CollectiveAlgorithm parse_collective_algorithm(std::string_view text) {
   require_printable("algorithm", text);
   for (CollectiveAlgorithm a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::tree})  // SHARP: not by name
     if (text == name(a)) return a;
-  throw std::invalid_argument("unknown algorithm '" + std::string(text) + "' (known: ring, tree)");
+  check::not_one_of(text, {"ring", "tree"});
 }
 
 GpuCollectiveCost gpu_collective_cost(Collective op, const System& s, double v, CollectiveAlgorithm algorithm) {

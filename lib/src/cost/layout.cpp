@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 #include "scaling/cost/terms.hpp"
 #include "scaling/hardware/system.hpp"
 #include "scaling/model/tensors.hpp"
@@ -21,12 +22,12 @@ std::span<const PlanRule> saved_rules() {
 }
 
 const PlanRule& saved_rule(std::string_view name) {
-  std::string known;
+  std::vector<std::string> known;
   for (const auto& r : saved_rules()) {
     if (r.name == name) return r;
-    known += (known.empty() ? "" : ", ") + r.name;
+    known.push_back(r.name);
   }
-  throw std::invalid_argument("'" + escape_for_message(name) + "': expected one of " + known);
+  check::not_one_of(name, known);
 }
 
 PlanRule parse_plan_rule(std::string_view text) {
@@ -58,7 +59,7 @@ const char* to_string(ZeroScope s) { return s == ZeroScope::all ? "all" : "group
 ZeroScope parse_zero_scope(std::string_view text) {
   for (ZeroScope s : {ZeroScope::all, ZeroScope::group})
     if (text == to_string(s)) return s;
-  throw std::invalid_argument("'" + escape_for_message(text) + "': expected all or group");
+  check::not_one_of(text, {"all", "group"});
 }
 
 const char* to_string(Schedule s) {
@@ -73,7 +74,7 @@ const char* to_string(Schedule s) {
 Schedule parse_schedule(std::string_view text) {
   for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved})
     if (text == to_string(s)) return s;
-  throw std::invalid_argument("'" + escape_for_message(text) + "': expected gpipe, 1f1b or interleaved");
+  check::not_one_of(text, {"gpipe", "1f1b", "interleaved"});
 }
 
 const char* to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "materialized"; }
@@ -81,7 +82,7 @@ const char* to_string(AttentionKernel a) { return a == AttentionKernel::flash ? 
 AttentionKernel parse_attention_kernel(std::string_view text) {
   for (AttentionKernel a : {AttentionKernel::flash, AttentionKernel::materialized})
     if (text == to_string(a)) return a;
-  throw std::invalid_argument("'" + escape_for_message(text) + "': expected flash or materialized");
+  check::not_one_of(text, {"flash", "materialized"});
 }
 
 GroupBandwidths group_bandwidths(const System& sys, const AxisRoles* axes) {
@@ -175,7 +176,7 @@ CostModel parse_cost_model(std::string_view text) {
     if (text == to_string(m)) return m;
   if (text == "exact")
     throw std::invalid_argument("'exact': the lower-bound model is now called 'ideal' (expected calibrated, ideal or book)");
-  throw std::invalid_argument("'" + escape_for_message(text) + "': expected calibrated, ideal or book");
+  check::not_one_of(text, {"calibrated", "ideal", "book"});
 }
 
 const char* to_string(Bound b) {

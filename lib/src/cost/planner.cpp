@@ -30,6 +30,13 @@ constexpr int kMaxMicroCount = 1 << 20;  // the largest microbatch count the sea
 // What one request fixes: the model's sizes and the per-rule constants.
 struct Fixed {
   double B, L, D, F, heads, C, hbm, hbm_bw, slow_bw;
+  // The calibrated model's batch rules (it predicts runs, and no run splits a sequence): each data
+  // replica's microbatch holds whole sequences, so data degree × microbatches may not exceed the batch's
+  // whole sequences (at least one), and the data degree divides the batch's tokens. The ideal and book
+  // models stay the per-token lower bound of §5 (seqs = the tokens, no divisibility): their answers in
+  // chapters 5-6 reason per token.
+  bool whole;
+  double seqs;
   double p_layer, p_other, p_total;
   double six_active;           // 6 · active parameters per token (training.hpp)
   TrainingMemory state;        // the whole model's parameters, gradients, optimizer state and master copy
@@ -86,6 +93,8 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
     throw std::invalid_argument("more than one group needs a positive " + h.slow.name + " bandwidth");
   Fixed f;
   f.B = r.batch_tokens;
+  f.whole = r.cost_model == CostModel::calibrated;
+  f.seqs = f.whole ? std::max(1.0, std::floor(r.batch_tokens / r.seq_len)) : r.batch_tokens;
   f.L = c.layers;
   f.D = c.d_model;
   f.F = c.d_ff;
@@ -525,7 +534,8 @@ PlanResult plan(const PlanRequest& r) {
     for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
     for (const auto& slow : slow_options) {
       Assignment a = assign(f, r.system, axes.data(), slow);
-      if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.B || (r.max_pipeline > 0 && a.S > r.max_pipeline))
+      if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.seqs || (f.whole && std::fmod(f.B, a.X) != 0) ||
+          (r.max_pipeline > 0 && a.S > r.max_pipeline))
         continue;
       cost_assignment(f, a);
       if (calibrated) {
@@ -539,7 +549,7 @@ PlanResult plan(const PlanRequest& r) {
         }
         for (int mi = 0; mi < f.n_micro; ++mi) {
           const double xm = a.X * f.micro[static_cast<size_t>(mi)];
-          if (xm > f.B) break;
+          if (xm > f.seqs) break;
           auto [it, fresh] = floors.try_emplace({xm, a.Y});
           if (fresh) it->second = microbatch_floor(*ctx, r.batch_tokens / xm, a.Y, r.switches.attention);
           floor_of_micro[static_cast<size_t>(mi)] = &it->second;
@@ -556,7 +566,7 @@ PlanResult plan(const PlanRequest& r) {
         for (int all = 0; all <= (zero > 0 && a.X_slow > 1); ++all) {
           const double state = state_bytes(a, zero, all);
           for (int rule = 0; rule < f.n_rules; ++rule) {
-            for (int mi = 0; mi < f.n_micro && a.X * f.micro[static_cast<size_t>(mi)] <= f.B; ++mi) {
+            for (int mi = 0; mi < f.n_micro && a.X * f.micro[static_cast<size_t>(mi)] <= f.seqs; ++mi) {
               const Score t = score(f, a, zero, all, state, mi, rule);
               if (!calibrated) {
                 ++out.configs_evaluated;
@@ -685,9 +695,17 @@ Terms step_terms(const TransformerConfig& model, const System& system, const Lay
                                 format_number(f.heads) + " heads");
   if (a.S > f.L)
     throw std::invalid_argument("pipeline degree " + format_number(a.S) + " exceeds the " + format_number(f.L) + " layers");
-  if (a.X * layout.microbatches > f.B)
+  if (f.whole && std::fmod(f.B, a.X) != 0)
+    throw std::invalid_argument(fmt::format("data degree {} does not divide the batch of {} tokens", format_number(a.X),
+                                            format_number(f.B)));
+  if (!f.whole && a.X * layout.microbatches > f.B)
     throw std::invalid_argument("data degree × microbatches = " + format_number(a.X * layout.microbatches) +
                                 " exceeds the batch of " + format_number(f.B) + " tokens");
+  if (f.whole && a.X * layout.microbatches > f.seqs)
+    throw std::invalid_argument(fmt::format("data degree × microbatches = {} exceeds the batch's {} whole sequences "
+                                            "(each replica's microbatch holds at least one sequence of {} tokens)",
+                                            format_number(a.X * layout.microbatches), format_number(f.seqs),
+                                            format_number(batch.seq_len)));
   const bool all = layout.zero_scope == ZeroScope::all;
   cost_assignment(f, a);
   const Score t = score(f, a, layout.zero, all, state_bytes(a, layout.zero, all), 0, 0);

@@ -21,7 +21,7 @@ double ring(double n) { return (n - 1) / n; }
 Optimizer parse_optimizer(std::string_view text) {
   if (text == "adam") return Optimizer::adam;
   if (text == "sgd") return Optimizer::sgd;
-  throw std::invalid_argument("unknown optimizer '" + escape_for_message(text) + "' (known: adam, sgd)");
+  check::not_one_of(text, {"adam", "sgd"});
 }
 
 const char* to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 
 namespace scaling {
 namespace {
@@ -30,9 +31,9 @@ Dtype parse_dtype(std::string_view text) {
   require_printable("dtype", text);
   for (const auto& i : kDtypes)
     if (i.name == text) return i.dtype;
-  std::string known;
-  for (const auto& i : kDtypes) known += (known.empty() ? "" : ", ") + std::string(i.name);
-  throw std::invalid_argument("unknown dtype '" + std::string(text) + "' (known: " + known + ")");
+  std::vector<std::string> known;
+  for (const auto& i : kDtypes) known.emplace_back(i.name);
+  check::not_one_of(text, known);
 }
 
 }  // namespace scaling

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 #include "scaling/cost/roofline.hpp"
 
 namespace scaling::sim {
@@ -16,8 +17,7 @@ ShapeError::ShapeError(std::string dim, const std::string& message)
 CmKind parse_cm_kind(std::string_view text) {
   for (CmKind k : {CmKind::all_gather, CmKind::reduce_scatter, CmKind::all_reduce, CmKind::ffn})
     if (text == name(k)) return k;
-  throw std::invalid_argument("unknown collective matmul '" + std::string(text) +
-                              "' (known: all-gather, reduce-scatter, all-reduce, ffn)");
+  check::not_one_of(text, {"all-gather", "reduce-scatter", "all-reduce", "ffn"});
 }
 
 std::string_view name(CmKind k) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 
 namespace scaling::sim {
 
@@ -561,7 +562,7 @@ double value(int group, int rank, long long idx) {
 Direction parse_direction(std::string_view text) {
   if (text == "uni") return Direction::uni;
   if (text == "bi") return Direction::bi;
-  throw std::invalid_argument("unknown direction '" + escape_for_message(text) + "' (expected uni or bi)");
+  check::not_one_of(text, {"uni", "bi"});
 }
 
 std::string_view name(Direction d) { return d == Direction::uni ? "uni" : "bi"; }

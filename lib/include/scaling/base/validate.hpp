@@ -11,6 +11,7 @@
 // invalid UTF-8 become \xNN escapes and long values are cut with "…", so a message is one printable line.
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace scaling::check {
 
@@ -32,6 +33,12 @@ std::string subject(std::string_view name, double value);
 
 // Throws std::invalid_argument "<subject>: <rule>".
 [[noreturn]] void fail(std::string_view subject, std::string_view rule);
+
+// A value outside a fixed set (a dtype, an optimizer, a cost model, a schedule, …), one wording everywhere:
+// throws std::invalid_argument "'v': expected a, b or c" (the value escaped). The CLI's for_option puts the
+// option in front of a message that starts with the quoted value: "--X 'v': expected a, b or c".
+std::string one_of_rule(const std::vector<std::string>& names);  // "expected a, b or c"
+[[noreturn]] void not_one_of(std::string_view text, const std::vector<std::string>& names);
 
 // "must be within [lo, hi]", "must be at most hi", "has n entries: at most max" — rules with a bound.
 std::string within_rule(double lo, double hi);
