@@ -88,6 +88,12 @@ void run_plan(const PlanArgs& a) {
       r.max_microbatches = static_cast<int>(parse_size("--max-microbatches", a.max_microbatches, limits::kMaxMicrobatches));
     }
     out = for_option(inputs, [&] { return plan(r); });
+    if (out.top.empty() && out.configs_evaluated == 0)
+      throw std::invalid_argument(fmt::format(
+          "no layout to evaluate for {}: no split of the chips meets the layout rules (the data degree at most "
+          "the batch's whole sequences and dividing the batch under the calibrated model, the pipeline at most the "
+          "layers, the tensor degree dividing the heads)",
+          inputs));
     if (out.top.empty())
       throw std::invalid_argument(fmt::format("no layout of the {} evaluated fits in {} of HBM per chip for {}",
                                               out.configs_evaluated, format_quantity(r.system.chip.hbm_bytes, "B"),

@@ -493,7 +493,12 @@ double seed_bound(const PlanRequest& r, CalibratedContext& ctx) {
   q.cost_model = CostModel::ideal;
   q.top_k = std::min(r.top_k, 1 << 24) + 16;
   std::vector<double> steps;
+  // The ideal search splits sequences; the calibrated space does not (Fixed::whole): a seed outside it
+  // would set a bound no layout of the space can meet.
+  const double seqs = std::max(1.0, std::floor(r.batch_tokens / r.seq_len));
   for (const auto& s : plan(q).top) {
+    const double X = data_degree(s.layout);
+    if (X * s.layout.microbatches > seqs || std::fmod(r.batch_tokens, X) != 0) continue;
     Layout l = s.layout;
     const double S = pipeline_degree(l);
     apply_switches(l, r.switches, S, std::ceil(r.model.layers / S));
