@@ -74,7 +74,13 @@ namespace {
 // bandwidth: the rule for a chip measured by nobody is that its kernels reach the same fractions.
 constexpr const char* kReferenceCard = "h100";
 
-double median_rate(const std::string& card, const char* op) { return measured_bytes_per_s(card, op); }
+// The fastest rate anywhere in a measured GEMM table: the best a large GEMM reached on that card.
+double best_flops_per_s(const GemmTable& t) {
+  double best = 0;
+  for (const auto& curve : t.curves)
+    for (double r : curve.flops_per_s) best = std::max(best, r);
+  return best;
+}
 
 }  // namespace
 
@@ -85,8 +91,7 @@ ChipCalibration chip_calibration(const Chip& chip) {
   const bool measured = std::find(cards.begin(), cards.end(), chip.name) != cards.end();
   if (measured) {
     c.gemm = &measured_gemm_table(chip.name, Dtype::bf16);
-    for (const auto& curve : c.gemm->curves)
-      for (double r : curve.flops_per_s) c.table_best_flops_per_s = std::max(c.table_best_flops_per_s, r);
+    c.table_best_flops_per_s = best_flops_per_s(*c.gemm);
     c.matmul_ceiling_flops_per_s = c.table_best_flops_per_s;
     c.matmul_source = fmt::format("measured bf16 GEMM table of the {} (validation/gemm/{}.json, {})", c.gemm->card,
                                   chip.name, c.gemm->measured);
@@ -109,8 +114,7 @@ ChipCalibration chip_calibration(const Chip& chip) {
     } else {
       c.scaled = true;
       c.gemm = &measured_gemm_table(kReferenceCard, Dtype::bf16);
-      for (const auto& curve : c.gemm->curves)
-        for (double r : curve.flops_per_s) c.table_best_flops_per_s = std::max(c.table_best_flops_per_s, r);
+      c.table_best_flops_per_s = best_flops_per_s(*c.gemm);
       c.matmul_source = ceiling +
                         "; by shape, no published curve for this chip: the measured H100 table "
                         "(validation/gemm/h100.json) relative to its best";
@@ -119,12 +123,12 @@ ChipCalibration chip_calibration(const Chip& chip) {
   const std::string card = measured ? chip.name : kReferenceCard;
   // Fractions of the measuring card's datasheet bandwidth, applied to this chip's.
   const double scale = measured ? 1.0 : chip.hbm_bytes_per_s / scaling::chip(kReferenceCard).hbm_bytes_per_s;
-  c.norm_bytes_per_s = scale * median_rate(card, "layernorm");
-  c.add_bytes_per_s = scale * median_rate(card, "add");
-  c.activation_bytes_per_s = scale * median_rate(card, "gelu_tanh");
-  c.softmax_bytes_per_s = scale * median_rate(card, "softmax");
-  c.optimizer_bytes_per_s = scale * median_rate(card, "adamw_fused_step");
-  c.copy_bytes_per_s = scale * median_rate(card, "copy");
+  c.norm_bytes_per_s = scale * measured_bytes_per_s(card, "layernorm");
+  c.add_bytes_per_s = scale * measured_bytes_per_s(card, "add");
+  c.activation_bytes_per_s = scale * measured_bytes_per_s(card, "gelu_tanh");
+  c.softmax_bytes_per_s = scale * measured_bytes_per_s(card, "softmax");
+  c.optimizer_bytes_per_s = scale * measured_bytes_per_s(card, "adamw_fused_step");
+  c.copy_bytes_per_s = scale * measured_bytes_per_s(card, "copy");
   c.hbm_source = measured ? fmt::format("measured kernels of the {} (validation/gemm/{}.json)", chip.name, chip.name)
                           : fmt::format("the fraction of datasheet bandwidth each kernel kind reached on the measured "
                                         "H100 (validation/gemm/h100.json), times this chip's {}",

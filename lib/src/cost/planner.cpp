@@ -488,17 +488,16 @@ namespace {
 // degrees, each in the calibrated space with the request's switches), timed by the calibrated model; the
 // K-th best of those that fit bounds the K-th best of the whole space (K distinct combinations whose
 // best is at most that), so pruning at it loses nothing the list would keep. Infinite when fewer fit.
-double seed_bound(const PlanRequest& r, CalibratedContext& ctx) {
+double seed_bound(const PlanRequest& r, const Fixed& f, CalibratedContext& ctx) {
   PlanRequest q = r;
   q.cost_model = CostModel::ideal;
   q.top_k = std::min(r.top_k, 1 << 24) + 16;
   std::vector<double> steps;
-  // The ideal search splits sequences; the calibrated space does not (Fixed::whole): a seed outside it
-  // would set a bound no layout of the space can meet.
-  const double seqs = std::max(1.0, std::floor(r.batch_tokens / r.seq_len));
+  // The ideal search splits sequences; the calibrated space does not (Fixed::whole, f.seqs): a seed
+  // outside it would set a bound no layout of the space can meet.
   for (const auto& s : plan(q).top) {
     const double X = data_degree(s.layout);
-    if (X * s.layout.microbatches > seqs || std::fmod(r.batch_tokens, X) != 0) continue;
+    if (X * s.layout.microbatches > f.seqs || std::fmod(f.B, X) != 0) continue;
     Layout l = s.layout;
     const double S = pipeline_degree(l);
     apply_switches(l, r.switches, S, std::ceil(r.model.layers / S));
@@ -531,7 +530,7 @@ PlanResult plan(const PlanRequest& r) {
   std::array<size_t, kMaxAxes> idx{};
   std::array<AxisRoles, kMaxAxes> axes{};
   // A starting bound for the pruning: the calibrated step of the ideal model's best layouts (see seed_bound).
-  const double seeded = calibrated && r.prune ? seed_bound(r, *ctx) : INFINITY;
+  const double seeded = calibrated && r.prune ? seed_bound(r, f, *ctx) : INFINITY;
   std::vector<int> v_options;
   Planned work;  // the calibrated layout being timed
   Terms ideal;   // and the ideal terms of its base (the calibrated memory starts from them)
