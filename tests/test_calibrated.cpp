@@ -1,6 +1,7 @@
 // The calibrated step model (cost/calibrated.hpp), each rule held against an independent derivation: the
 // pipeline bubble against a simulated 1F1B / interleaved schedule, causal attention against a brute-force count
-// of (query, key) pairs, sequence parallelism moving the same TP bytes, the overlap switches only ever
+// of (query, key) pairs, sequence parallelism moving the same TP bytes, TP collectives in a GPU node by hand
+// from a published NCCL sweep, the overlap switches only ever
 // hiding time, the measured H100 table against a published achievable-matmul figure, the A100's and TPU
 // v5e's GEMM rates against their published sources by hand and against each other, and the planner's
 // calibrated search against step_terms on what it reports.
@@ -149,6 +150,28 @@ TEST_CASE("calibrated: sequence parallelism moves the same TP bytes and splits t
   CHECK(sp.calibrated.t_tp_s == doctest::Approx(plain.calibrated.t_tp_s).epsilon(1e-12));
   CHECK(sp.calibrated.t_vector_s < plain.calibrated.t_vector_s);
   CHECK(sp.calibrated.t_matmul_s == plain.calibrated.t_matmul_s);
+}
+
+TEST_CASE("calibrated: TP collectives in a GPU node run at the bus bandwidth NCCL measured for their buffer") {
+  // stas00/ml-engineering (744d01e), network/README.md 'Real network throughput', printed busbw in GB/s:
+  // nccl-tests on 8 x A100, 32 MiB 138.49 and 64 MiB 171.54, 32 KiB 1.31; all_reduce_bench.py on 8 x H200,
+  // 64 MiB 346.51, 1 GiB 463.58, the ring alone 367.61 at 16 GiB.
+  const ChipCalibration a100 = chip_calibration(chip("a100")), h100 = chip_calibration(chip("h100"));
+  REQUIRE(a100.nvlink_sweep != nullptr);
+  REQUIRE(h100.nvlink_sweep != nullptr);
+  CHECK(sweep_bytes_per_s(*h100.nvlink_sweep, 64.0 * 1024 * 1024) == doctest::Approx(346.51e9).epsilon(1e-12));
+  CHECK(sweep_bytes_per_s(*h100.nvlink_sweep, 1024.0 * 1024 * 1024) == doctest::Approx(367.61e9).epsilon(1e-12));
+  // Below the smallest payload the time stays that payload's: half the buffer, half the bus bandwidth.
+  CHECK(sweep_bytes_per_s(*a100.nvlink_sweep, 16.0 * 1024) == doctest::Approx(1.31e9 / 2).epsilon(1e-12));
+  // GPT-3 175B on 8 tensor ranks, one 2048-token sequence per microbatch: each collective moves a
+  // 2048 x 12288 bf16 buffer, 48 MiB, halfway (in log size) between 32 and 64 MiB less a little:
+  // busbw = 138.49 + log2(48/32)·(171.54 − 138.49) GB/s. Selective recompute: per layer 2 forward and 2
+  // backward collectives of 2 ring passes each, 12 layers on the busiest of 8 stages, 64 microbatches.
+  const double payload = 2048.0 * 12288 * 2;
+  const double busbw = (138.49 + std::log2(48.0 / 32.0) * (171.54 - 138.49)) * 1e9;
+  const double pass_s = 7.0 / 8.0 * payload / busbw;
+  const Terms t = calibrated(megatron(64));
+  CHECK(t.calibrated.t_tp_s == doctest::Approx(64 * 12 * 8 * pass_s).epsilon(1e-9));
 }
 
 TEST_CASE("calibrated: overlap switches only hide time, and the ideal model stays a lower bound") {

@@ -50,6 +50,53 @@ std::vector<PublishedGemmRule> published_gemm_rules() {
   };
 }
 
+std::vector<CollectiveSweep> published_nvlink_sweeps() {
+  // stas00/ml-engineering at 744d01e18b79512572f64a6bbd8b5f4a725203a7, network/README.md, "Real network
+  // throughput": nccl-tests all_reduce_perf -b 32k -e 16G -f 2 -g 8 on one 8 x A100 NVLink node, busbw in
+  // GB/s (1e9 B/s) by buffer size in bytes.
+  constexpr const char* kA100 =
+      "stas00/ml-engineering (744d01e), network/README.md 'Real network throughput': nccl-tests "
+      "all_reduce_perf on one node of 8 A100 (NVLink 3), busbw by payload from 32 KiB to 16 GiB";
+  // The same section's sweep on 8 x H200 (NVLink 4; all_reduce_bench.py, payloads 32 KiB to 16 GiB, NCCL's
+  // default algorithm, which reduces inside the NVSwitch (NVLS) from 2 MiB up), and its table of the 16 GiB
+  // rows: 367.61 GB/s with NVLS disabled, the ring's rate, taken as the cap of a ring pass. The H100 has the
+  // same NVLink 4 links and NVSwitch generation (450 GB/s a GPU each way), so the sweep stands for it too.
+  constexpr const char* kH200 =
+      "stas00/ml-engineering (744d01e), network/README.md 'Real network throughput': all_reduce_bench.py on "
+      "one node of 8 H200 (NVLink 4), busbw by payload from 32 KiB to 16 GiB, no faster than the ring's "
+      "367.61 GB/s measured at 16 GiB with NVLS off (same section); the H100 has the same NVLink 4 switch";
+  constexpr double KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024, GB = 1e9;
+  const std::vector<std::pair<double, double>> a100 = {
+      {32 * KiB, 1.31 * GB},   {64 * KiB, 2.45 * GB},    {128 * KiB, 4.43 * GB},  {256 * KiB, 7.47 * GB},
+      {512 * KiB, 11.41 * GB}, {1 * MiB, 18.00 * GB},    {2 * MiB, 36.18 * GB},   {4 * MiB, 72.33 * GB},
+      {8 * MiB, 109.93 * GB},  {16 * MiB, 106.16 * GB},  {32 * MiB, 138.49 * GB}, {64 * MiB, 171.54 * GB},
+      {128 * MiB, 176.92 * GB}, {256 * MiB, 194.07 * GB}, {512 * MiB, 222.72 * GB}, {1 * GiB, 229.04 * GB},
+      {2 * GiB, 231.41 * GB},  {4 * GiB, 233.88 * GB},   {8 * GiB, 234.61 * GB},  {16 * GiB, 234.89 * GB}};
+  const std::vector<std::pair<double, double>> h200 = {
+      {32 * KiB, 1.44 * GB},    {64 * KiB, 2.93 * GB},    {128 * KiB, 5.73 * GB},   {256 * KiB, 11.74 * GB},
+      {512 * KiB, 23.94 * GB},  {1 * MiB, 39.93 * GB},    {2 * MiB, 64.53 * GB},    {4 * MiB, 107.16 * GB},
+      {8 * MiB, 155.53 * GB},   {16 * MiB, 219.89 * GB},  {32 * MiB, 275.84 * GB},  {64 * MiB, 346.51 * GB},
+      {128 * MiB, 401.93 * GB}, {256 * MiB, 436.15 * GB}, {512 * MiB, 450.29 * GB}, {1 * GiB, 463.58 * GB},
+      {2 * GiB, 469.17 * GB},   {4 * GiB, 473.10 * GB},   {8 * GiB, 477.45 * GB},   {16 * GiB, 482.26 * GB}};
+  return {{"a100", a100, 0, kA100}, {"h100", h200, 367.61 * GB, kH200}, {"h200", h200, 367.61 * GB, kH200}};
+}
+
+double sweep_bytes_per_s(const CollectiveSweep& sweep, double payload_bytes) {
+  const auto& pts = sweep.busbw;
+  double bw = pts.back().second;
+  if (payload_bytes <= pts.front().first) {
+    bw = pts.front().second * payload_bytes / pts.front().first;  // the smallest payload's time, a floor
+  } else {
+    for (size_t i = 1; i < pts.size(); ++i) {
+      if (payload_bytes > pts[i].first) continue;
+      const double f = std::log(payload_bytes / pts[i - 1].first) / std::log(pts[i].first / pts[i - 1].first);
+      bw = pts[i - 1].second + f * (pts[i].second - pts[i - 1].second);
+      break;
+    }
+  }
+  return sweep.ring_cap_bytes_per_s > 0 ? std::min(bw, sweep.ring_cap_bytes_per_s) : bw;
+}
+
 namespace {
 
 double step_efficiency(const std::vector<EfficiencyStep>& steps, double amount) {
@@ -120,6 +167,9 @@ ChipCalibration chip_calibration(const Chip& chip) {
                         "(validation/gemm/h100.json) relative to its best";
     }
   }
+  static const auto sweeps = published_nvlink_sweeps();
+  for (const auto& sw : sweeps)
+    if (chip.name == sw.chip) c.nvlink_sweep = &sw;
   const std::string card = measured ? chip.name : kReferenceCard;
   // Fractions of the measuring card's datasheet bandwidth, applied to this chip's.
   const double scale = measured ? 1.0 : chip.hbm_bytes_per_s / scaling::chip(kReferenceCard).hbm_bytes_per_s;
@@ -304,7 +354,12 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
     double hop = 0;
     for (size_t i = 0; i < sys.fast.size(); ++i)
       if (l.fast[i].tensor > 1) hop = std::max(hop, sys.fast[i].hop_latency_s);
-    const Comm pass = ring_pass(b * D * a, Y, gb.tensor * ctx.tp_bandwidth_scale, hop);
+    // Inside a GPU node with a published NCCL sweep, the pass runs at the bus bandwidth NCCL reached
+    // for this buffer (latency included); elsewhere at the group's link figure plus the hop latencies.
+    const double payload = b * D * a;
+    const bool swept = cal.nvlink_sweep && sys.fast_name == "NVLink";
+    const Comm pass = swept ? ring_pass(payload, Y, sweep_bytes_per_s(*cal.nvlink_sweep, payload) * ctx.tp_bandwidth_scale, 0)
+                            : ring_pass(payload, Y, gb.tensor * ctx.tp_bandwidth_scale, hop);
     const double passes = 2 * 2 * (2 + tp_reruns);  // 2 collectives each of 2 passes, forward + backward (+ rerun)
     t_tp = passes * pass.t_s;
     lat_tp = passes * pass.latency_s;

@@ -29,7 +29,9 @@
 //   tensor-parallel collectives (Y > 1): per layer 2 forward + 2 backward AllReduces of b·D·a bytes (with
 //     sequence parallelism each is a ReduceScatter + AllGather, the same bytes), full recompute adds the
 //     forward's again; ring time (Y − 1)/Y per pass over the tensor group's bandwidth plus (Y − 1) hop
-//     latencies per pass. On the critical path unless tp_overlap, then only what exceeds the matmuls,
+//     latencies per pass — on GPUs with a published NCCL sweep (published_nvlink_sweeps), at the bus
+//     bandwidth NCCL reached for a b·D·a-byte buffer instead, latency included. On the critical path
+//     unless tp_overlap, then only what exceeds the matmuls,
 //     plus σ times what hides behind them (σ: the overlap slowdown below).
 // Per stage and microbatch: t_mb = l·(layer forward + backward + recompute + TP) + the stage's extras
 // (first: the embedding lookup; last: the final norm, the unembedding GEMM [D, V/Y] forward and backward
@@ -117,6 +119,22 @@ std::vector<PublishedGemmRule> published_gemm_rules();
 // The rule's FLOPs/s for an [M, K]·[K, N] bf16 GEMM (no ceiling applied).
 double published_gemm_rate(const PublishedGemmRule& rule, double m, double k, double n);
 
+// A published sweep of NCCL all-reduce bus bandwidth by payload on one 8-GPU NVLink node. nccl-tests'
+// busbw is algbw · 2(n − 1)/n, so a ring pass (an AllGather or a ReduceScatter, half an AllReduce) of a
+// P-byte buffer takes (n − 1)/n · P / busbw(P). Small payloads run far below the link's figure (launch and
+// protocol latency, too few bytes in flight); the sweep measured all of it, so a pass timed by it charges
+// no separate hop latency. Between two measured payloads busbw is interpolated linearly in log(P); below
+// the smallest the time stays the smallest payload's (a latency floor), above the largest busbw stays.
+struct CollectiveSweep {
+  const char* chip;                                 // the chip it applies to
+  std::vector<std::pair<double, double>> busbw;     // (payload bytes, bus bytes/s), ascending payload
+  double ring_cap_bytes_per_s;                      // a ring pass no faster than this (0: none)
+  const char* source;
+};
+std::vector<CollectiveSweep> published_nvlink_sweeps();
+// The bus bandwidth of a ring pass of a `payload_bytes` buffer by the sweep (see above).
+double sweep_bytes_per_s(const CollectiveSweep& sweep, double payload_bytes);
+
 // The achieved rates of one chip, each with its source.
 struct ChipCalibration {
   std::string chip;
@@ -135,6 +153,8 @@ struct ChipCalibration {
   double norm_bytes_per_s = 0, add_bytes_per_s = 0, activation_bytes_per_s = 0, softmax_bytes_per_s = 0,
          optimizer_bytes_per_s = 0, copy_bytes_per_s = 0;
   std::string hbm_source;
+  // The NCCL sweep that times collectives inside a node (GPUs with a published sweep), else null.
+  const CollectiveSweep* nvlink_sweep = nullptr;
 };
 
 // Rates for `chip`: the measured tables for H100/H200 (validation/gemm); otherwise the best published
