@@ -174,6 +174,30 @@ TEST_CASE("calibrated: TP collectives in a GPU node run at the bus bandwidth NCC
   CHECK(t.calibrated.t_tp_s == doctest::Approx(64 * 12 * 8 * pass_s).epsilon(1e-9));
 }
 
+TEST_CASE("calibrated: TP collectives on a TPU v5e run at the book's measured 95 % of the ICI link") {
+  // MaxText's 128B decoder (global_parameter_scale=128) on one v5e 16x16 slice: fsdp 16 on one axis, tensor
+  // 16 on the other, 256 sequences of 2048 tokens, full rematerialization. Per chip the 16 sequences of its
+  // data shard, 32768 tokens, pass through each collective: a 32768 x 10240 bf16 buffer. Per layer 2 forward
+  // + 2 backward collectives of 2 ring passes each, and the rerun forward's again: 12 passes over 16 chips,
+  // each (15/16)·P at 95 % of the axis' bidirectional ring (2 × 4.5e10 B/s, §2.3: the axis wraps) plus 15
+  // hops at 1 µs (the book's ICI hop latency, §2.2).
+  TransformerConfig c;
+  c.name = "maxtext-128b";
+  c.layers = 64, c.d_model = 10240, c.q_heads = 64, c.kv_heads = 64, c.head_dim = 256, c.d_ff = 65536;
+  c.vocab = 32768, c.gated_mlp = false, c.tied_embeddings = true;
+  const System sys = tpu_pods(chip("tpu-v5e"), {16, 16}, 1);
+  Layout l;
+  l.fast = {AxisRoles{16, 1, 1}, AxisRoles{1, 16, 1}};
+  l.microbatches = 1;
+  l.zero = 3;
+  l.saved = saved_rule("input");
+  l.sequence_parallel = true;
+  const Terms t = step_terms(c, sys, l, {256.0 * 2048, 2048}, CostModel::calibrated);
+  const double payload = 32768.0 * 10240 * 2;
+  const double pass_s = 15.0 / 16.0 * payload / (0.95 * 2 * 4.5e10) + 15 * 1e-6;
+  CHECK(t.calibrated.t_tp_s == doctest::Approx(64 * 12 * pass_s).epsilon(1e-9));
+}
+
 TEST_CASE("calibrated: overlap switches only hide time, and the ideal model stays a lower bound") {
   Layout l = megatron(32);  // two replicas × 32 microbatches: one sequence each (the calibrated batch rule)
   l.slow = {2, 1, 4};  // two data replicas across nodes

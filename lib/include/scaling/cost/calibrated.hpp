@@ -29,9 +29,10 @@
 //   tensor-parallel collectives (Y > 1): per layer 2 forward + 2 backward AllReduces of b·D·a bytes (with
 //     sequence parallelism each is a ReduceScatter + AllGather, the same bytes), full recompute adds the
 //     forward's again; ring time (Y − 1)/Y per pass over the tensor group's bandwidth plus (Y − 1) hop
-//     latencies per pass — on GPUs with a published NCCL sweep (published_nvlink_sweeps), at the bus
-//     bandwidth NCCL reached for a b·D·a-byte buffer instead, latency included. On the critical path
-//     unless tp_overlap, then only what exceeds the matmuls,
+//     latencies per pass — at what the fabric achieved where it was measured: on GPUs with a published
+//     NCCL sweep (published_nvlink_sweeps) the bus bandwidth NCCL reached for a b·D·a-byte buffer, latency
+//     included; on the TPU v5e 95 % of the ICI link (the book's measured AllGather, ici_fraction). On the
+//     critical path unless tp_overlap, then only what exceeds the matmuls,
 //     plus σ times what hides behind them (σ: the overlap slowdown below).
 // Per stage and microbatch: t_mb = l·(layer forward + backward + recompute + TP) + the stage's extras
 // (first: the embedding lookup; last: the final norm, the unembedding GEMM [D, V/Y] forward and backward
@@ -45,7 +46,8 @@
 // stage, weight and gradient dtypes): over the slice's data group ring factor (X_f − 1)/X_f; ZeRO-0/1 one
 // AllReduce of G, ZeRO-2 a ReduceScatter of G per microbatch and one AllGather of W, ZeRO-3 per microbatch
 // two AllGathers of W and one ReduceScatter of G; over the slow tier a chip's 1/X_f share the same way
-// (ZeRO scope all) or one AllReduce of it (scope group); one latency per hop. Exposed: ZeRO-3's per-layer
+// (ZeRO scope all) or one AllReduce of it (scope group); one latency per hop. Over the fast axes each
+// collective carries one layer's bytes, and runs at the achieved bandwidth for that payload as above. Exposed: ZeRO-3's per-layer
 // gathers are prefetched behind the step's compute, so one layer's share (C/l) plus what exceeds the
 // compute; with dp_overlap, ZeRO-0/1's one AllReduce overlaps the last microbatch's backward the same way
 // (one layer's share plus what exceeds it), and ZeRO-2's per-microbatch ReduceScatters each overlap their
@@ -155,6 +157,9 @@ struct ChipCalibration {
   std::string hbm_source;
   // The NCCL sweep that times collectives inside a node (GPUs with a published sweep), else null.
   const CollectiveSweep* nvlink_sweep = nullptr;
+  // The fraction of the ICI link figure a TPU's collectives reached where it was measured, else 1.
+  double ici_fraction = 1;
+  std::string ici_source;
 };
 
 // Rates for `chip`: the measured tables for H100/H200 (validation/gemm); otherwise the best published
