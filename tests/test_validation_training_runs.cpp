@@ -1,10 +1,13 @@
 // The calibrated step model against 44 published training runs (validation/training-runs.json), each with
 // its published layout forced. Issue 17's targets are mean |error| ≤ 10 % and none beyond ±25 %. With the
 // matmul rates taken from published sources (the TPU v5e's ceiling from JAX's Pallas guide, the A100's
-// GEMMs by Calculon's table) the model MISSES both: mean 11.9 %, and the three MaxText 128B runs on 1, 2
-// and 4 slices are predicted 30-32 % too slow. This test does not hide that: it names the target, prints
+// GEMMs by Calculon's table) and every collective in a node or slice at what its fabric achieved (NCCL's
+// published sweep on A100 and H200 nodes, the book's measured 95 % of the v5e's ICI link) the model MISSES
+// both: mean 10.5 %, and the four MaxText 128B runs on 1, 2, 4 and 8 slices are predicted 27-34 % too slow
+// (their 16-way tensor-parallel collectives are 29 % of the predicted step and on its critical path; no
+// source says XLA hid them: validation/README.md). This test does not hide that: it names the target, prints
 // whether it is met, and holds what the model reaches today as a regression guard — the mean at most
-// 12 %, and exactly the listed runs beyond ±25 % (a run newly beyond fails; a listed run brought within
+// 11 %, and exactly the listed runs beyond ±25 % (a run newly beyond fails; a listed run brought within
 // fails until the list says so). Besides: the
 // trends the runs show (MFU as the model grows, as data parallelism grows; selective against full
 // recompute), measured beside predicted, and the trends the model is known not to reproduce
@@ -40,10 +43,10 @@ const validation::RunResult& run(const std::string& id) {
 }
 
 // Issue 17's targets, and the guard this test holds while they are missed (see the header).
-constexpr double kTargetMean = 0.10, kTargetMax = 0.25, kGuardMean = 0.12;
+constexpr double kTargetMean = 0.10, kTargetMax = 0.25, kGuardMean = 0.11;
 // The runs beyond ±25 % today: MaxText's 128B model with a 16-way tensor group, predicted too slow.
 const std::vector<std::string> kBeyondMax = {"maxtext-v5e-128B-1x-v5e-256", "maxtext-v5e-128B-2x-v5e-256",
-                                             "maxtext-v5e-128B-4x-v5e-256"};
+                                             "maxtext-v5e-128B-4x-v5e-256", "maxtext-v5e-128B-8x-v5e-256"};
 
 double predicted_mfu(const validation::RunResult& r) { return r.measured_mfu * r.measured_step_s / *r.calibrated.step_s; }
 

@@ -56,7 +56,7 @@ struct Variant {
   // to the A100's ceiling (the rule before Calculon's table was adopted).
   enum class A100Gemm { model, calculon_80g, h100_shape } a100_gemm = A100Gemm::model;
   double backward_gemm_rate_fraction = 1;     // backward GEMMs at this fraction of the forward shape's rate
-  double tp_bandwidth_scale = 1;              // the tensor group's bandwidth times this
+  bool link_figures = false;                  // collectives at the link figures (no NCCL sweep, no ICI fraction)
   bool narayanan_interleaved_v2 = false;      // Narayanan et al.'s pipelined rows on the interleaved schedule, v = 2
   double tpu_overlap_slowdown = 0;            // > 0: this compute slowdown beside overlapped collectives on TPUs
 };

@@ -293,13 +293,13 @@ Comm ring_pass(double bytes, double n, double bw, double hop_latency_s) {
 // in collectives of `payload` bytes each: at what the fabric achieved where it was measured — a GPU node's
 // published NCCL sweep at that payload (its latency included; every GPU has its own links into the switch,
 // so a group sharing the node with another keeps the sweep's rate), a TPU's measured fraction of its ICI
-// link — else at the link figure, plus one hop latency per step. `scale`: a what-if's factor, 1 otherwise.
+// link — else at the link figure, plus one hop latency per step.
 Comm fast_pass(const CalibratedContext& ctx, double bytes, double payload, double n, double link_bytes_per_s,
-               double hop_latency_s, double scale = 1) {
+               double hop_latency_s) {
   const auto& cal = ctx.cal;
   if (cal.nvlink_sweep && ctx.system.fast_name == "NVLink")
-    return ring_pass(bytes, n, sweep_bytes_per_s(*cal.nvlink_sweep, payload) * scale, 0);
-  return ring_pass(bytes, n, link_bytes_per_s * scale * cal.ici_fraction, hop_latency_s);
+    return ring_pass(bytes, n, sweep_bytes_per_s(*cal.nvlink_sweep, payload), 0);
+  return ring_pass(bytes, n, link_bytes_per_s * cal.ici_fraction, hop_latency_s);
 }
 
 }  // namespace
@@ -376,7 +376,7 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
     for (size_t i = 0; i < sys.fast.size(); ++i)
       if (l.fast[i].tensor > 1) hop = std::max(hop, sys.fast[i].hop_latency_s);
     const double payload = b * D * a;
-    const Comm pass = fast_pass(ctx, payload, payload, Y, gb.tensor, hop, ctx.tp_bandwidth_scale);
+    const Comm pass = fast_pass(ctx, payload, payload, Y, gb.tensor, hop);
     const double passes = 2 * 2 * (2 + tp_reruns);  // 2 collectives each of 2 passes, forward + backward (+ rerun)
     t_tp = passes * pass.t_s;
     lat_tp = passes * pass.latency_s;

@@ -190,9 +190,9 @@ struct CalibratedContext {
     double layer_fwd_s, layer_flops, unembed_fwd_s;
   };
   std::vector<GemmTimes> cache;
-  // What-ifs for a sensitivity study (validation_report's band), 1 = the model as documented above:
-  // the backward GEMMs at this fraction of the forward shape's rate, the tensor group's bandwidth times this.
-  double backward_gemm_rate_fraction = 1, tp_bandwidth_scale = 1;
+  // A what-if for a sensitivity study (validation_report's band), 1 = the model as documented above:
+  // the backward GEMMs at this fraction of the forward shape's rate.
+  double backward_gemm_rate_fraction = 1;
   // The chip's overlap slowdown and allocator fragmentation (the functions below), set by
   // calibrated_context; a what-if may move them.
   double overlap_slowdown = 0, allocator_fragmentation = 0;
