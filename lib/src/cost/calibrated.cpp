@@ -217,6 +217,7 @@ CalibratedContext calibrated_context(const TransformerConfig& model, const Syste
   ctx.cal = chip_calibration(system.chip);
   ctx.overlap_slowdown = overlap_slowdown(system.chip);
   ctx.allocator_fragmentation = allocator_fragmentation(system.chip);
+  ctx.six_active_flops_per_token = six_active_flops_per_token(model);
   const auto p = param_counts(model);
   ctx.p_layer = (p.total - p.once) / model.layers;
   ctx.p_other = p.total - ctx.p_layer * model.layers;
@@ -495,7 +496,7 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   t.t_ici_s = p.t_tp_s + (S_slow > 1 ? 0 : p.t_pipeline_send_s) + t_dp * (1 - dp_slow_share);
   t.t_dcn_s = (S_slow > 1 ? p.t_pipeline_send_s : 0) + t_dp * dp_slow_share;
   t.step_s = m * t_mb + t_bubble + t_dp + t_opt;
-  t.mfu = six_active_flops_per_token(c) * ctx.batch_tokens / (chips * sys.chip.bf16_flops_per_s * t.step_s);
+  t.mfu = ctx.six_active_flops_per_token * ctx.batch_tokens / (chips * sys.chip.bf16_flops_per_s * t.step_s);
   // The bound: the largest part of the step.
   const double parts[] = {t.t_math_s, t.t_hbm_s, t.t_bubble_s, t.t_ici_s, t.t_dcn_s};
   const Bound bounds[] = {Bound::compute, Bound::memory, Bound::bubble, Bound::ici, Bound::dcn};

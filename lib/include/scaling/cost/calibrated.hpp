@@ -185,6 +185,7 @@ struct CalibratedContext {
   TrainingSetup setup;
   ChipCalibration cal;
   double p_layer = 0, p_other = 0;  // parameters per layer and outside the layers
+  double six_active_flops_per_token = 0;  // the MFU's numerator per token (model/tensors), counted once
   struct GemmTimes {
     double b, y;
     double layer_fwd_s, layer_flops, unembed_fwd_s;
