@@ -164,7 +164,7 @@ TEST_CASE("calibrated: TP collectives in a GPU node run at the bus bandwidth NCC
   // Below the smallest payload the time stays that payload's: half the buffer, half the bus bandwidth.
   CHECK(sweep_bytes_per_s(*a100.nvlink_sweep, 16.0 * 1024) == doctest::Approx(1.31e9 / 2).epsilon(1e-12));
   // GPT-3 175B on 8 tensor ranks, one 2048-token sequence per microbatch: each collective moves a
-  // 2048 x 12288 bf16 buffer, 48 MiB, halfway (in log size) between 32 and 64 MiB less a little:
+  // 2048 x 12288 bf16 buffer, 48 MiB, a little past halfway (in log size) between 32 and 64 MiB:
   // busbw = 138.49 + log2(48/32)·(171.54 − 138.49) GB/s. Selective recompute: per layer 2 forward and 2
   // backward collectives of 2 ring passes each, 12 layers on the busiest of 8 stages, 64 microbatches.
   const double payload = 2048.0 * 12288 * 2;

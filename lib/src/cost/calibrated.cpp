@@ -61,6 +61,9 @@ std::vector<CollectiveSweep> published_nvlink_sweeps() {
   // default algorithm, which reduces inside the NVSwitch (NVLS) from 2 MiB up), and its table of the 16 GiB
   // rows: 367.61 GB/s with NVLS disabled, the ring's rate, taken as the cap of a ring pass. The H100 has the
   // same NVLink 4 links and NVSwitch generation (450 GB/s a GPU each way), so the sweep stands for it too.
+  // An approximation, said: the sweep is an AllReduce, which NCCL runs in the switch (NVLS) from 2 MiB on 8
+  // GPUs; a ReduceScatter or AllGather, or a group of 4 or fewer, runs the ring, whose rate below 16 GiB the
+  // source does not give. The 8-GPU sweeps also stand for tensor groups of 2 and 4 GPUs (unmeasured).
   constexpr const char* kH200 =
       "stas00/ml-engineering (744d01e), network/README.md 'Real network throughput': all_reduce_bench.py on "
       "one node of 8 H200 (NVLink 4), busbw by payload from 32 KiB to 16 GiB, no faster than the ring's "
@@ -170,12 +173,13 @@ ChipCalibration chip_calibration(const Chip& chip) {
   static const auto sweeps = published_nvlink_sweeps();
   for (const auto& sw : sweeps)
     if (chip.name == sw.chip) c.nvlink_sweep = &sw;
-  // The book (§3, "Sharded Matrices", the AllGather measurement on a TPU v5e 8x16 slice, array sharded over the
-  // 16-long axis, a full bidirectional ring): about 95 % of the 4.5e10 B/s link figure, reached from about
-  // 10 MB. Measured on the v5e only; other TPUs keep the link figure.
+  // The book (Part 3, "Sharded Matrices and How to Multiply Them", case 2: an AllGather measured on a TPU
+  // v5e 8x16 slice, array sharded over the 16-long axis, a full bidirectional ring): about 95 % of the
+  // 4.5e10 B/s link figure, reached from about 10 MB. Measured for an AllGather; taken for every ring pass
+  // on the v5e (a ReduceScatter moves the same bytes the other way). Other TPUs keep the link figure.
   if (chip.name == "tpu-v5e") {
     c.ici_fraction = 0.95;
-    c.ici_source = "How to Scale Your Model, §3 'Sharded Matrices': an AllGather on a TPU v5e 8x16 slice reached "
+    c.ici_source = "How to Scale Your Model, Part 3 'Sharded Matrices': an AllGather on a TPU v5e 8x16 slice reached "
                    "about 95 % of the 4.5e10 B/s ICI link figure from about 10 MB";
   }
   const std::string card = measured ? chip.name : kReferenceCard;
@@ -426,12 +430,14 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   double hop_data = 0;
   for (size_t i = 0; i < sys.fast.size(); ++i)
     if (l.fast[i].data > 1) hop_data = std::max(hop_data, sys.fast[i].hop_latency_s);
-  // Over the fast axes each collective moves one layer's share (ZeRO-3 gathers and reduce-scatters layer by
-  // layer; the gradient reduce goes in buckets of about a layer), which sets its achieved bandwidth.
+  // Over the fast axes the size of each collective sets its achieved bandwidth: ZeRO-2/3 gather and
+  // reduce-scatter layer by layer (FSDP's per-block units, XLA's scan over layers), so one layer's bytes;
+  // ZeRO-0/1 all-reduce the whole gradient buffer in one call (Megatron-LM's contiguous buffer,
+  // megatron/model/distributed.py allreduce_gradients, NVIDIA/Megatron-LM b4bc51b, March 2021).
   auto pattern = [&](double n, double bw, double hop, double share, int zero, bool fast) {
-    const double w_layer = ctx.p_layer / Y * a_w, g_layer = ctx.p_layer / Y * a_g;
-    const Comm ag = fast ? fast_pass(ctx, W * share, w_layer, n, bw, hop) : ring_pass(W * share, n, bw, hop);
-    const Comm rs = fast ? fast_pass(ctx, G * share, g_layer, n, bw, hop) : ring_pass(G * share, n, bw, hop);
+    const double w_coll = zero >= 2 ? ctx.p_layer / Y * a_w : W, g_coll = zero >= 2 ? ctx.p_layer / Y * a_g : G;
+    const Comm ag = fast ? fast_pass(ctx, W * share, w_coll, n, bw, hop) : ring_pass(W * share, n, bw, hop);
+    const Comm rs = fast ? fast_pass(ctx, G * share, g_coll, n, bw, hop) : ring_pass(G * share, n, bw, hop);
     Comm out;
     const double n_ag = zero == 3 ? 2 * m : zero == 2 ? 1 : 1;
     const double n_rs = zero == 3 ? m : zero == 2 ? m : 1;

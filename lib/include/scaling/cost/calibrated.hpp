@@ -47,7 +47,8 @@
 // AllReduce of G, ZeRO-2 a ReduceScatter of G per microbatch and one AllGather of W, ZeRO-3 per microbatch
 // two AllGathers of W and one ReduceScatter of G; over the slow tier a chip's 1/X_f share the same way
 // (ZeRO scope all) or one AllReduce of it (scope group); one latency per hop. Over the fast axes each
-// collective carries one layer's bytes, and runs at the achieved bandwidth for that payload as above. Exposed: ZeRO-3's per-layer
+// collective runs at the achieved bandwidth for its size as above: one layer's bytes under ZeRO-2/3
+// (gathered and reduce-scattered layer by layer), the whole gradient buffer under ZeRO-0/1 (one AllReduce). Exposed: ZeRO-3's per-layer
 // gathers are prefetched behind the step's compute, so one layer's share (C/l) plus what exceeds the
 // compute; with dp_overlap, ZeRO-0/1's one AllReduce overlaps the last microbatch's backward the same way
 // (one layer's share plus what exceeds it), and ZeRO-2's per-microbatch ReduceScatters each overlap their
