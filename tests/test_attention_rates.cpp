@@ -132,6 +132,18 @@ TEST_CASE("attention rates: a chip or kernel without a published figure keeps th
             doctest::Approx(3.5 * causal_forward_flops(4096, 128, 16) / cal.matmul_ceiling_flops_per_s).epsilon(1e-12));
     }
   }
+  // A what-if that moves a chip's ceiling (validation's sensitivity variants) moves its attention with it
+  // where no figure is published, and not where one is.
+  for (const char* name : {"tpu-v5e", "a100"}) {
+    CAPTURE(name);
+    const Chip ch = chip(name);
+    const System sys = ch.gpus_per_node > 0 ? gpu_cluster(ch, 1, 1) : tpu_pods(ch, {1}, 1);
+    auto ctx = calibrated_context(c, sys, 4096, 4096, {});
+    const double before = flash_attention_times(ctx, AttentionKernel::flash, 4096, 16).fwd_s;
+    ctx.cal.matmul_ceiling_flops_per_s /= 2;
+    const double after = flash_attention_times(ctx, AttentionKernel::flash, 4096, 16).fwd_s;
+    CHECK(after == doctest::Approx(std::string(name) == "a100" ? before : 2 * before).epsilon(1e-12));
+  }
   // The materialized kernel is never read from a flash figure.
   CHECK_FALSE(attention_rates("a100", AttentionKernel::materialized, 128, 4096, 1).published);
   // A chip with figures names them.

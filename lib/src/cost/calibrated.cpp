@@ -224,9 +224,14 @@ AttentionCoreTimes flash_attention_times(const CalibratedContext& ctx, Attention
   // F: every causal (query, key) pair once, (s + 1)/2 keys per query on average, 4H FLOPs each forward.
   const double F = 4 * ctx.model.head_dim * tokens * heads_per_chip * (ctx.seq_len + 1) / 2;
   const auto& r = ctx.attention[static_cast<size_t>(kernel)];
+  // No published figure: the matmul ceiling as it stands in the context (a what-if may have moved it).
+  if (!r.published) {
+    const double fwd = F / ctx.cal.matmul_ceiling_flops_per_s;
+    return {fwd, 2.5 * fwd};
+  }
   const double fwd = F / r.fwd_flops_per_s;
-  // Forward + backward take 3.5·F at the combined rate; the backward is what the forward leaves of it
-  // (2.5·F / R_fb when R_f = R_fb).
+  if (!r.forward_published) return {fwd, 2.5 * fwd};
+  // Forward + backward take 3.5·F at the combined rate; the backward is what the forward leaves of it.
   return {fwd, std::max(0.0, 3.5 * F / r.fwd_bwd_flops_per_s - fwd)};
 }
 
