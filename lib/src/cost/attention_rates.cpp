@@ -118,7 +118,12 @@ std::string attention_source(std::string_view chip) {
       if (!found.empty()) found += "; ";
       found += fmt::format("{}: {}", p == AttentionPass::forward ? "forward" : "forward + backward", src);
     }
-    line += found.empty() ? "no published causal rate for this chip: the matmul ceiling" : found;
+    // What was searched and not found: the flash-attention figures cover A100 and H100 only, and no
+    // throughput of JAX's Pallas flash or splash attention kernels on a TPU was found published.
+    line += found.empty() ? "no published causal rate for this chip: the matmul ceiling (the FlashAttention "
+                            "figures cover the A100 and H100 only; no published throughput of the Pallas flash or "
+                            "splash attention kernels on TPU v5e or v5p was found)"
+                          : found;
     if (!out.empty()) out += "\n";
     out += line;
   }
