@@ -107,6 +107,7 @@ AttentionRates attention_rates(std::string_view chip, AttentionKernel kernel, do
 
 std::string attention_source(std::string_view chip) {
   std::string out;
+  bool any_found = false;
   for (AttentionKernel k : {AttentionKernel::flash, AttentionKernel::flash1}) {
     std::string line = fmt::format("{} ({}): ", to_string(k), kernel_meaning(k));
     std::string found;
@@ -115,6 +116,7 @@ std::string attention_source(std::string_view chip) {
       for (const auto& c : curves())
         if (chip == c.chip && c.kernel == k && c.pass == p) src = c.source;
       if (!src) continue;
+      any_found = true;
       if (!found.empty()) found += "; ";
       found += fmt::format("{}: {}", p == AttentionPass::forward ? "forward" : "forward + backward", src);
     }
@@ -127,6 +129,9 @@ std::string attention_source(std::string_view chip) {
     if (!out.empty()) out += "\n";
     out += line;
   }
+  if (any_found)
+    out += "\nread linearly in log2(s) between the printed 512-16k tokens, the 512 value below, the 16k value held "
+           "above (nothing longer published), at the nearest printed head size (64 or 128) in log2";
   return out;
 }
 
