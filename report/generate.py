@@ -1915,10 +1915,11 @@ def holdout_reading(runs):
             f"Both sets run the same code on the same chip at the same matmul rates, so the agreement of the "
             f"checkpointed rows is likely in part compensation: the rerun (`t_recompute_s`) priced above its cost, making "
             f"up for a matmul rate (`t_matmul_s`) too high for these runs. The hold-out cannot separate the two. "
-            f"Long sequences are the largest misses: at {long_['id']} the attention core is "
-            f"{100 * share(long_, 't_attention_s'):.0f} % of the predicted step (`t_attention_s`) and the prediction is "
-            f"{_pct(long_['calibrated']['error'])}; the model's flash-attention rate is far above what these runs' "
-            f"attention kernels achieved.")
+            f"Where attention weighs most, at {long_['id']}, the attention core is "
+            f"{100 * share(long_, 't_attention_s'):.0f} % of the predicted step (`t_attention_s`), timed at the "
+            f"published causal rate of the kernel the row ran (llm-foundry's Triton FlashAttention, at "
+            f"FlashAttention-1's figures as a proxy: `lib/src/cost/attention_rates.cpp`), and the prediction is "
+            f"{_pct(long_['calibrated']['error'])}.")
     h100 = by.get("llm-foundry-h100", [])
     if h100 and a100:
         faster = sum(1 for r in h100 if r["calibrated"]["error"] < 0)

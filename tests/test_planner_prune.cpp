@@ -73,7 +73,8 @@ Layout random_layout(const Case& c, std::mt19937_64& rng) {
   l.sequence_parallel = coin();
   l.tp_overlap = coin();
   l.dp_overlap = coin();
-  l.attention = std::uniform_int_distribution<int>(0, 4)(rng) == 0 ? AttentionKernel::materialized : AttentionKernel::flash;
+  const int kernel = std::uniform_int_distribution<int>(0, 4)(rng);
+  l.attention = kernel == 0 ? AttentionKernel::materialized : kernel == 1 ? AttentionKernel::flash1 : AttentionKernel::flash;
   return l;
 }
 
@@ -170,6 +171,10 @@ TEST_CASE("planner prune: the pruned search returns exactly the unpruned top K")
       expect_same_list(calibrated_request(cases[i], k));
     }
   }
+  // A kernel timed at published rates of its own (FlashAttention-1 on the A100, attention_rates.hpp).
+  auto fa1 = calibrated_request(cases[5], 25);
+  fa1.switches.attention = AttentionKernel::flash1;
+  expect_same_list(fa1);
   // Ties: a symmetric slice (equal axes, equal links) gives many layouts the same step, memory and
   // traffic; the list keeps the first found in the search order, pruned or not.
   Case tie{"llama3-8b", tpu_pods(chip("tpu-v5p"), {4, 4, 4}, 2), 1 << 20, 4096};

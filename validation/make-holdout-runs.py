@@ -14,7 +14,10 @@
 # its first run, three lib/ changes were made for their own reasons: sourced matmul rates (the A100's GEMMs by
 # Calculon's table, the TPU v5e's ceiling from JAX's Pallas guide), the GPU overlap slowdown, and ZeRO-2's
 # per-microbatch ReduceScatters hidden behind every microbatch's backward. The last was prompted by the
-# Llama 3 rows, so those two rows are no longer a clean hold-out. The script checks each parsed row against the utilisation its source prints (llm-foundry's MFU
+# Llama 3 rows, so those two rows are no longer a clean hold-out. After the same first run, one assumption was
+# corrected, not for its effect but because it named the wrong kernel: the llm-foundry rows' attention
+# (foundry_attention below: most tables ran attn_impl 'triton', read from the scripts of the commits that added
+# them), when the model gained published attention rates per kernel. The script checks each parsed row against the utilisation its source prints (llm-foundry's MFU
 # recomputed from the printed throughput by collect_results.py's formula; MaxText's and Llama 3's MFU as
 # TFLOP/s over the peak), so a mis-parsed column fails here.
 import json
@@ -32,7 +35,47 @@ MPT = {"125m": (768, 12, 12), "350m": (1024, 16, 24), "760m": (1536, 12, 24),
 PEAK = {"h100_80gb": 989e12, "a100_80gb": 312e12}
 
 
-def foundry_assumptions(size, sharding, gpu, mixed):
+# The attention kernel each table ran, from the scripts of the commit that added its rows (git blame of the
+# README at FOUNDRY_COMMIT: the A100 80GB and H100 80GB tables by FOUNDRY_TABLES_COMMIT, the H100 large-scale
+# table by FOUNDRY_LARGE_COMMIT), not from the scripts at FOUNDRY_COMMIT: the default attn_impl became 'flash'
+# only in 7f0fdae66d252801c524b47522d6b2e589576d23 (2024-03-26, "Bump version to 0.7.0 (#1063)"), after both.
+FOUNDRY_TABLES_COMMIT = "b2a43a1477a45f40f4086a1c72f851b0ab42d0ac"  # 2023-10-19, "Update_pretrain_benchmarks (#543)"
+FOUNDRY_LARGE_COMMIT = "5e85bd62d4ec9e13353ca95877477602ab538e5b"   # 2024-01-06, "Shashank/new benchmarks (#838)"
+# scripts/train/benchmarking/sweep.py at FOUNDRY_LARGE_COMMIT: the line that sets --attn_impl per model.
+LARGE_ATTN_LINE = {"1b": (46, "flash"), "3b": (53, "flash"), "7b": (60, "flash"), "13b": (67, "triton"),
+                   "30b": (74, "triton"), "70b": (81, "flash")}
+CORRECTED = ("corrected after the hold-out's first evaluation (it read 'flash' from the scripts as they stand at "
+             f"{FOUNDRY_COMMIT[:7]}, after the default changed): ")
+TRITON_KERNEL = ("attn_impl 'triton', llm-foundry's Triton FlashAttention (llmfoundry/models/layers/flash_attn_triton.py, "
+                 "a copy of flash-attention's flash_attn_triton.py at eff9fe6b on triton-pre-mlir: the FlashAttention-1 "
+                 "generation), timed at FlashAttention-1's published rates as a stated proxy (no rate of its own is "
+                 "published; its header calls it slightly slower than the CUDA kernel forward + backward)")
+
+
+def foundry_attention(size, large):
+    if not large:
+        return {"value": "flash1",
+                "why": CORRECTED + TRITON_KERNEL + f". Evidence: the rows were added by {FOUNDRY_TABLES_COMMIT}, whose "
+                       "scripts/train/benchmarking/submit_benchmarks.py defaults --attn_impl to 'triton' (l.144) and "
+                       "writes it to model.attn_config.attn_impl (l.305), while sweep.sh (which the README says lists all "
+                       "benchmarks in the tables) never passes --attn_impl; every run installs llm-foundry v0.3.0 "
+                       "(submit_benchmarks.py l.401-402; tag 54cbb8bd1007b28cd3fe2dc59a34fa298ba6c12e), whose "
+                       "llmfoundry/models/layers/attention.py imports flash_attn_triton for 'triton' (l.318)"}
+    line, impl = LARGE_ATTN_LINE[size]
+    where = (f"the rows were added by {FOUNDRY_LARGE_COMMIT}, whose scripts/train/benchmarking/sweep.py passes "
+             f"--attn_impl {impl} for mpt-{size} (l.{line})")
+    if impl == "triton":
+        return {"value": "flash1",
+                "why": CORRECTED + TRITON_KERNEL + f". Evidence: {where}; llmfoundry/models/layers/attention.py at that "
+                       "commit imports flash_attn_triton for 'triton' (l.391)"}
+    return {"value": "flash",
+            "why": "FlashAttention-2 (flash-attn 2.4.2; the kernel was 'flash' before too, the reason is corrected after "
+                   f"the first evaluation): {where}; submit_benchmarks.py installs llm-foundry main with .[gpu-flash2] "
+                   "(l.401-402), setup.py pins flash-attn==2.4.2 for that extra (l.101), and attention.py calls FA2's "
+                   "flash_attn_varlen_func when FA2 is installed (l.342-349)"}
+
+
+def foundry_assumptions(size, sharding, gpu, mixed, large):
     d, heads, _ = MPT[size]
     zero = {"FULL_SHARD": 3, "SHARD_GRAD_OP": 2}[sharding]
     ib = 25e9 if gpu == "a100_80gb" else 50e9
@@ -45,7 +88,7 @@ def foundry_assumptions(size, sharding, gpu, mixed):
         "microbatch_sequences": {"value": None, "why": "stated (MicroBatchSize column); microbatches = GradAccum column"},
         "schedule": {"value": "1f1b", "why": "no pipeline (FSDP only)"},
         "virtual_stages": {"value": 1, "why": "no pipeline"},
-        "attention": {"value": "flash", "why": "stated: the yamls set attn_impl flash and submit_benchmarks.py keeps it"},
+        "attention": foundry_attention(size, large),
         "dp_overlap": {"value": True,
                        "why": "unstated; PyTorch FSDP overlaps its gathers and gradient reduce-scatters with compute "
                               "(backward prefetch), so the overlapped rule"},
@@ -116,7 +159,7 @@ def foundry_rows(text):
                                          "TFLOP/s (collect_results.py)"},
             "unstated": ["inter-node network of the H100 cluster" if chip == "h100" else "NVLink generation details",
                          "overlap of FSDP communication", "software versions beyond the sweep's image"],
-            "assumptions": foundry_assumptions(model, shard, gpu, mp),
+            "assumptions": foundry_assumptions(model, shard, gpu, mp, large),
             "measured_step": {"kind": "tokens_per_s",
                               "formula": "GlobalBatchSize (T) / Throughput (T/s): the printed tokens per step over the "
                                          "printed tokens per second"},
@@ -221,7 +264,9 @@ def maxtext_assumptions(dims):
         "microbatch_sequences": {"value": None, "why": "no gradient accumulation at this commit: one microbatch"},
         "schedule": {"value": "1f1b", "why": "no pipeline"},
         "virtual_stages": {"value": 1, "why": "no pipeline"},
-        "attention": {"value": "flash", "why": "stated (attention='flash')"},
+        "attention": {"value": "flash", "why": "stated (attention='flash': the Pallas TPU flash_attention kernel, "
+                      "MaxText/layers/attentions.py at this commit); no published rate of it on TPU v5p, so the model "
+                      "times it at the chip's matmul ceiling"},
         "sequence_parallel": {"value": True, "why": "as for the v5e rows: base.yml's logical_axis_rules shard the "
                               "residual stream over the tensor axis, so each TP collective is an AllGather or ReduceScatter"},
         "dp_overlap": {"value": True, "why": "as for the v5e rows: XLA's asynchronous collectives overlap the gradient reduce"},
@@ -298,7 +343,9 @@ def llama3_rows():
                 "virtual_stages": {"value": 2, "why": "V is not stated in numbers; Figure 6 draws 2 stages per rank, so "
                                    "V >= 2: v = 2, the smallest the paper allows (it divides the 8 layers a rank holds). "
                                    "Changed from v = 1 (1F1B) after an outside review, once the predictions had been seen"},
-                "attention": {"value": "flash", "why": "unstated; a fused attention kernel, as PyTorch training of 2024 runs"},
+                "attention": {"value": "flash", "why": "unstated; a fused attention kernel, as PyTorch training of 2024 runs: "
+                              "FlashAttention-2, the generation of 2024 (when this rule was written, 'flash' was timed at "
+                              "the matmul ceiling; it is now FlashAttention-2's published H100 rate)"},
                 "sequence_parallel": {"value": True, "why": "unstated; the paper cites Korthikanti et al. for its tensor "
                                       "parallelism, whose sequence parallelism Megatron-style TP runs with"},
                 "dp_overlap": {"value": True, "why": "stated: FSDP prefetches weights and reduces gradients asynchronously"},
@@ -371,7 +418,13 @@ def titan_rows(text):
                 "microbatch_sequences": {"value": local, "why": "stated local batch size; no gradient accumulation"},
                 "schedule": {"value": "1f1b", "why": "no pipeline"},
                 "virtual_stages": {"value": 1, "why": "no pipeline"},
-                "attention": {"value": "flash", "why": "torchtitan calls scaled_dot_product_attention (flash on H100)"},
+                "attention": {"value": "flash", "why": "FlashAttention-2: torchtitan calls F.scaled_dot_product_attention(..., "
+                              f"is_causal=True) (torchtitan/models/llama/model.py l.209 at {TITAN_CODE[:7]}, K and V repeated "
+                              "to 32 heads first, l.201-206), and PyTorch's SDPA runs bf16 on H100 on its flash backend, "
+                              "FlashAttention-2: cuDNN attention was made opt-in by pytorch/pytorch PR #138522 (2024-10-22), "
+                              "before the benchmark's torch 1963fc8 (2024-12-23) (the dispatch order is read from that PR, "
+                              "not from the source at 1963fc8). The reason was sharpened after the first evaluation; the "
+                              "value is unchanged"},
                 "sequence_parallel": {"value": False, "why": "no tensor parallelism"},
                 "dp_overlap": {"value": True, "why": "unstated; FSDP prefetches its gathers and reduce-scatters gradients during the backward pass"},
                 "tp_overlap": {"value": False, "why": "no tensor parallelism"},
@@ -418,7 +471,11 @@ def main():
                  "rates: the A100's GEMMs by Calculon's table and the TPU v5e's ceiling from JAX's Pallas guide; the "
                  "GPU overlap slowdown; ZeRO-2's per-microbatch ReduceScatters hidden behind every microbatch's "
                  "backward). The last was prompted by the Llama 3 rows, so those two rows are no longer a clean "
-                 "hold-out. The llm-foundry, MaxText and torchtitan figures are parsed from the cited source file at "
+                 "hold-out. Later, when the model gained published attention rates per kernel, the llm-foundry rows' "
+                 "attention assumption was corrected to the kernel each table ran (attn_impl 'triton' for the A100, the "
+                 "H100 8-64 GPU and the large-scale 13b/30b rows, read from the scripts of the commits that added them; "
+                 "'flash', FlashAttention-2, for the large-scale 1b/3b/7b/70b rows): a fact about the runs, found "
+                 "after the predictions had been seen. The llm-foundry, MaxText and torchtitan figures are parsed from the cited source file at "
                  "the cited commit by validation/make-holdout-runs.py; the two Llama 3 rows are typed into that "
                  "script from the paper's Table 4 (not parsed). The script checks each llm-foundry, MaxText and "
                  "Llama 3 row against the source's own printed MFU; torchtitan prints no MFU, so only its tokens/s "

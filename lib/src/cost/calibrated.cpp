@@ -191,6 +191,7 @@ ChipCalibration chip_calibration(const Chip& chip) {
   c.softmax_bytes_per_s = scale * measured_bytes_per_s(card, "softmax");
   c.optimizer_bytes_per_s = scale * measured_bytes_per_s(card, "adamw_fused_step");
   c.copy_bytes_per_s = scale * measured_bytes_per_s(card, "copy");
+  c.attention_source = attention_source(chip.name);
   c.hbm_source = measured ? fmt::format("measured kernels of the {} (validation/gemm/{}.json)", chip.name, chip.name)
                           : fmt::format("the fraction of datasheet bandwidth each kernel kind reached on the measured "
                                         "H100 (validation/gemm/h100.json), times this chip's {}",
@@ -225,7 +226,26 @@ CalibratedContext calibrated_context(const TransformerConfig& model, const Syste
   const auto p = param_counts(model);
   ctx.p_layer = (p.total - p.once) / model.layers;
   ctx.p_other = p.total - ctx.p_layer * model.layers;
+  for (AttentionKernel k : {AttentionKernel::flash, AttentionKernel::flash1, AttentionKernel::materialized})
+    ctx.attention[static_cast<size_t>(k)] =
+        attention_rates(system.chip.name, k, model.head_dim, seq_len, ctx.cal.matmul_ceiling_flops_per_s);
   return ctx;
+}
+
+AttentionCoreTimes flash_attention_times(const CalibratedContext& ctx, AttentionKernel kernel, double tokens,
+                                         double heads_per_chip) {
+  // F: every causal (query, key) pair once, (s + 1)/2 keys per query on average, 4H FLOPs each forward.
+  const double F = 4 * ctx.model.head_dim * tokens * heads_per_chip * (ctx.seq_len + 1) / 2;
+  const auto& r = ctx.attention[static_cast<size_t>(kernel)];
+  // No published figure: the matmul ceiling as it stands in the context (a what-if may have moved it).
+  if (!r.published) {
+    const double fwd = F / ctx.cal.matmul_ceiling_flops_per_s;
+    return {fwd, 2.5 * fwd};
+  }
+  const double fwd = F / r.fwd_flops_per_s;
+  if (!r.forward_published) return {fwd, 2.5 * fwd};
+  // Forward + backward take 3.5·F at the combined rate; the backward is what the forward leaves of it.
+  return {fwd, std::max(0.0, 3.5 * F / r.fwd_bwd_flops_per_s - fwd)};
 }
 
 namespace {
@@ -343,13 +363,12 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   // Matmuls of one layer's forward, one microbatch.
   const auto& g = gemm_times(ctx, b, Y);
   // The attention core.
-  const bool flash = l.attention == AttentionKernel::flash;
   const double H = c.head_dim, ceiling = cal.matmul_ceiling_flops_per_s;
   double t_att_fwd = 0, t_att_bwd = 0, t_scores_fwd = 0, t_scores_bwd = 0;
-  if (flash) {
-    // Every causal (query, key) pair once: (s + 1)/2 keys per query on average, 4H FLOPs each forward.
-    t_att_fwd = 4 * H * b * heads_per_chip * (s + 1) / 2 / ceiling;
-    t_att_bwd = 2.5 * t_att_fwd;
+  if (l.attention != AttentionKernel::materialized) {
+    const auto att = flash_attention_times(ctx, l.attention, b, heads_per_chip);
+    t_att_fwd = att.fwd_s;
+    t_att_bwd = att.bwd_s;
   } else {
     // E score elements per microbatch; each GEMM a roofline of its FLOPs and its bytes of scores.
     const double E = b * heads_per_chip * s;

@@ -77,12 +77,19 @@ Schedule parse_schedule(std::string_view text) {
   check::not_one_of(text, {"gpipe", "1f1b", "interleaved"});
 }
 
-const char* to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "materialized"; }
+const char* to_string(AttentionKernel a) {
+  switch (a) {
+    case AttentionKernel::flash: return "flash";
+    case AttentionKernel::flash1: return "flash1";
+    case AttentionKernel::materialized: return "materialized";
+  }
+  return "flash";
+}
 
 AttentionKernel parse_attention_kernel(std::string_view text) {
-  for (AttentionKernel a : {AttentionKernel::flash, AttentionKernel::materialized})
+  for (AttentionKernel a : {AttentionKernel::flash, AttentionKernel::flash1, AttentionKernel::materialized})
     if (text == to_string(a)) return a;
-  check::not_one_of(text, {"flash", "materialized"});
+  check::not_one_of(text, {"flash", "flash1", "materialized"});
 }
 
 GroupBandwidths group_bandwidths(const System& sys, const AxisRoles* axes) {

@@ -448,12 +448,13 @@ MicrobatchFloor microbatch_floor(const CalibratedContext& ctx, double b, double 
   MicrobatchFloor fl;
   for (const auto& s : shapes) fl.layer_fwd_mm_s += 2 * b * s[0] * s[1] / matmul_rate(ctx.cal, b, s[0], s[1]);
   fl.unembed_fwd_mm_s = 2 * b * c.d_model * (c.vocab / Y) / matmul_rate(ctx.cal, b, c.d_model, c.vocab / Y);
-  // The attention core's FLOPs at the matmul ceiling: flash attention's causal pairs (its whole time),
-  // the materialized kernel's every pair (the FLOP side of its roofline).
+  // The attention core: a flash kernel's whole time, the calibrated model's own (flash_attention_times),
+  // the materialized kernel's every pair at the matmul ceiling (the FLOP side of its roofline).
   const double ceiling = ctx.cal.matmul_ceiling_flops_per_s, per_pair = 4 * c.head_dim * b * (c.q_heads / Y);
-  if (kernel == AttentionKernel::flash) {
-    fl.att_fwd_s = per_pair * (ctx.seq_len + 1) / 2 / ceiling;
-    fl.att_bwd_s = 2.5 * fl.att_fwd_s;
+  if (kernel != AttentionKernel::materialized) {
+    const auto att = flash_attention_times(ctx, kernel, b, c.q_heads / Y);
+    fl.att_fwd_s = att.fwd_s;
+    fl.att_bwd_s = att.bwd_s;
   } else {
     fl.att_fwd_s = per_pair * ctx.seq_len / ceiling;
     fl.att_bwd_s = 2 * fl.att_fwd_s;

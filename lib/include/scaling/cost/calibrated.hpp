@@ -14,8 +14,11 @@
 //     MLP in [D, F/Y, twice when gated] and MLP out [F/Y, D]; backward twice the forward's FLOPs at the
 //     forward shape's rate. R is the achieved rate of that GEMM shape on the chip (matmul_rate below).
 //   attention core, E = b·(N_q/Y)·s score elements: flash attention does 4H FLOPs per causal (query, key)
-//     pair, (s + 1)/2 keys per query (exactly the lower triangle), at the matmul ceiling; backward 2.5× the
-//     forward (FlashAttention-2, Dao 2023 §3.1.2: five matmuls against two, the scores recomputed). The
+//     pair, (s + 1)/2 keys per query (exactly the lower triangle), F = 4H·b·(N_q/Y)·(s + 1)/2 forward and
+//     2.5·F backward (FlashAttention-2, Dao 2023 §3.1.2: five matmuls against two, the scores recomputed),
+//     at the kernel's published causal rate for the chip, head size and s (attention_rates.hpp: forward +
+//     backward 3.5·F / R_fb, the forward F / R_f where a forward-only rate is published); a chip or kernel
+//     with none published (TPUs, the H200) at the matmul ceiling, said in ChipCalibration::attention_source. The
 //     materialized kernel computes all E (the masked half too): forward a roofline of 4H·E FLOPs at the
 //     ceiling and 2a·E bytes (QKᵀ writes the scores, the product with V reads them) at the copy rate;
 //     backward 8H·E FLOPs and 4a·E bytes (dP written, P read, dS read twice).
@@ -76,9 +79,11 @@
 // Left out: kernel launch gaps, stragglers, dropout on the residual stream, MoE routing imbalance (an MoE
 // MLP is timed as a dense one of the active width), gradient-accumulation adds (taken as fused into the
 // weight-gradient GEMM), the loss of clock under power caps beyond what the GEMM tables measured.
+#include <array>
 #include <string>
 #include <vector>
 
+#include "scaling/cost/attention_rates.hpp"
 #include "scaling/cost/gemm_efficiency.hpp"
 #include "scaling/cost/layout.hpp"
 #include "scaling/cost/terms.hpp"
@@ -161,6 +166,8 @@ struct ChipCalibration {
   // The fraction of the ICI link figure a TPU's collectives reached where it was measured, else 1.
   double ici_fraction = 1;
   std::string ici_source;
+  // Where the flash kernels' attention rates come from (attention_source(), attention_rates.hpp).
+  std::string attention_source;
 };
 
 // Rates for `chip`: the measured tables for H100/H200 (validation/gemm); otherwise the best published
@@ -198,7 +205,17 @@ struct CalibratedContext {
   // The chip's overlap slowdown and allocator fragmentation (the functions below), set by
   // calibrated_context; a what-if may move them.
   double overlap_slowdown = 0, allocator_fragmentation = 0;
+  // The attention core's rates per kernel at this model's head size and seq_len (attention_rates(), indexed
+  // by AttentionKernel), set by calibrated_context.
+  std::array<AttentionRates, 3> attention;
 };
+// The attention core's forward and backward time of one microbatch, one layer, one chip, for a flash
+// kernel at ctx.attention's rates (see the header; the materialized kernel's roofline is calibrated_terms').
+struct AttentionCoreTimes {
+  double fwd_s = 0, bwd_s = 0;
+};
+AttentionCoreTimes flash_attention_times(const CalibratedContext& ctx, AttentionKernel kernel, double tokens,
+                                         double heads_per_chip);
 CalibratedContext calibrated_context(const TransformerConfig& model, const System& system, double batch_tokens,
                                      double seq_len, const TrainingSetup& setup);
 

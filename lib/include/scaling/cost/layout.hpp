@@ -60,11 +60,21 @@ const char* to_string(Schedule s);
 // "gpipe", "1f1b", "interleaved"; throws std::invalid_argument naming the text and the names.
 Schedule parse_schedule(std::string_view text);
 
-// How the attention core runs: `flash` keeps the scores on chip (FlashAttention; causal blocks above the
-// diagonal skipped), `materialized` writes the [seq, seq] scores to HBM and runs softmax (and dropout) on
-// them as separate kernels, computing the masked half too (Megatron-LM's fused-softmax path of 2021–22).
-enum class AttentionKernel { flash, materialized };
+// How the attention core runs. The flash kernels keep the scores on chip and skip the causal blocks above
+// the diagonal; they differ in the rate they reach (attention_rates.hpp: published per chip, head size and
+// sequence length):
+//   flash         FlashAttention-2 (Dao 2023; flash-attn 2.x, and PyTorch SDPA's flash backend, which is
+//                 FA2): the plain word means this generation.
+//   flash1        the FlashAttention-1 generation (Dao et al. 2022; flash-attn 1.x), and as a stated proxy
+//                 Triton ports of it of 2022–23 (e.g. llm-foundry's attn_impl 'triton', a copy of
+//                 flash-attention's flash_attn_triton.py), for which no rate of their own is published.
+//   materialized  writes the [seq, seq] scores to HBM and runs softmax (and dropout) on them as separate
+//                 kernels, computing the masked half too (Megatron-LM's fused-softmax path of 2021–22).
+// A chip without published flash figures (every TPU, the H200) times flash and flash1 alike, at the matmul
+// ceiling.
+enum class AttentionKernel { flash, flash1, materialized };
 const char* to_string(AttentionKernel a);
+// "flash", "flash1" or "materialized"; throws std::invalid_argument naming the text and the names.
 AttentionKernel parse_attention_kernel(std::string_view text);
 
 struct Layout {

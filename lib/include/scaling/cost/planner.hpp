@@ -134,15 +134,16 @@ struct PlanResult {
 // Per microbatch through the busiest stage (calibrated.hpp's letters; R the calibrated model's own GEMM
 // rate for the shape, c its matmul ceiling):
 //   t_floor = l·((1 + 2/β)·Σ_GEMMs 2·b·K·N/R + A_fwd + A_bwd + rerun) + (1 + 2/β)·2·b·D·(V/Y)/R(b, D, V/Y)
-// with β the backward GEMMs' rate fraction (1 as documented), A the attention core's FLOPs at c (flash:
-// 4H·b·(N_q/Y)·(s + 1)/2 forward, 2.5× that backward; materialized: every pair, 4H·b·(N_q/Y)·s forward,
+// with β the backward GEMMs' rate fraction (1 as documented), A the attention core's time (flash kernels:
+// the calibrated model's own, flash_attention_times — F = 4H·b·(N_q/Y)·(s + 1)/2 at the kernel's published
+// rates, or at c where none is published; materialized: every pair at c, 4H·b·(N_q/Y)·s FLOPs forward,
 // twice that backward), rerun the full recompute's layer forward (GEMMs + A_fwd) or the selective one's
 // A_fwd; and floor = (m + u)·t_floor, u the schedule's bubble in microbatches ((S − 1)/v interleaved,
 // S − 1 for GPipe and 1F1B, 0 without a pipeline).
 // Proof that floor ≤ the calibrated step, term by term against calibrated.hpp: step = m·t_mb + t_bubble +
 // t_dp + t_opt with t_bubble = u·t_mb and t_dp, t_opt ≥ 0, so step ≥ (m + u)·t_mb. t_mb = l·(matmul +
 // attention + vector + recompute + TP) + the stage's extras + sends, every part ≥ 0: its layer matmul
-// is l·(1 + 2/β)·Σ 2bKN/R, the same sum; its attention is A_fwd + A_bwd for flash and, for the
+// is l·(1 + 2/β)·Σ 2bKN/R, the same sum; its attention is A_fwd + A_bwd for the flash kernels (the same function) and, for the
 // materialized kernel, a roofline max(FLOPs/c, bytes/rate) ≥ the FLOP side; its recompute is the forward
 // layer (GEMMs + attention + vector ≥ GEMMs + A_fwd) or attention + softmax (≥ A_fwd); the extras are the
 // unembedding GEMM + loss when the last stage is the busier (or S = 1, where the embedding adds to them)
@@ -162,7 +163,7 @@ struct PlanResult {
 struct MicrobatchFloor {
   double layer_fwd_mm_s = 0;    // one layer's four GEMMs, forward, at the calibrated rates
   double unembed_fwd_mm_s = 0;  // the unembedding GEMM, forward
-  double att_fwd_s = 0, att_bwd_s = 0;  // the attention core's FLOPs at the matmul ceiling
+  double att_fwd_s = 0, att_bwd_s = 0;  // the attention core (see above)
 };
 // For b tokens per microbatch per replica and tensor degree Y.
 MicrobatchFloor microbatch_floor(const CalibratedContext& ctx, double b, double Y, AttentionKernel kernel);
