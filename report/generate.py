@@ -1659,7 +1659,8 @@ def _pct(x):
 def typeset(text):
     """Words from the validation data (a trend's name, a variant's reason) set for reading: "->" as an arrow, and a
     minus sign instead of a hyphen before a negative number (not inside a range such as 1-32 or a name)."""
-    return re.sub(r"(?<![\w.])-(?=\d)", MINUS, str(text).replace("->", "→"))
+    text = str(text).replace("->", "→").replace(">=", "≥").replace("<=", "≤")
+    return re.sub(r"(?<![\w.])-(?=\d)", MINUS, text)
 
 
 # A run as a reader names it, read from its id (the key of validation/training-runs.json and holdout-runs.json: one
@@ -1721,8 +1722,8 @@ def source_link(src):
     commit = src.get("commit") or next(iter(re.findall(r"at commit ([0-9a-f]{7,40})", src.get("config", ""))), None)
     path = re.match(r"[\w.-]+(?:/[\w.-]+)+\.md\b", src.get("table", ""))
     if url.startswith("https://github.com/") and commit and path:
-        # Named with the repository in front, so the text never reads as a path of this repository.
-        return f"{url.split('/')[-1]}/{path.group(0)} at {commit[:7]}", f"{url}/blob/{commit}/{path.group(0)}"
+        # Named with the repository in front, so the text never reads as a path of this repository; set as code.
+        return f"`{url.split('/')[-1]}/{path.group(0)}` at {commit[:7]}", f"{url}/blob/{commit}/{path.group(0)}"
     return src.get("paper", url), url
 
 
@@ -1778,7 +1779,7 @@ def sensitivity_summary(sens, overall):
     """One plain sentence: how many of the moved inputs miss a target, and how close the published inputs are."""
     moved = [v for v in sens if v["variant"] != "as published"]
     missing = [v for v in moved if v["calibrated_mean_abs_error"] > 0.10 or v["calibrated_max_abs_error"] > 0.25]
-    text = f"{len(missing)} of the {len(moved)} moved inputs miss a target ({len(moved) - len(missing)} meet both)"
+    text = f"{len(missing)} of the {len(moved)} moved inputs miss a target ({len(moved) - len(missing)} meet{'s' if len(moved) - len(missing) == 1 else ''} both)"
     if overall.get("calibrated_mean_abs_error") is not None:
         mean, worst = overall["calibrated_mean_abs_error"], overall["calibrated_max_abs_error"]
         text += (f"; at the published inputs the model's mean |error| is {100 * mean:.1f} % against 10 % and its "
@@ -1954,13 +1955,13 @@ XLA_FLAGS_GUIDE_FILE = ("https://github.com/openxla/xla/blob/28192b98dd37b191043
 NCCL_SWEEP = ("https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/"
               "network/README.md#real-network-throughput")
 CITED_SOURCES = [
-    f"- **MaxText's table of XLA flags** — [maxtext/MaxText/configs/README.md at 12465a2, lines 84–94]"
+    f"- **MaxText's table of XLA flags** — [`maxtext/MaxText/configs/README.md` at 12465a2, lines 84–94]"
     f"({MAXTEXT_FLAGS_DOC}): what each flag of the MaxText scripts does, in MaxText's words.",
-    f"- **MaxText's 128B script for TPU v5e** — [maxtext/MaxText/configs/v5e/128b.sh at 76bd53b, line 30]"
+    f"- **MaxText's 128B script for TPU v5e** — [`maxtext/MaxText/configs/v5e/128b.sh` at 76bd53b, line 30]"
     f"({MAXTEXT_128B_SCRIPT}): the XLA flags (`LIBTPU_INIT_ARGS`) the 128B runs were made with.",
-    f"- **OpenXLA, XLA Flags Guidance** — <{XLA_FLAGS_GUIDE}> ([xla/docs/flags_guidance.md at 28192b9]"
+    f"- **OpenXLA, XLA Flags Guidance** — [openxla.org]({XLA_FLAGS_GUIDE}) ([`xla/docs/flags_guidance.md` at 28192b9]"
     f"({XLA_FLAGS_GUIDE_FILE})): the TPU flags, among them the collective-matmul threshold.",
-    f"- **Stas Bekman, Machine Learning Engineering** — [ml-engineering/network/README.md at 744d01e, "
+    f"- **Stas Bekman, Machine Learning Engineering** — [`ml-engineering/network/README.md` at 744d01e, "
     f"'Real network throughput']({NCCL_SWEEP}): nccl-tests bus bandwidth by buffer size on one node of 8 A100 "
     f"and of 8 H200, the rate of the calibrated model's tensor-parallel collectives inside a GPU node.",
 ]
@@ -2086,6 +2087,7 @@ def validation_section(data, plot_dir, source_dir):
 
     # Trends: each pair of runs that differ in one thing, measured beside predicted; and the MFU over DCN slices.
     fig, ax = plt.subplots(figsize=(5.0, 3.6))
+    predicted_lines = {}
     for model_size in ("16B", "32B", "64B", "128B"):
         group = sorted((r for r in runs if r["id"].startswith(f"maxtext-v5e-{model_size}-")), key=lambda r: r["slices"])
         if not group:
@@ -2094,6 +2096,7 @@ def validation_section(data, plot_dir, source_dir):
         line, = ax.plot(xs, [100 * r["measured_mfu"] for r in group], marker="o", label=f"{model_size} measured")
         ax.plot(xs, [100 * predicted_mfu(r) for r in group], ls="--", color=line.get_color(),
                 label=f"{model_size} calibrated")
+        predicted_lines[model_size] = dict(zip(xs, (100 * predicted_mfu(r) for r in group)))
     ax.set_xscale("log", base=2)
     slice_counts = sorted({r["slices"] for r in runs if r["id"].startswith("maxtext-v5e-")})
     ax.set_xticks(slice_counts, [f"{n:g}" for n in slice_counts])
@@ -2129,7 +2132,13 @@ def validation_section(data, plot_dir, source_dir):
                 f"{b['slices']:g} slices: the gradient all-reduce over DCN hides behind the backward pass, and a "
                 "bandwidth-bound ring costs nearly the same for any number of slices, where the measured step keeps "
                 "growing.", ""]
-    out += [f"![MFU as slices join over DCN, measured (solid) and calibrated (dashed), MaxText on TPU v5e.]({path})"
+    # Dashed lines within half a point of each other everywhere draw as one: the caption says so.
+    sizes = list(predicted_lines)
+    together = [(a, b) for i, a in enumerate(sizes) for b in sizes[i + 1:]
+                if predicted_lines[a].keys() == predicted_lines[b].keys()
+                and all(abs(predicted_lines[a][x] - predicted_lines[b][x]) < 0.5 for x in predicted_lines[a])]
+    hidden = "".join(f"; the {a} and {b} calibrated lines lie within half a point of each other" for a, b in together)
+    out += [f"![MFU as slices join over DCN, measured (solid) and calibrated (dashed), MaxText on TPU v5e{hidden}.]({path})"
             f"{{#fig-validation-slices style=\"min-width: {round(LEGIBLE_SCALE * svg_width_px(path))}px\"}}", ""]
 
     # Where the time goes, for a few runs, and why the worst ones miss.
@@ -2176,7 +2185,7 @@ def validation_section(data, plot_dir, source_dir):
     rows = [[run_cell(r, inputs), f"{r['measured_step_s']:.3g}", pred(r, "book"), pred(r, "ideal"),
              pred(r, "calibrated")] for r in runs]
     out += ["## Every run", "",
-            "Step time in seconds (error). `book` has no prediction where the layout leaves one slice or uses a "
+            "Step time in seconds (error). `book` has no prediction where the run spans nodes or slices or uses a "
             "pipeline, which §5.1.4's model does not express. Each run's id links to its source.", "",
             markdown_table(["run", "measured", "book", "ideal", "calibrated"], rows, raw=(0,)), ""]
 
@@ -2290,7 +2299,7 @@ def foundry_reading(a100, h100, inputs):
     if h100:
         faster_h = sum(1 for r in h100 if r["calibrated"]["error"] < 0)
         h_errors = [r["calibrated"]["error"] for r in h100]
-        text += (
+        text = text.rstrip() + "\n\n" + (
             f"On H100 the same benchmark is predicted faster than measured in {faster_h} of {len(h100)} rows (median "
             f"error {_pct(_median(h_errors))}, mean |error| {100 * _mean([abs(e) for e in h_errors]):.1f} %): its "
             f"median measured MFU is {100 * _median([r['measured_mfu'] for r in h100]):.0f} % against "
@@ -2415,7 +2424,7 @@ def holdout_section(h, inputs):
            "clean hold-out. No constant was fitted to these rows. "
            "The ctest `validation_holdout_runs` records these errors as a regression guard (thresholds at what the "
            "model reaches today plus 2 points), not as a target the model meets.", "",
-           markdown_table(["source", "link", "runs", "ideal mean |error|", "ideal max", "calibrated mean |error|",
+           markdown_table(["group", "source", "runs", "ideal mean |error|", "ideal max", "calibrated mean |error|",
                            "calibrated max"], rows, raw=(1,)), "",
            holdout_reading(runs, inputs), ""]
     skipped = h.get("not_evaluated", [])
