@@ -2287,10 +2287,18 @@ def foundry_reading(a100, h100, inputs):
     checkpointed = [r["calibrated"]["error"] for r in a100 if r["calibrated"]["terms"]["t_recompute_s"] > 0]
     plain = [r["calibrated"]["error"] for r in a100 if r["calibrated"]["terms"]["t_recompute_s"] == 0]
     longest = max(a100, key=lambda r: _share(r, "t_attention_s"))
+    medians = [abs(_median([r["calibrated"]["error"] for r in rs])) for _, rs in seqs]
+    rises = sum(1 for x, y in zip(medians, medians[1:]) if y > x)
+    if medians[-1] > medians[0] and rises >= 0.7 * (len(medians) - 1):
+        trend = "The miss grows with the sequence length (table below)"
+    elif medians[-1] > medians[0]:
+        trend = "The miss is larger at long sequences, though not steadily (table below)"
+    else:
+        trend = "The miss does not grow with the sequence length (table below)"
     text = (f"On A100 under FSDP (llm-foundry), the calibrated model predicts a faster step than measured in "
             f"{'every one' if faster == len(a100) else f'{faster}'} of the {len(a100)} rows: median error "
             f"{_pct(_median(errors))}, from {_pct(min(errors))} to {_pct(max(errors))} (mean |error| "
-            f"{100 * _mean([abs(e) for e in errors]):.1f} %). The miss grows with the sequence length (table below): "
+            f"{100 * _mean([abs(e) for e in errors]):.1f} %). {trend}: "
             f"median {_pct(_median([r['calibrated']['error'] for r in first[1]]))} at {first[0]:,} tokens, "
             f"{_pct(_median([r['calibrated']['error'] for r in last[1]]))} at {last[0]:,}, as the attention core "
             f"grows from {100 * _median([_share(r, 't_attention_s') for r in first[1]]):.0f} % to "
@@ -2300,11 +2308,13 @@ def foundry_reading(a100, h100, inputs):
             f"{_pct(longest['calibrated']['error'])}: the model's flash-attention rate is far above what these runs' "
             f"attention kernels achieved. ")
     if checkpointed and plain:
-        text += (f"Rows with full activation checkpointing miss by less (median {_pct(_median(checkpointed))}, "
-                 f"{len(checkpointed)} rows) than rows without (median {_pct(_median(plain))}, {len(plain)} rows). "
-                 "Both run the same code on the same chip at the same matmul rates, so part of that may be "
-                 "compensation: the rerun priced above its cost, making up for a matmul rate too high for these "
-                 "runs. The hold-out cannot separate the two. ")
+        closer = abs(_median(checkpointed)) < abs(_median(plain))
+        text += (f"Rows with full activation checkpointing miss by {'less' if closer else 'more'} (median "
+                 f"{_pct(_median(checkpointed))}, {len(checkpointed)} rows) than rows without (median "
+                 f"{_pct(_median(plain))}, {len(plain)} rows)"
+                 + (". Both run the same code on the same chip at the same matmul rates, so part of that may be "
+                    "compensation: the rerun priced above its cost, making up for a matmul rate too high for these "
+                    "runs. The hold-out cannot separate the two. " if closer else ". "))
     if h100:
         faster_h = sum(1 for r in h100 if r["calibrated"]["error"] < 0)
         h_errors = [r["calibrated"]["error"] for r in h100]
@@ -2380,7 +2390,9 @@ def holdout_reading(runs, inputs):
         if abs(exposed / t["t_dp_exposed_s"] - 1) > 1e-9:
             raise ReportError(f"{r['id']}: the data-parallel split does not give back t_dp_exposed_s")
         parts.append(
-            f"Llama 3 405B is predicted slower than measured ({', '.join(_pct(x['calibrated']['error']) for x in llama)}). "
+            f"Llama 3 405B is predicted "
+            f"{'slower' if _mean([x['calibrated']['error'] for x in llama]) > 0 else 'faster'} than measured "
+            f"({', '.join(_pct(x['calibrated']['error']) for x in llama)}). "
             f"For {run_name(r['id'])} the model charges {d['traffic_s']:.1f} s of data-parallel traffic (ZeRO-2: one "
             f"fp32 ReduceScatter of the stage's gradients per microbatch, over InfiniBand) and hides it behind every "
             f"microbatch's backward pass plus one forward (`lib/src/cost/calibrated.cpp`, the branch for overlapped "
@@ -2397,8 +2409,10 @@ def holdout_reading(runs, inputs):
     if titan:
         parts.append(
             f"torchtitan's rows ran H100s capped at 500 W with HBM2e, a chip the model cannot express; they are "
-            f"predicted a step {100 * -_mean([r['calibrated']['error'] for r in titan]):.0f} % shorter than measured "
-            f"on average, as the model's faster chip would make them.")
+            f"predicted a step {100 * abs(_mean([r['calibrated']['error'] for r in titan])):.0f} % "
+            + ("shorter than measured on average, as the model's faster chip would make them."
+               if _mean([r['calibrated']['error'] for r in titan]) < 0 else
+               "longer than measured on average, though the model's chip is the faster one."))
     return "\n\n".join(parts)
 
 
