@@ -1728,9 +1728,11 @@ def source_link(src):
 
 
 def short_source(src):
-    """The source's author or project, linked: one cell of a group's row."""
+    """The source's title (what follows its authors or project), linked: one cell of a group's row."""
     text, url = source_link(src)
-    return f"[{src.get('paper', text).split(',')[0]}]({url})"
+    paper = src.get("paper", text)
+    title = paper.split(", ", 1)[1] if ", " in paper else paper
+    return f"[{title.strip(chr(39))}]({url})"
 
 
 def group_sources(runs, inputs):
