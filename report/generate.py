@@ -1657,9 +1657,10 @@ def _pct(x):
 
 
 def typeset(text):
-    """Words from the validation data (a trend's name, a variant's reason) set for reading: "->" as an arrow, and a
-    minus sign instead of a hyphen before a negative number (not inside a range such as 1-32 or a name)."""
+    """Words from the validation data (a trend's name, a variant's reason) set for reading: "->" as an arrow, ≥ and ≤,
+    an en dash in a range of numbers (1–32) and a minus sign instead of a hyphen before a negative number."""
     text = str(text).replace("->", "→").replace(">=", "≥").replace("<=", "≤")
+    text = re.sub(r"(?<=\d)-(?=\d)", "–", text)  # a range of numbers, 0.92–0.98, takes an en dash
     return re.sub(r"(?<![\w.])-(?=\d)", MINUS, text)
 
 
