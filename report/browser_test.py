@@ -11,7 +11,9 @@ notation in prose (2^34, T_math: a superscript or subscript written as ^ or _ ou
 heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
 390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read); a link into the book without its section anchor (a bare "§N" aside); a text written twice in the Errata or a
 value row there that restates its finding's explanation; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
-generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline. Saves screenshots of the first page, of one exercise and of the phone layout
+generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline; in the appendix "The model
+against reality", a hyphen for a minus sign or "->" for an arrow, a run id or Terms name in its prose, or a linked
+source not listed under Sources. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
 import json
@@ -219,6 +221,47 @@ CHECK_FIGURES = r"""(() => {
   return out;
 })()"""
 
+# The appendix "The model against reality" (from #model-vs-reality to the next top-level section) reads as prose for a
+# person: a minus sign, not a hyphen, before a negative number and an arrow, not "->", in every table and paragraph;
+# no run id or Terms name (t_tp_s) in a paragraph or list item, where a reader needs words (tables keep the ids, as
+# keys); every source the appendix links also listed under Sources (#sources).
+CHECK_APPENDIX = r"""(() => {
+  const out = [];
+  const start = document.getElementById('model-vs-reality');
+  if (!start) return ['no appendix #model-vs-reality'];
+  const inside = [];
+  for (let el = start.nextElementSibling; el && el.tagName !== 'H1'; el = el.nextElementSibling) inside.push(el);
+  const runId = /\b(?:narayanan2021|korthikanti2022|maxtext-v5[ep]|foundry-(?:a100|h100)|llama3-\d|torchtitan-llama3)-[\w.-]+/;
+  const terms = /^t_\w+_s$/;
+  const links = new Set();
+  for (const el of inside) {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.parentElement.closest('pre, code, script, style, math, svg')) continue;
+      const m = n.textContent.match(/(?:^|[\s(\[;:,])-\d|->/);
+      if (m && out.length < 20) out.push('hyphen for a minus or "->" for an arrow: "' +
+                                         n.textContent.slice(Math.max(0, m.index - 30), m.index + 30).trim() + '"');
+    }
+    for (const p of el.matches('p, li, figcaption') ? [el] : el.querySelectorAll('p, li, figcaption')) {
+      if (p.closest('table')) continue;
+      const text = [...p.childNodes].map(c => c.nodeType === 3 ? c.textContent :
+                                         (c.tagName === 'A' ? '' : c.textContent)).join('');
+      const id = text.match(runId);
+      if (id) out.push('a run id in prose, where its name belongs: ' + id[0]);
+      for (const c of p.querySelectorAll('code')) if (terms.test(c.textContent.trim()))
+        out.push('a Terms name in prose, where words belong: ' + c.textContent.trim());
+    }
+    for (const a of el.querySelectorAll('a[href^="http"]')) links.add(a.getAttribute('href').split('#')[0]);
+  }
+  const sources = document.getElementById('sources');
+  const listed = new Set();
+  for (let el = sources && sources.nextElementSibling; el && !/^H[12]$/.test(el.tagName); el = el.nextElementSibling)
+    for (const a of el.querySelectorAll('a[href^="http"]')) listed.add(a.getAttribute('href').split('#')[0]);
+  // A run's own link goes to its source's table; the Sources list names each source by that same address.
+  for (const href of links) if (!listed.has(href)) out.push('linked in the appendix, not listed under Sources: ' + href);
+  return out;
+})()"""
+
 OPEN_ALL = ("document.querySelectorAll('details').forEach(d => d.open = true); "
             "new Promise(r => setTimeout(r, 400))")
 
@@ -281,6 +324,7 @@ def main():
             failures.append(f"no chapter JSON in {json_dir}")
         browser.screenshot(os.path.join(shots, "first-page.png"))
         browser.evaluate(OPEN_ALL)
+        failures += [f"appendix: {o}" for o in browser.evaluate(CHECK_APPENDIX)]
         failures += [f"at 1280 px, folds open: {o}" for o in browser.evaluate(CHECK_FIT)]
         failures += [f"at 1280 px, folds open: {o}" for o in browser.evaluate(CHECK_FIGURES)]
         browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = false); window.scrollTo(0, 0); true")
