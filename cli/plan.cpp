@@ -45,7 +45,7 @@ void run_plan(const PlanArgs& a) {
   r.batch_tokens = parse_size("--batch-tokens", a.batch_tokens);
   r.seq_len = resolve_seq(a.step);
   r.setup = resolve_setup(a.step);
-  r.cost_model = resolve_cost_model(a.step, r.system);
+  r.cost_model = resolve_cost_model(a.step, a.machine, r.system);
   if (!a.top.empty()) r.top_k = static_cast<int>(parse_size("--top", a.top, limits::kMaxTop));
   const Degrees d = resolve_degrees(a.step, chips(r.system));
 
