@@ -76,7 +76,7 @@ void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling:
     if (!scaling::placements(r.system, data, tensor, pipeline, {}).empty()) return;
   }
   throw std::invalid_argument(fmt::format(
-      "{}: no layout of {} has it: no split of the other {} chips keeps the layout rules (tensor parallelism "
+      "{}: no layout of {} has it: no split of the {} chips it leaves keeps the layout rules (tensor parallelism "
       "inside a slice or node, its degree dividing the {} heads; the pipeline at most the {} layers{})",
       named, scaling::escape_for_message(r.system.name), format_number(rest), format_number(r.model.q_heads),
       format_number(r.model.layers),
@@ -192,6 +192,8 @@ void run_plan(const PlanArgs& a) {
       if (g.data > 0) fixed["dp"] = g.data;
       if (g.tensor > 0) fixed["tp"] = g.tensor;
       if (g.pipeline > 0) fixed["pp"] = g.pipeline;
+      // A fixed pipeline also bounds the planner's own search (deeper pipelines are never kept).
+      if (g.pipeline > 0) r.max_pipeline = g.pipeline;
       const FixedSearch f = for_option(inputs + layout_inputs(a.step), [&] { return search_fixed(r, g); });
       out = f.result;
       if (out.top.empty() && f.listed > 0) {

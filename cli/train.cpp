@@ -34,6 +34,7 @@ void run_train(const TrainArgs& a) {
   // No degree given: every chip a data replica with ZeRO-3 (FSDP over the whole machine), unless the
   // calibrated model's whole-sequence rule refuses that; then default_degrees' split, and it says so.
   Degrees d = resolve_degrees(a.step, n);
+  check_virtual_stages(a.step, d, base, cfg.layers);  // before a default layout: --vp needs --pp either way
   std::string default_layout;
   if (!d.given) {
     const auto chosen = default_degrees(cfg, system, base, B, resolve_seq(a.step), cost_model);
@@ -41,7 +42,6 @@ void run_train(const TrainArgs& a) {
     default_layout = chosen.why;
   }
 
-  check_virtual_stages(a.step, d, base, cfg.layers);
   check_data_degree(a.step, d, base.microbatches, B, resolve_seq(a.step), cost_model);
 
   const auto p = param_counts(cfg);
