@@ -1,8 +1,8 @@
 // `scaling plan`: the parallelism planner (lib/include/scaling/cost/planner.hpp) for a model on a TPU
 // slice (or pods of them over DCN) or a GPU cluster, at a global batch. Given every degree (--dp/--fsdp,
-// --tp, --pp, or enough of them to fix the rest) it evaluates that one layout through step_terms, at its
-// best placement on the axes, exactly as `scaling train` does with the same flags. Given one degree that
-// leaves the others open, it searches the rest of the space with that degree fixed.
+// --tp, --pp, or two of them: the data degree fills the chips, the others default to 1) it evaluates that one
+// layout through step_terms, at its best placement on the axes, exactly as `scaling train` does with the
+// same flags. Given one degree, it searches the rest of the space with that degree fixed.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -135,7 +135,7 @@ void run_plan(const PlanArgs& a) {
   PlanResult out;
   std::string mode = "search", note;
   nlohmann::json fixed = nlohmann::json::object();  // the degrees the command line fixed
-  const bool one_layout = fixes_every_degree(g, chips(r.system));
+  const bool one_layout = fixes_every_degree(g);
   if (one_layout) {
     const Degrees d = resolve_degrees(a.step, chips(r.system));
     // One layout: its degrees at their best placement on the axes, as `train` computes it.

@@ -151,27 +151,43 @@ Degrees resolve_degrees(const StepArgs& s, double chips) {
   d.given = !dp_text.empty() || !s.tp.empty() || !s.pp.empty();
   if (!s.tp.empty()) d.tensor = whole("--tp", s.tp, limits::kMaxChips);
   if (!s.pp.empty()) d.pipeline = whole("--pp", s.pp, limits::kMaxChips);
+  // The messages name the degrees given, not the defaults ("--tp 3: must divide the 16 chips", not
+  // "--tp 3 × --pp 1"); one not given is 1 (tensor, pipeline) or what the chips leave (data).
+  std::string named;
+  for (const auto& [option, text] : {std::pair<std::string, std::string>{dp_option, dp_text}, {"--tp", s.tp}, {"--pp", s.pp}})
+    if (!text.empty()) named += (named.empty() ? "" : " × ") + option + " " + text;
+  const std::string product_text = [&] {
+    const int n = (!dp_text.empty()) + (!s.tp.empty()) + (!s.pp.empty());
+    const double p = static_cast<double>(dp_text.empty() ? 1 : whole(dp_option, dp_text, limits::kMaxChips)) *
+                     d.tensor * d.pipeline;
+    return n > 1 ? fmt::format("{} = {}", named, scaling::format_number(p)) : named;
+  }();
   if (!dp_text.empty()) {
     d.data = whole(dp_option, dp_text, limits::kMaxChips);
   } else {
     const double rest = chips / (static_cast<double>(d.tensor) * d.pipeline);
     if (rest != std::floor(rest) || rest < 1)
-      throw std::invalid_argument(fmt::format("--tp {} × --pp {} does not divide the {} chips", d.tensor, d.pipeline,
-                                              scaling::format_number(chips)));
+      throw std::invalid_argument(fmt::format("{}: must divide the {} chips", product_text, scaling::format_number(chips)));
     d.data = static_cast<int>(rest);
   }
   const double product = static_cast<double>(d.data) * d.tensor * d.pipeline;
   if (product != chips)
-    throw std::invalid_argument(fmt::format("{} {} × --tp {} × --pp {} = {}: must equal the {} chips", dp_option,
-                                            d.data, d.tensor, d.pipeline, scaling::format_number(product),
-                                            scaling::format_number(chips)));
+    throw std::invalid_argument(fmt::format("{}: must equal the {} chips{}", product_text, scaling::format_number(chips),
+                                            s.tp.empty() || s.pp.empty()
+                                                ? (s.tp.empty() && s.pp.empty() ? std::string(" (--tp and --pp, not given, are 1)")
+                                                   : s.tp.empty()                 ? std::string(" (--tp, not given, is 1)")
+                                                                                  : std::string(" (--pp, not given, is 1)"))
+                                                : std::string()));
   return d;
 }
 
 void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers) {
-  if (s.vp.empty() || l.virtual_stages <= 1) return;
   // One rule whether the pipeline is searched (plan) or filled (train): interleaving needs --pp.
   const std::string pp = s.pp.empty() ? std::string("without --pp") : fmt::format("with --pp {}", d.pipeline);
+  if (s.schedule == "interleaved" && s.vp.empty() && (s.pp.empty() || d.pipeline < 2))
+    throw std::invalid_argument(fmt::format(
+        "--schedule interleaved {}: the interleaved schedule needs a pipeline: give --pp 2 or more", pp));
+  if (s.vp.empty() || l.virtual_stages <= 1) return;
   if (s.pp.empty() || d.pipeline < 2)
     throw std::invalid_argument(fmt::format("--vp {} {}: virtual stages interleave a pipeline: give --pp 2 or more",
                                             l.virtual_stages, pp));
@@ -203,9 +219,7 @@ GivenDegrees given_degrees(const StepArgs& s) {
   return g;
 }
 
-bool fixes_every_degree(const GivenDegrees& g, double chips) {
-  return g.count() >= 2 || (g.count() == 1 && std::max({g.data, g.tensor, g.pipeline}) == chips);
-}
+bool fixes_every_degree(const GivenDegrees& g) { return g.count() >= 2; }
 
 DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const scaling::System& system,
                                const scaling::Layout& base, double batch_tokens, double seq_len,
@@ -259,6 +273,11 @@ void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, do
   const std::string subject = named ? fmt::format("{} {}", option, d.data)
                                     : fmt::format("--dp {} (the chips over --tp {} × --pp {})", d.data, d.tensor,
                                                   d.pipeline);
+  // Every model: the microbatches split the batch's tokens evenly (step_terms' rule, named by the option).
+  if (std::fmod(batch_tokens, microbatches) != 0)
+    throw std::invalid_argument(fmt::format("--microbatches {}: must divide --batch-tokens {} (each microbatch takes "
+                                            "whole tokens)",
+                                            microbatches, format_number(batch_tokens)));
   // The calibrated model's rules (planner.cpp's Fixed::whole); the ideal and book models reason per token.
   if (cost_model != scaling::CostModel::calibrated) return;
   if (std::fmod(batch_tokens, d.data) != 0)

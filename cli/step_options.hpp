@@ -44,10 +44,10 @@ struct GivenDegrees {
   std::string text() const;  // "--tp 2", "--fsdp 64, --pp 4": what the user fixed
 };
 GivenDegrees given_degrees(const StepArgs& s);
-// Whether the degrees given fix all three on `chips`: two or more given (the data degree fills the rest,
-// tensor and pipeline default to 1), or one that takes every chip. Then train and plan time one layout;
-// with fewer, plan searches the degrees not given.
-bool fixes_every_degree(const GivenDegrees& g, double chips);
+// Whether the degrees given fix all three: two or more given (the data degree fills the rest, tensor and
+// pipeline default to 1). Then train and plan time one layout; with one, plan searches the rest of the
+// space with it fixed (the other degrees, microbatches, ZeRO, rules, switches), with none all of it.
+bool fixes_every_degree(const GivenDegrees& g);
 
 // train's layout when no degree is given. Every chip a data replica (FSDP over the machine), as before,
 // unless the calibrated model's whole-sequence rule refuses it (check_data_degree: the data degree divides
@@ -70,7 +70,8 @@ DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const sc
 // the ideal and book models are §5's per-token bounds. Throws std::invalid_argument.
 // --vp's rules, named by --vp (and --pp): virtual stages need a pipeline of 2 or more stages, and they
 // divide each stage's layers (⌈layers / pp⌉). Throws std::invalid_argument.
-// One rule for train and plan: --vp above 1 needs --pp given, 2 or more (plan's search too).
+// One rule for train and plan: --vp above 1 (or --schedule interleaved) needs --pp given, 2 or more (plan's
+// search too), and v divides each stage's layers.
 void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers);
 void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, double batch_tokens, double seq_len,
                        scaling::CostModel cost_model);

@@ -97,7 +97,8 @@ TEST_CASE("scaling plan: one layout on an H100 cluster, its terms by hand (ideal
   // over all 64 GPUs, every activation saved (nothing rerun), a 1M-token batch. By hand from the preset's
   // figures: 9.89e14 FLOPs/s, NVLink 4.5e11 B/s and InfiniBand 5e10 B/s per GPU.
   const double P = 8030261248.0, B = 1e6;
-  const auto j = plan_json("--model llama3-8b --chip h100 --nodes 8 --batch-tokens 1e6 --dp 64 --zero 3 "
+  // (--dp 64 --tp 1: two degrees fix the layout; --dp 64 alone searches the rest with it fixed.)
+  const auto j = plan_json("--model llama3-8b --chip h100 --nodes 8 --batch-tokens 1e6 --dp 64 --tp 1 --zero 3 "
                            "--saved all --cost-model ideal");
   CHECK(j["mode"] == "one layout");
   CHECK(j["hardware"] == "8 × 8 NVIDIA H100");
@@ -343,6 +344,9 @@ TEST_CASE("scaling plan: one degree that no layout can fit or take is an error n
        "--pp 64: pipeline degree 64 exceeds the 32 layers"},
       {"plan --model llama3-8b --chip h100 --nodes 8 --batch-tokens 65536 --dp 32",
        "--dp 32: data degree × microbatches must be at most the batch's 16 whole sequences"},
+      // One degree that takes every chip still leaves microbatches, ZeRO and rules to search: none fits.
+      {"plan --model llama3-8b --chip tpu-v5e --slice 4x4 --pods 2 --batch-tokens 1M --pp 32",
+       "no layout with --pp 32 fits in 16 GB of HBM per chip"},
       {"plan --model llama3-8b --chip h100 --nodes 4 --batch-tokens 1M --tp 16",
        "--tp 16: no layout of 4 × 8 NVIDIA H100 has it"},
   });
@@ -356,6 +360,12 @@ TEST_CASE("scaling plan and train: --vp without --pp, one rule and one message")
   CHECK(t.exit_code == 1);
   CHECK(p.err == t.err);
   CHECK(p.err == "scaling: --vp 2 without --pp: virtual stages interleave a pipeline: give --pp 2 or more\n");
+  // --schedule interleaved without --pp: the same rule (train refused it through the model, naming no option).
+  const std::string s = " --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M --schedule interleaved";
+  const auto ps = run("plan" + s), ts = run("train" + s);
+  CHECK(ps.exit_code == 1);
+  CHECK(ps.err == ts.err);
+  CHECK(ps.err == "scaling: --schedule interleaved without --pp: the interleaved schedule needs a pipeline: give --pp 2 or more\n");
   // With a pipeline it is a constraint of plan's search as of train's layout.
   const auto j = plan_json(m + " --pp 2");
   CHECK(j["best"]["pp"] == 2);

@@ -163,7 +163,12 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--dp 64: must divide --batch-tokens 1,000"},
       {base + "--slice 4x4x4 --batch-tokens 131072 --dp 64", "--dp 64: data degree × microbatches must be at most the batch's 32 whole sequences of --seq 4,096"},
       {base + "--slice 4x4x4 --batch-tokens 131072 --fsdp 64", "--fsdp 64: data degree × microbatches"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 3", "microbatches = 3 does not divide the batch"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 3", "--microbatches 3: must divide --batch-tokens 1,000,000"},
+      // Degrees named as given: --pp 1 and --tp 1 are defaults the user did not type.
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp 3", "--tp 3: must divide the 64 chips"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --dp 4 --tp 2", "--dp 4 × --tp 2 = 8: must equal the 64 chips (--pp, not given, is 1)"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --schedule interleaved",
+       "--schedule interleaved without --pp: the interleaved schedule needs a pipeline: give --pp 2 or more"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 4", "--zero '4'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 1,3", "--zero '1,3'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --fsdp 64 --zero 1", "--fsdp with --zero '1'"},
