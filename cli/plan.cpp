@@ -57,6 +57,10 @@ void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling:
   if (g.tensor > 0 && std::fmod(r.model.q_heads, g.tensor) != 0)
     throw std::invalid_argument(fmt::format("{}: tensor degree {} does not divide the {} heads", named, g.tensor,
                                             format_number(r.model.q_heads)));
+  if (g.pipeline > 1 && r.cost_model == scaling::CostModel::book)
+    throw std::invalid_argument(fmt::format("{}: the book's cost model has no pipeline (§5.1.4's FSDP × TP): leave "
+                                            "--pp out, or use --cost-model calibrated or ideal",
+                                            named));
   if (g.pipeline > r.model.layers)
     throw std::invalid_argument(fmt::format("{}: pipeline degree {} exceeds the {} layers", named, g.pipeline,
                                             format_number(r.model.layers)));

@@ -347,6 +347,8 @@ TEST_CASE("scaling plan: one degree that no layout can fit or take is an error n
       // One degree that takes every chip still leaves microbatches, ZeRO and rules to search: none fits.
       {"plan --model llama3-8b --chip tpu-v5e --slice 4x4 --pods 2 --batch-tokens 1M --pp 32",
        "no layout with --pp 32 fits in 16 GB of HBM per chip"},
+      {"plan --model llama3-8b --chip tpu-v5p --slice 8x8x8 --batch-tokens 1M --cost-model book --pp 2",
+       "--pp 2: the book's cost model has no pipeline"},
       {"plan --model llama3-8b --chip h100 --nodes 4 --batch-tokens 1M --tp 16",
        "--tp 16: no layout of 4 × 8 NVIDIA H100 has it"},
   });
