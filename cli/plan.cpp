@@ -68,17 +68,18 @@ void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling:
   const double seqs = std::max(1.0, std::floor(r.batch_tokens / r.seq_len));
   if (g.data > 0) check_data_degree(a.step, {true, g.data, 1, 1}, 1, r.batch_tokens, r.seq_len, r.cost_model);
   const int rest = static_cast<int>(n) / value;
-  for (int x = 1; x <= rest; ++x) {
-    if (rest % x != 0) continue;
-    // x and rest / x are the two open degrees, in the order data, tensor, pipeline.
+  // x and rest / x are the two open degrees, in the order data, tensor, pipeline.
+  auto is_layout = [&](int x) {
     int data = g.data, tensor = g.tensor, pipeline = g.pipeline;
     if (data == 0 && tensor == 0) data = x, tensor = rest / x;
     else if (data == 0) data = x, pipeline = rest / x;
     else tensor = x, pipeline = rest / x;
-    if (std::fmod(r.model.q_heads, tensor) != 0 || pipeline > r.model.layers) continue;
-    if (whole && (std::fmod(r.batch_tokens, data) != 0 || data > seqs)) continue;
-    if (!scaling::placements(r.system, data, tensor, pipeline, {}).empty()) return;
-  }
+    if (std::fmod(r.model.q_heads, tensor) != 0 || pipeline > r.model.layers) return false;
+    if (whole && (std::fmod(r.batch_tokens, data) != 0 || data > seqs)) return false;
+    return !scaling::placements(r.system, data, tensor, pipeline, {}).empty();
+  };
+  for (int x = 1; static_cast<double>(x) * x <= rest; ++x)  // each divisor pair once: √rest steps
+    if (rest % x == 0 && (is_layout(x) || is_layout(rest / x))) return;
   throw std::invalid_argument(fmt::format(
       "{}: no layout of {} has it: no split of the {} chips it leaves keeps the layout rules (tensor parallelism "
       "inside a slice or node, its degree dividing the {} heads; the pipeline at most the {} layers{})",
