@@ -270,9 +270,12 @@ void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, do
   const bool named = !s.dp.empty() || !s.fsdp.empty();
   const std::string option = !s.fsdp.empty() ? "--fsdp" : "--dp";
   // Not given: the data degree is what the chips left (--tp × --pp filled the rest), and the message says so.
+  // Only the degrees the user typed are named ("the chips over --tp 2", not "× --pp 1").
+  std::string over;
+  for (const auto& [o, text] : {std::pair<std::string, std::string>{"--tp", s.tp}, {"--pp", s.pp}})
+    if (!text.empty()) over += (over.empty() ? " over " : " × ") + o + " " + text;
   const std::string subject = named ? fmt::format("{} {}", option, d.data)
-                                    : fmt::format("--dp {} (the chips over --tp {} × --pp {})", d.data, d.tensor,
-                                                  d.pipeline);
+                                    : fmt::format("--dp {} (the chips{})", d.data, over);
   // Every model: the microbatches split the batch's tokens evenly (step_terms' rule, named by the option).
   if (std::fmod(batch_tokens, microbatches) != 0)
     throw std::invalid_argument(fmt::format("--microbatches {}: must divide --batch-tokens {} (each microbatch takes "

@@ -155,7 +155,7 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       // The calibrated model's batch rules, named by --dp (issue 16 review): whole sequences per replica, and
       // a data degree that divides the batch's tokens.
       {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2 --tp 1",
-       "--dp 64 (the chips over --tp 1 × --pp 1) × --microbatches 2: data degree × microbatches must be at most the batch's 1 whole sequences"},
+       "--dp 64 (the chips over --tp 1) × --microbatches 2: data degree × microbatches must be at most the batch's 1 whole sequences"},
       // No degree given: no split keeps one whole sequence per replica's microbatch when 2 microbatches
       // share the batch's one sequence (the default layout follows the rule, and refuses naming it).
       {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2",
