@@ -238,8 +238,16 @@ DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const sc
   const double group = chips_per_group(system);
   // The data degree from the largest down; for each, the tensor degree from the largest that fits one
   // slice or node and divides the heads, the rest pipelined; the first split with a placement wins.
-  for (int data = total; data >= 1; --data) {
-    if (total % data != 0 || !keeps_rule(data)) continue;
+  // The divisors of the chips, largest first (found in √chips steps: a machine may hold 2^30 chips).
+  std::vector<int> divisors;
+  for (int i = 1; static_cast<double>(i) * i <= total; ++i)
+    if (total % i == 0) {
+      divisors.push_back(i);
+      if (i != total / i) divisors.push_back(total / i);
+    }
+  std::sort(divisors.rbegin(), divisors.rend());
+  for (int data : divisors) {
+    if (!keeps_rule(data)) continue;
     const int rest = total / data;
     for (int tensor = std::min(rest, static_cast<int>(group)); tensor >= 1; --tensor) {
       if (rest % tensor != 0 || std::fmod(model.q_heads, tensor) != 0) continue;
