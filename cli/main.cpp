@@ -66,6 +66,23 @@ int scaling_main(int argc, char** argv) {
       say("unknown option or argument '" + named + "'", " (see scaling --help)");
       return 2;
     }
+    // An option given more than once: CLI11 says "--tp: At Most 1 required but received 2" (it counts
+    // values, not occurrences); the user typed the option twice, so the message says that, counting the
+    // occurrences on the command line ("--tp" or "--tp=…").
+    if (const std::string what = e.what(); what.find(": At Most ") != std::string::npos) {
+      const std::string name = what.substr(0, what.find(": At Most "));
+      int times = 0;
+      for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == name || arg.rfind(name + "=", 0) == 0) ++times;
+      }
+      if (times >= 2) {
+        say(name + " given " + (times == 2 ? std::string("twice") : std::to_string(times) + " times") +
+                ": give it once",
+            " (see scaling --help)");
+        return 2;
+      }
+    }
     say(e.what(), " (see scaling --help)");
     return 2;
   } catch (const std::invalid_argument& e) {  // a typed option's check (options.hpp): a bad value, exit 1

@@ -1,10 +1,14 @@
 // `scaling plan`: the parallelism planner (lib/include/scaling/cost/planner.hpp) for a model on a TPU
 // slice (or pods of them over DCN) or a GPU cluster, at a global batch. Given every degree (--dp/--fsdp,
-// --tp, --pp, or enough of them to fix the rest) it evaluates that one layout through step_terms, at its
-// best placement on the axes, exactly as `scaling train` does with the same flags.
+// --tp, --pp, or two of them: the data degree fills the chips, the others default to 1) it evaluates that one
+// layout through step_terms, at its best placement on the axes, exactly as `scaling train` does with the
+// same flags. Given one degree, it searches the rest of the space with that degree fixed.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -33,6 +37,89 @@ std::vector<scaling::PlanRule> parse_saved(const std::string& text) {
 }
 
 
+bool has_degrees(const GivenDegrees& g, const scaling::Layout& l) {
+  return (g.data == 0 || scaling::data_degree(l) == g.data) && (g.tensor == 0 || scaling::tensor_degree(l) == g.tensor) &&
+         (g.pipeline == 0 || scaling::pipeline_degree(l) == g.pipeline);
+}
+
+// The one degree given, before the search: it divides the chips and keeps its own rule (the tensor degree
+// divides the heads, the pipeline at most the layers, the data degree the calibrated batch rules with one
+// microbatch), and at least one split of the other chips into the two open degrees is a layout (the rules
+// again, and a placement on the axes: tensor parallelism inside a slice or node). Throws
+// std::invalid_argument naming the option.
+void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling::PlanRequest& r) {
+  using scaling::format_number;
+  const double n = chips(r.system);
+  const std::string named = g.text();
+  const int value = std::max({g.data, g.tensor, g.pipeline});
+  if (std::fmod(n, value) != 0)
+    throw std::invalid_argument(fmt::format("{}: must divide the {} chips", named, format_number(n)));
+  if (g.tensor > 0 && std::fmod(r.model.q_heads, g.tensor) != 0)
+    throw std::invalid_argument(fmt::format("{}: tensor degree {} does not divide the {} heads", named, g.tensor,
+                                            format_number(r.model.q_heads)));
+  if (g.pipeline > 1 && r.cost_model == scaling::CostModel::book)
+    throw std::invalid_argument(fmt::format("{}: the book's cost model has no pipeline (§5.1.4's FSDP × TP): leave "
+                                            "--pp out, or use --cost-model calibrated or ideal",
+                                            named));
+  if (g.pipeline > r.model.layers)
+    throw std::invalid_argument(fmt::format("{}: pipeline degree {} exceeds the {} layers", named, g.pipeline,
+                                            format_number(r.model.layers)));
+  const bool whole = r.cost_model == scaling::CostModel::calibrated;
+  const double seqs = std::max(1.0, std::floor(r.batch_tokens / r.seq_len));
+  if (g.data > 0) check_data_degree(a.step, {true, g.data, 1, 1}, 1, r.batch_tokens, r.seq_len, r.cost_model);
+  const int rest = static_cast<int>(n) / value;
+  // x and rest / x are the two open degrees, in the order data, tensor, pipeline.
+  auto is_layout = [&](int x) {
+    int data = g.data, tensor = g.tensor, pipeline = g.pipeline;
+    if (data == 0 && tensor == 0) data = x, tensor = rest / x;
+    else if (data == 0) data = x, pipeline = rest / x;
+    else tensor = x, pipeline = rest / x;
+    if (std::fmod(r.model.q_heads, tensor) != 0 || pipeline > r.model.layers) return false;
+    if (whole && (std::fmod(r.batch_tokens, data) != 0 || data > seqs)) return false;
+    return !scaling::placements(r.system, data, tensor, pipeline, {}).empty();
+  };
+  for (int x = 1; static_cast<double>(x) * x <= rest; ++x)  // each divisor pair once: √rest steps
+    if (rest % x == 0 && (is_layout(x) || is_layout(rest / x))) return;
+  throw std::invalid_argument(fmt::format(
+      "{}: no layout of {} has it: no split of the {} chips it leaves keeps the layout rules (tensor parallelism "
+      "inside a slice or node, its degree dividing the {} heads; the pipeline at most the {} layers{})",
+      named, scaling::escape_for_message(r.system.name), format_number(rest), format_number(r.model.q_heads),
+      format_number(r.model.layers),
+      whole ? fmt::format("; the data degree dividing --batch-tokens {} and at most its {} whole sequences",
+                          format_number(r.batch_tokens), format_number(seqs))
+            : std::string()));
+}
+
+// The search with one degree fixed. The planner searches every degree, and its list holds the fastest
+// distinct layouts that fit; the fastest K with the fixed degree are the first K of them in a list long
+// enough to hold K (a faster one would stand before them in it), or all of them when the list holds every
+// layout that fits. So: search with a list 16 × K long (256 at least), doubled until one of the two holds.
+struct FixedSearch {
+  scaling::PlanResult result;     // the counts are the whole search's; top holds the kept layouts
+  bool complete = false;          // the list held every layout that fits
+  size_t listed = 0;              // the layouts of the last list (each fits)
+  std::optional<scaling::Planned> fastest;  // the fastest of any degree, for a refusal's message
+};
+FixedSearch search_fixed(scaling::PlanRequest r, const GivenDegrees& g) {
+  const size_t want = static_cast<size_t>(r.top_k);
+  constexpr int kMaxList = 1 << 17;  // past every space the tests and README search (a few thousand fit)
+  for (int k = std::max(256, 16 * r.top_k);; k = std::min(2 * k, kMaxList)) {
+    r.top_k = k;
+    scaling::PlanResult all = scaling::plan(r);
+    FixedSearch f;
+    f.complete = all.top.size() < static_cast<size_t>(k);
+    f.listed = all.top.size();
+    if (!all.top.empty()) f.fastest = all.top.front();
+    for (auto& p : all.top)
+      if (has_degrees(g, p.layout) && f.result.top.size() < want) f.result.top.push_back(std::move(p));
+    f.result.configs_evaluated = all.configs_evaluated;
+    f.result.configs_fit = all.configs_fit;
+    f.result.configs_timed = all.configs_timed;
+    f.result.configs_pruned = all.configs_pruned;
+    if (f.result.top.size() == want || f.complete || k == kMaxList) return f;
+  }
+}
+
 }  // namespace
 
 void run_plan(const PlanArgs& a) {
@@ -45,16 +132,20 @@ void run_plan(const PlanArgs& a) {
   r.batch_tokens = parse_size("--batch-tokens", a.batch_tokens);
   r.seq_len = resolve_seq(a.step);
   r.setup = resolve_setup(a.step);
-  r.cost_model = resolve_cost_model(a.step, r.system);
+  r.cost_model = resolve_cost_model(a.step, a.machine, r.system);
   if (!a.top.empty()) r.top_k = static_cast<int>(parse_size("--top", a.top, limits::kMaxTop));
-  const Degrees d = resolve_degrees(a.step, chips(r.system));
+  const GivenDegrees g = given_degrees(a.step);
 
   const std::string inputs = step_inputs(a.chip, a.machine, a.batch_tokens);  // named by a refusal
   PlanResult out;
-  std::string mode = "search";
-  if (d.given) {
+  std::string mode = "search", note;
+  nlohmann::json fixed = nlohmann::json::object();  // the degrees the command line fixed
+  const bool one_layout = fixes_every_degree(g);
+  if (one_layout) {
+    const Degrees d = resolve_degrees(a.step, chips(r.system));
     // One layout: its degrees at their best placement on the axes, as `train` computes it.
     mode = "one layout";
+    fixed = {{"dp", d.data}, {"tp", d.tensor}, {"pp", d.pipeline}};
     if (!a.max_microbatches.empty() || !a.top.empty())
       throw UsageError("plan: --top and --max-microbatches search; given every degree there is one layout");
     const Layout base = resolve_layout(a.step);
@@ -67,14 +158,18 @@ void run_plan(const PlanArgs& a) {
     out.configs_evaluated = 1;
     out.configs_fit = out.top.front().terms.memory.total <= r.system.chip.hbm_bytes ? 1 : 0;
   } else {
+    const std::string fix_two = "give two of --dp, --tp and --pp (one layout) or none (the search)";
     if (!a.step.microbatches.empty())
-      throw UsageError("plan: --microbatches fixes one layout's count: give the degrees too (or --max-microbatches)");
-    if (!a.step.zero_scope.empty()) throw UsageError("plan: --zero-scope fixes one layout: give the degrees too");
+      throw UsageError("plan: --microbatches fixes one layout's count: " + fix_two + ", or bound the search with "
+                       "--max-microbatches");
+    if (!a.step.zero_scope.empty()) throw UsageError("plan: --zero-scope fixes one layout: " + fix_two);
     if (!a.step.saved.empty() && !a.step.recompute.empty())
       throw UsageError("--recompute names one of --saved's rules: give one of them");
     if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved);
     if (!a.step.recompute.empty()) r.saved_rules = {for_option("--recompute", [&] { return recompute_rule(a.step.recompute); })};
     apply_switches(a.step, r.switches);
+    // --vp's rule, as train's: interleaving needs --pp (2 or more, its stages' layers divisible by v).
+    check_virtual_stages(a.step, {false, 1, 1, g.pipeline > 0 ? g.pipeline : 1}, r.switches, r.model.layers);
     // The calibrated search tries sequence parallelism and interleaving itself unless they are given.
     r.search_switches = a.step.sp.empty() && a.step.vp.empty() && a.step.schedule.empty();
     // The data-parallel overlap off and on unless it is given (every framework's DDP/FSDP overlaps the
@@ -84,10 +179,44 @@ void run_plan(const PlanArgs& a) {
     r.search_tp_overlap = false;
     r.search_dp_overlap = a.step.dp_overlap.empty();
     if (!a.step.zero.empty()) r.zero_stages = parse_zero_stages(a.step.zero);
+    // --fsdp X is --dp X with ZeRO-3 (resolve_layout's rule for one layout, the same here).
+    if (!a.step.fsdp.empty()) {
+      if (!a.step.zero.empty() && a.step.zero != "3")
+        throw std::invalid_argument("--fsdp with --zero '" + escape_for_message(a.step.zero) +
+                                    "': FSDP is ZeRO stage 3 (use --dp)");
+      r.zero_stages = {3};
+    }
     if (!a.max_microbatches.empty()) {
       r.max_microbatches = static_cast<int>(parse_size("--max-microbatches", a.max_microbatches, limits::kMaxMicrobatches));
     }
-    out = for_option(inputs, [&] { return plan(r); });
+    if (g.count() == 0) {
+      out = for_option(inputs, [&] { return plan(r); });
+    } else {
+      // One degree given: the rest of the space searched with it fixed.
+      check_fixed_degree(g, a, r);
+      if (g.data > 0) fixed["dp"] = g.data;
+      if (g.tensor > 0) fixed["tp"] = g.tensor;
+      if (g.pipeline > 0) fixed["pp"] = g.pipeline;
+      // A fixed pipeline also bounds the planner's own search (deeper pipelines are never kept).
+      if (g.pipeline > 0) r.max_pipeline = g.pipeline;
+      const FixedSearch f = for_option(inputs + layout_inputs(a.step), [&] { return search_fixed(r, g); });
+      out = f.result;
+      if (out.top.empty() && f.listed > 0) {
+        const auto& [l, t] = *f.fastest;
+        const std::string fastest = fmt::format("the fastest: dp {} × tp {} × pp {}, {}", data_degree(l),
+                                                tensor_degree(l), pipeline_degree(l), format_quantity(t.step_s, "s"));
+        if (f.complete)
+          throw std::invalid_argument(fmt::format("no layout with {} fits in {} of HBM per chip for {} ({} layouts "
+                                                  "with other degrees fit; {})",
+                                                  g.text(), format_quantity(r.system.chip.hbm_bytes, "B"), inputs,
+                                                  format_number(static_cast<double>(f.listed)), fastest));
+        throw std::invalid_argument(fmt::format("none of the {} fastest layouts that fit has {} for {} ({})",
+                                                format_number(static_cast<double>(f.listed)), g.text(), inputs, fastest));
+      }
+      if (!out.top.empty() && out.top.size() < static_cast<size_t>(r.top_k) && !f.complete)
+        note = fmt::format("only {} of the {} fastest layouts that fit have {}", out.top.size(),
+                           format_number(static_cast<double>(f.listed)), g.text());
+    }
     if (out.top.empty() && out.configs_evaluated == 0)
       throw std::invalid_argument(fmt::format(
           "no layout to evaluate for {}: no split of the chips meets the layout rules (the data degree at most "
@@ -111,6 +240,7 @@ void run_plan(const PlanArgs& a) {
                          {"slow_network", r.system.slow.name},
                          {"cost_model", to_string(r.cost_model)},
                          {"mode", mode},
+                         {"fixed", fixed},
                          {"tie_break", kTieRule},
                          {"fits", out.configs_fit > 0},
                          {"best", step_json(out.top.front(), r.system, r.cost_model)},
@@ -122,8 +252,11 @@ void run_plan(const PlanArgs& a) {
     return;
   }
   fmt::print("{} on {}, batch {} tokens ({} cost model, {})\n", model_title(a.model, a.config), escape_for_message(r.system.name),
-             format_number(r.batch_tokens), to_string(r.cost_model), mode);
-  if (r.cost_model == CostModel::calibrated && mode == "search")
+             format_number(r.batch_tokens), to_string(r.cost_model),
+             one_layout || g.count() == 0 ? mode : mode + " with " + g.text() + " fixed");
+  if (!fixed.empty() && !one_layout)
+    fmt::print("the layouts of every degree are searched; those with {} are kept\n", g.text());
+  if (r.cost_model == CostModel::calibrated && !one_layout)
     fmt::print("layouts evaluated: {}, timed: {} ({} fit in HBM), skipped by the floor: {}; ranked by: {}\n\n",
                out.configs_evaluated, out.configs_timed, out.configs_fit, out.configs_pruned, kTieRule);
   else
@@ -148,7 +281,8 @@ void run_plan(const PlanArgs& a) {
                label(l.saved), switches, format_quantity(t.step_s, "s"), format_quantity(t.memory.total, "B"),
                100 * t.mfu, bound_label(t.bound, r.system), describe_axes(p, r.system));
   }
-  if (d.given && out.configs_fit == 0)
+  if (!note.empty()) fmt::print("\n({})\n", note);
+  if (one_layout && out.configs_fit == 0)
     fmt::print("\ndoes not fit: {} per chip against {} of HBM\n", format_quantity(out.top.front().terms.memory.total, "B"),
                format_quantity(r.system.chip.hbm_bytes, "B"));
 }

@@ -13,6 +13,7 @@
 #include "scaling/base/validate.hpp"
 #include "output.hpp"
 #include "scaling/hardware/topology.hpp"
+#include "scaling/cost/layout.hpp"
 
 namespace cli {
 
@@ -93,12 +94,23 @@ scaling::TrainingSetup resolve_setup(const StepArgs& a) {
   return s;
 }
 
-scaling::CostModel resolve_cost_model(const StepArgs& s, const scaling::System& system) {
+scaling::CostModel resolve_cost_model(const StepArgs& s, const MachineArgs& m, const scaling::System& system) {
   const auto model = for_option("--cost-model", [&] { return scaling::parse_cost_model(s.cost_model); });
   if (model == scaling::CostModel::book && system.slow.groups > 1) {
-    const bool gpu = scaling::is_gpu(system.chip);
-    throw std::invalid_argument(fmt::format("--cost-model book: the book's FSDP × TP model plans one {} ({} 1)",
-                                            gpu ? "node" : "slice", gpu ? "--nodes" : "--pods"));
+    // Named by what the user typed: --pods N (TPU), --nodes N or --chips N (GPU, more than one node).
+    using scaling::check::subject;
+    const std::string per_group = scaling::format_number(chips_per_group(system));
+    if (!scaling::is_gpu(system.chip))
+      throw std::invalid_argument(fmt::format(
+          "--cost-model book with {}: the book's FSDP × TP model plans one slice: leave --pods out or give --pods 1",
+          subject("--pods", m.pods)));
+    if (!m.chips.empty())
+      throw std::invalid_argument(fmt::format("--cost-model book with {}: the book's FSDP × TP model plans one node "
+                                              "of {} GPUs: give --chips {} or fewer",
+                                              subject("--chips", m.chips), per_group, per_group));
+    throw std::invalid_argument(fmt::format(
+        "--cost-model book with {}: the book's FSDP × TP model plans one node: give --nodes 1",
+        subject("--nodes", m.nodes)));
   }
   return model;
 }
@@ -139,33 +151,125 @@ Degrees resolve_degrees(const StepArgs& s, double chips) {
   d.given = !dp_text.empty() || !s.tp.empty() || !s.pp.empty();
   if (!s.tp.empty()) d.tensor = whole("--tp", s.tp, limits::kMaxChips);
   if (!s.pp.empty()) d.pipeline = whole("--pp", s.pp, limits::kMaxChips);
+  // The messages name the degrees given, not the defaults ("--tp 3: must divide the 16 chips", not
+  // "--tp 3 × --pp 1"); one not given is 1 (tensor, pipeline) or what the chips leave (data).
+  std::string named;
+  for (const auto& [option, text] : {std::pair<std::string, std::string>{dp_option, dp_text}, {"--tp", s.tp}, {"--pp", s.pp}})
+    if (!text.empty()) named += (named.empty() ? "" : " × ") + option + " " + text;
+  const std::string product_text = [&] {
+    const int n = (!dp_text.empty()) + (!s.tp.empty()) + (!s.pp.empty());
+    const double p = static_cast<double>(dp_text.empty() ? 1 : whole(dp_option, dp_text, limits::kMaxChips)) *
+                     d.tensor * d.pipeline;
+    return n > 1 ? fmt::format("{} = {}", named, scaling::format_number(p)) : named;
+  }();
   if (!dp_text.empty()) {
     d.data = whole(dp_option, dp_text, limits::kMaxChips);
   } else {
     const double rest = chips / (static_cast<double>(d.tensor) * d.pipeline);
     if (rest != std::floor(rest) || rest < 1)
-      throw std::invalid_argument(fmt::format("--tp {} × --pp {} does not divide the {} chips", d.tensor, d.pipeline,
-                                              scaling::format_number(chips)));
+      throw std::invalid_argument(fmt::format("{}: must divide the {} chips", product_text, scaling::format_number(chips)));
     d.data = static_cast<int>(rest);
   }
   const double product = static_cast<double>(d.data) * d.tensor * d.pipeline;
   if (product != chips)
-    throw std::invalid_argument(fmt::format("{} {} × --tp {} × --pp {} = {}: must equal the {} chips", dp_option,
-                                            d.data, d.tensor, d.pipeline, scaling::format_number(product),
-                                            scaling::format_number(chips)));
+    throw std::invalid_argument(fmt::format("{}: must equal the {} chips{}", product_text, scaling::format_number(chips),
+                                            s.tp.empty() || s.pp.empty()
+                                                ? (s.tp.empty() && s.pp.empty() ? std::string(" (--tp and --pp, not given, are 1)")
+                                                   : s.tp.empty()                 ? std::string(" (--tp, not given, is 1)")
+                                                                                  : std::string(" (--pp, not given, is 1)"))
+                                                : std::string()));
   return d;
 }
 
 void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers) {
+  // One rule whether the pipeline is searched (plan) or filled (train): interleaving needs --pp.
+  const std::string pp = s.pp.empty() ? std::string("without --pp") : fmt::format("with --pp {}", d.pipeline);
+  if (s.schedule == "interleaved" && s.vp.empty() && (s.pp.empty() || d.pipeline < 2))
+    throw std::invalid_argument(fmt::format(
+        "--schedule interleaved {}: the interleaved schedule needs a pipeline: give --pp 2 or more", pp));
   if (s.vp.empty() || l.virtual_stages <= 1) return;
-  const std::string pp = s.pp.empty() ? fmt::format("--pp {} (not given)", d.pipeline) : fmt::format("--pp {}", d.pipeline);
-  if (d.pipeline < 2)
-    throw std::invalid_argument(fmt::format("--vp {} with {}: virtual stages interleave a pipeline: give --pp 2 or more",
+  if (s.pp.empty() || d.pipeline < 2)
+    throw std::invalid_argument(fmt::format("--vp {} {}: virtual stages interleave a pipeline: give --pp 2 or more",
                                             l.virtual_stages, pp));
   const double per_stage = std::ceil(layers / d.pipeline);
   if (std::fmod(per_stage, l.virtual_stages) != 0)
-    throw std::invalid_argument(fmt::format("--vp {} with {}: must divide each stage's {} layers", l.virtual_stages,
+    throw std::invalid_argument(fmt::format("--vp {} {}: must divide each stage's {} layers", l.virtual_stages,
                                             pp, scaling::format_number(per_stage)));
+}
+
+std::string GivenDegrees::text() const {
+  std::string out;
+  auto add = [&](const std::string& option, int value) {
+    if (value > 0) out += (out.empty() ? "" : ", ") + fmt::format("{} {}", option, value);
+  };
+  add(data_option, data);
+  add("--tp", tensor);
+  add("--pp", pipeline);
+  return out;
+}
+
+GivenDegrees given_degrees(const StepArgs& s) {
+  if (!s.fsdp.empty() && !s.dp.empty()) throw UsageError("--fsdp X is --dp X --zero 3: give one of them");
+  GivenDegrees g;
+  g.data_option = s.fsdp.empty() ? "--dp" : "--fsdp";
+  const std::string& dp_text = s.fsdp.empty() ? s.dp : s.fsdp;
+  if (!dp_text.empty()) g.data = whole(g.data_option, dp_text, limits::kMaxChips);
+  if (!s.tp.empty()) g.tensor = whole("--tp", s.tp, limits::kMaxChips);
+  if (!s.pp.empty()) g.pipeline = whole("--pp", s.pp, limits::kMaxChips);
+  return g;
+}
+
+bool fixes_every_degree(const GivenDegrees& g) { return g.count() >= 2; }
+
+DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const scaling::System& system,
+                               const scaling::Layout& base, double batch_tokens, double seq_len,
+                               scaling::CostModel cost_model) {
+  using scaling::format_number;
+  const double n = chips(system);
+  DefaultDegrees out;
+  out.degrees.data = static_cast<int>(n);
+  const double seqs = std::max(1.0, std::floor(batch_tokens / seq_len));
+  auto keeps_rule = [&](double data) {
+    return std::fmod(batch_tokens, data) == 0 && data * base.microbatches <= seqs;
+  };
+  // The ideal and book models reason per token (§5): every chip a data replica, whatever the batch.
+  if (cost_model != scaling::CostModel::calibrated || keeps_rule(n)) return out;
+  const int total = static_cast<int>(n);  // the machine's chips fit an int (resolve_system's limit)
+  const double group = chips_per_group(system);
+  // The data degree from the largest down; for each, the tensor degree from the largest that fits one
+  // slice or node and divides the heads, the rest pipelined; the first split with a placement wins.
+  // The divisors of the chips, largest first (found in √chips steps: a machine may hold 2^30 chips).
+  std::vector<int> divisors;
+  for (int i = 1; static_cast<double>(i) * i <= total; ++i)
+    if (total % i == 0) {
+      divisors.push_back(i);
+      if (i != total / i) divisors.push_back(total / i);
+    }
+  std::sort(divisors.rbegin(), divisors.rend());
+  for (int data : divisors) {
+    if (!keeps_rule(data)) continue;
+    const int rest = total / data;
+    for (int tensor = std::min(rest, static_cast<int>(group)); tensor >= 1; --tensor) {
+      if (rest % tensor != 0 || std::fmod(model.q_heads, tensor) != 0) continue;
+      const int pipeline = rest / tensor;
+      if (pipeline > model.layers || scaling::placements(system, data, tensor, pipeline, base).empty()) continue;
+      out.degrees = {false, data, tensor, pipeline};
+      out.why = fmt::format(
+          "no degree given: --dp {} (every chip) breaks the whole-sequence rule (the data degree divides "
+          "--batch-tokens {}, and data degree × microbatches is at most its {} whole sequences of --seq {}); chose "
+          "dp {} × tp {} × pp {}: the largest data degree that keeps it, the other chips tensor-parallel inside a "
+          "{}{} (`scaling plan` searches for the fastest)",
+          total, format_number(batch_tokens), format_number(seqs), format_number(seq_len), data, tensor, pipeline,
+          scaling::is_gpu(system.chip) ? "node" : "slice", pipeline > 1 ? ", then pipelined" : "");
+      return out;
+    }
+  }
+  throw std::invalid_argument(fmt::format(
+      "no degree given, and no split of the {} chips keeps the whole-sequence rule (the data degree divides "
+      "--batch-tokens {}, data degree × microbatches at most its {} whole sequence{} of --seq {}; the tensor degree "
+      "inside a {} dividing the {} heads; the pipeline at most the {} layers): give a larger batch or fewer chips",
+      format_number(n), format_number(batch_tokens), format_number(seqs), seqs == 1 ? "" : "s", format_number(seq_len),
+      scaling::is_gpu(system.chip) ? "node" : "slice", format_number(model.q_heads), format_number(model.layers)));
 }
 
 void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, double batch_tokens, double seq_len,
@@ -174,9 +278,17 @@ void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, do
   const bool named = !s.dp.empty() || !s.fsdp.empty();
   const std::string option = !s.fsdp.empty() ? "--fsdp" : "--dp";
   // Not given: the data degree is what the chips left (--tp × --pp filled the rest), and the message says so.
+  // Only the degrees the user typed are named ("the chips over --tp 2", not "× --pp 1").
+  std::string over;
+  for (const auto& [o, text] : {std::pair<std::string, std::string>{"--tp", s.tp}, {"--pp", s.pp}})
+    if (!text.empty()) over += (over.empty() ? " over " : " × ") + o + " " + text;
   const std::string subject = named ? fmt::format("{} {}", option, d.data)
-                                    : fmt::format("--dp {} (the chips over --tp {} × --pp {})", d.data, d.tensor,
-                                                  d.pipeline);
+                                    : fmt::format("--dp {} (the chips{})", d.data, over);
+  // Every model: the microbatches split the batch's tokens evenly (step_terms' rule, named by the option).
+  if (std::fmod(batch_tokens, microbatches) != 0)
+    throw std::invalid_argument(fmt::format("--microbatches {}: must divide --batch-tokens {} (each microbatch takes "
+                                            "whole tokens)",
+                                            microbatches, format_number(batch_tokens)));
   // The calibrated model's rules (planner.cpp's Fixed::whole); the ideal and book models reason per token.
   if (cost_model != scaling::CostModel::calibrated) return;
   if (std::fmod(batch_tokens, d.data) != 0)

@@ -18,8 +18,9 @@ scaling::System resolve_system(const std::string& subcommand, const scaling::Chi
 
 scaling::TrainingSetup resolve_setup(const StepArgs& s);
 // --cost-model: "calibrated", "ideal" or "book" ("exact" is refused with its new name), and the book's model
-// only on one slice or node (one rule, one message for train and plan). Throws std::invalid_argument.
-scaling::CostModel resolve_cost_model(const StepArgs& s, const scaling::System& system);
+// only on one slice or node (one rule, one message for train and plan, naming the --pods, --nodes or
+// --chips the user gave). Throws std::invalid_argument.
+scaling::CostModel resolve_cost_model(const StepArgs& s, const MachineArgs& m, const scaling::System& system);
 bool parse_yes_no(const std::string& text);  // "yes" or "no"
 // --recompute's words as --saved's named rules: none → all, selective → matmuls, full → input.
 const scaling::PlanRule& recompute_rule(const std::string& text);
@@ -35,12 +36,42 @@ struct Degrees {
 };
 Degrees resolve_degrees(const StepArgs& s, double chips);
 
+// The degrees as given on the command line, 0 where not given (--fsdp is the data degree, named so).
+struct GivenDegrees {
+  int data = 0, tensor = 0, pipeline = 0;
+  std::string data_option = "--dp";
+  int count() const { return (data > 0) + (tensor > 0) + (pipeline > 0); }
+  std::string text() const;  // "--tp 2", "--fsdp 64, --pp 4": what the user fixed
+};
+GivenDegrees given_degrees(const StepArgs& s);
+// Whether the degrees given fix all three: two or more given (the data degree fills the rest, tensor and
+// pipeline default to 1). Then train and plan time one layout; with one, plan searches the rest of the
+// space with it fixed (the other degrees, microbatches, ZeRO, rules, switches), with none all of it.
+bool fixes_every_degree(const GivenDegrees& g);
+
+// train's layout when no degree is given. Every chip a data replica (FSDP over the machine), as before,
+// unless the calibrated model's whole-sequence rule refuses it (check_data_degree: the data degree divides
+// the batch's tokens and data degree × microbatches is at most its whole sequences). Then the largest data
+// degree that keeps the rule, the rest of the chips tensor-parallel inside one slice or node (the largest
+// degree that divides the rest and the heads and has a placement), and what is still left pipelined (at
+// most the layers). `why` says which layout was chosen and why, empty when every chip is a data replica.
+// Throws std::invalid_argument naming the rule when no split keeps it.
+struct DefaultDegrees {
+  Degrees degrees;
+  std::string why;
+};
+DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const scaling::System& system,
+                               const scaling::Layout& base, double batch_tokens, double seq_len,
+                               scaling::CostModel cost_model);
+
 // The batch's rules for a layout's data degree, named by --dp/--fsdp (or the chips it was filled from):
 // it divides the batch's tokens, and data degree × microbatches leaves at least one whole sequence per
 // replica's microbatch (the planner's search skips any other layout). The calibrated model's rules only:
 // the ideal and book models are §5's per-token bounds. Throws std::invalid_argument.
 // --vp's rules, named by --vp (and --pp): virtual stages need a pipeline of 2 or more stages, and they
 // divide each stage's layers (⌈layers / pp⌉). Throws std::invalid_argument.
+// One rule for train and plan: --vp above 1 (or --schedule interleaved) needs --pp given, 2 or more (plan's
+// search too), and v divides each stage's layers.
 void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers);
 void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, double batch_tokens, double seq_len,
                        scaling::CostModel cost_model);

@@ -30,11 +30,18 @@ void run_train(const TrainArgs& a) {
   TrainingSetup s = resolve_setup(a.step);
   const Layout base = resolve_layout(a.step);
   s.saved = saved_elements(base.saved, cfg);  // the whole model's activations by the layout's rule
-  const CostModel cost_model = resolve_cost_model(a.step, system);
-  // No degree given: every chip a data replica with ZeRO-3 (FSDP over the whole machine).
-  const Degrees d = resolve_degrees(a.step, n);
+  const CostModel cost_model = resolve_cost_model(a.step, a.machine, system);
+  // No degree given: every chip a data replica with ZeRO-3 (FSDP over the whole machine), unless the
+  // calibrated model's whole-sequence rule refuses that; then default_degrees' split, and it says so.
+  Degrees d = resolve_degrees(a.step, n);
+  check_virtual_stages(a.step, d, base, cfg.layers);  // before a default layout: --vp needs --pp either way
+  std::string default_layout;
+  if (!d.given) {
+    const auto chosen = default_degrees(cfg, system, base, B, resolve_seq(a.step), cost_model);
+    d = chosen.degrees;
+    default_layout = chosen.why;
+  }
 
-  check_virtual_stages(a.step, d, base, cfg.layers);
   check_data_degree(a.step, d, base.microbatches, B, resolve_seq(a.step), cost_model);
 
   const auto p = param_counts(cfg);
@@ -58,7 +65,9 @@ void run_train(const TrainArgs& a) {
                    {"hardware", system.name},
                    {"fast_network", system.fast_name},
                    {"slow_network", system.slow.name},
-                   {"min_chips", m.total / chip.hbm_bytes},
+                   // Chips are whole (as serve's min_chips): the fewest whose HBM holds the whole model's state
+                   // and activations, ⌈total / HBM per chip⌉.
+                   {"min_chips", count_json(std::ceil(m.total / chip.hbm_bytes))},
                    {"fits", per_chip <= chip.hbm_bytes},
                    {"flops_per_token", flops_per_token},
                    {"cost_model", to_string(cost_model)},
@@ -66,6 +75,7 @@ void run_train(const TrainArgs& a) {
   // The layout and its terms: the same keys and values as `scaling plan`'s best with the same flags.
   const nlohmann::json layout_terms = step_json(step, system, cost_model);
   for (const auto& [key, value] : layout_terms.items()) j[key] = value;
+  if (!default_layout.empty()) j["default_layout"] = default_layout;
   if (!a.tokens.empty()) {
     const double total_flops = flops_per_token * tokens;
     if (!std::isfinite(total_flops))
@@ -129,7 +139,7 @@ void run_train(const TrainArgs& a) {
   row("fp32 master copy", bytes("master_bytes"));
   row("activations (" + to_string(s.saved) + " per layer per token)", bytes("activation_bytes"));
   row("total", bytes("total_bytes"));
-  row("chips needed for memory", format_number(j["min_chips"].get<double>()));
+  row("chips needed for memory (whole chips)", format_number(j["min_chips"].get<double>()));
   row("FLOPs per token (6 × active)", format_quantity(flops_per_token, "FLOPs"));
   if (j.contains("time_s"))
     row("training time at MFU " + a.mfu, format_number(j["time_s"].get<double>() / 86400) + " days");
@@ -138,6 +148,7 @@ void run_train(const TrainArgs& a) {
   fmt::print("layout: dp {} × tp {} × pp {}, {} microbatches, ZeRO-{} over {}, saved {} (axes {})\n",
              data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches, l.zero, to_string(l.zero_scope),
              label(l.saved), describe_axes(step, system));
+  if (!default_layout.empty()) fmt::print("  ({})\n", default_layout);
   row("per chip: weights", format_quantity(t.memory.params, "B"));
   row("per chip: gradients", format_quantity(t.memory.grads, "B"));
   row("per chip: optimizer state + master", format_quantity(t.memory.optimizer + t.memory.master, "B"));

@@ -97,7 +97,8 @@ TEST_CASE("scaling plan: one layout on an H100 cluster, its terms by hand (ideal
   // over all 64 GPUs, every activation saved (nothing rerun), a 1M-token batch. By hand from the preset's
   // figures: 9.89e14 FLOPs/s, NVLink 4.5e11 B/s and InfiniBand 5e10 B/s per GPU.
   const double P = 8030261248.0, B = 1e6;
-  const auto j = plan_json("--model llama3-8b --chip h100 --nodes 8 --batch-tokens 1e6 --dp 64 --zero 3 "
+  // (--dp 64 --tp 1: two degrees fix the layout; --dp 64 alone searches the rest with it fixed.)
+  const auto j = plan_json("--model llama3-8b --chip h100 --nodes 8 --batch-tokens 1e6 --dp 64 --tp 1 --zero 3 "
                            "--saved all --cost-model ideal");
   CHECK(j["mode"] == "one layout");
   CHECK(j["hardware"] == "8 × 8 NVIDIA H100");
@@ -140,7 +141,7 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1024 --tp 3", "--tp 3"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --dp 2 --tp 2 --pp 2", "must equal the 64 chips"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --tp 64", "64 does not divide the 32 heads"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp 4 --zero 1,3", "--zero '1,3'"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --dp 16 --tp 4 --zero 1,3", "--zero '1,3'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --tp 4 --microbatches 0", "--microbatches '0'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --weights fp7", "'fp7'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --grads fp7", "'fp7'"},
@@ -151,9 +152,11 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1024 --max-microbatches 0", "--max-microbatches '0'"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model \'guess'"},
       {base + "--slice 4x4x4 --pods 2 --batch-tokens 1024 --cost-model book",
-       "--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)"},
+       "--cost-model book with --pods '2': the book's FSDP × TP model plans one slice: leave --pods out or give --pods 1"},
       {"plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1024 --cost-model book",
-       "--cost-model book: the book's FSDP × TP model plans one node (--nodes 1)"},
+       "--cost-model book with --nodes '2': the book's FSDP × TP model plans one node: give --nodes 1"},
+      {"plan --model llama3-8b --chip h100 --chips 16 --batch-tokens 1024 --cost-model book",
+       "--cost-model book with --chips '16': the book's FSDP × TP model plans one node of 8 GPUs: give --chips 8 or fewer"},
       {base + "--slice 4x4x4 --batch-tokens 1024 --hbm-bytes 1e6", "no layout"},
       {"plan --model nope --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024", "'nope'"},
       {"plan --model llama3-8b --chip tpu-v9 --slice 4x4x4 --batch-tokens 1024", "'tpu-v9'"},
@@ -165,7 +168,8 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       // The calibrated model's batch rules and --vp's, named by the option (issue 16 review).
       {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--dp 64: must divide --batch-tokens 1,000"},
       {base + "--slice 4x4x4 --batch-tokens 65536 --dp 64", "--dp 64: data degree × microbatches must be at most the batch's 16 whole sequences"},
-      {base + "--slice 4x4x4 --batch-tokens 1M --tp 4 --vp 3", "--vp 3 with --pp 1 (not given): virtual stages interleave a pipeline"},
+      {base + "--slice 4x4x4 --batch-tokens 1M --tp 4 --vp 3", "--vp 3 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
+      {base + "--slice 4x4x4 --batch-tokens 1M --vp 3", "--vp 3 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
       {base + "--slice 4x4x4 --batch-tokens 1M --pp 4 --vp 3", "--vp 3 with --pp 4: must divide each stage's 8 layers"},
       {base + "--slice 4x4x4 --batch-tokens 1M --nvlink-bw 1e9", "--nvlink-bw '1e9': the TPU v5p is a TPU: give --slice [--pods], not --nvlink-bw"},
       {"plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M --ici-bw 1e9", "--ici-bw '1e9': the NVIDIA H100 is a GPU"},
@@ -218,7 +222,9 @@ TEST_CASE("scaling plan: usage errors exit 2") {
         "plan --model llama3-8b --chip tpu-v5p --batch-tokens 1024",
         "plan --model llama3-8b --slice 4x4x4 --batch-tokens 1024",
         "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --microbatches 2",
-        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --tp 4 --top 3",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --dp 16 --tp 4 --top 3",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --tp 4 --microbatches 2",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --tp 4 --zero-scope group",
         "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --fsdp 16 --dp 16 --tp 4",
         "plan --model llama3-8b --chip h100 --nodes 2 --gpus-per-node 8 --nvlink-bw 9e11 --ib-bw 5e10 --slice 2x2 "
         "--batch-tokens 1024"}) {
@@ -227,4 +233,143 @@ TEST_CASE("scaling plan: usage errors exit 2") {
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
   }
+}
+
+TEST_CASE("scaling plan --tp 2 alone: the rest of the space searched with the tensor degree fixed") {
+  // An outside user's pass (issue 17): `plan --tp 2` timed one layout (1 microbatch, ZeRO-3) that did not
+  // fit and exited 0. Now one degree that leaves the others open is a constraint on the search.
+  const std::string m = "--model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M";
+  const auto j = plan_json(m + " --tp 2 --top 3");
+  CHECK(j["mode"] == "search");
+  CHECK(j["fixed"] == nlohmann::json{{"tp", 2}});
+  REQUIRE(j["top"].size() == 3);
+  double previous = 0;
+  for (const auto& l : j["top"]) {
+    CHECK(l["tp"] == 2);
+    CHECK(l["dp"].get<int>() * l["pp"].get<int>() == 8);
+    CHECK(l["bytes_per_chip"].get<double>() <= 80e9);  // the H100 preset's HBM
+    CHECK(l["step_s"].get<double>() >= previous);
+    previous = l["step_s"].get<double>();
+  }
+  const auto& best = j["best"];
+  // Brute force through the other path: every layout with tp 2 that plan given every degree times (one
+  // layout, step_terms at its best placement; the search's own loop is not used) over the pipeline
+  // degrees, microbatch counts, ZeRO stages and saved rules; none that fits is faster than the best.
+  int fitted = 0;
+  for (int pp : {1, 2, 4, 8})
+    for (int micro : {1, 4, 16})
+      for (int zero : {1, 3})
+        for (const char* saved : {"input", "matmuls", "all"}) {
+          const std::string flags = " --dp " + std::to_string(8 / pp) + " --tp 2 --pp " + std::to_string(pp) +
+                                    " --microbatches " + std::to_string(micro) + " --zero " + std::to_string(zero) +
+                                    " --saved " + saved;
+          const auto r = run("plan " + m + flags + " --json");
+          if (r.exit_code != 0) continue;  // a layout the batch rules refuse
+          const auto one = nlohmann::json::parse(r.out)["best"];
+          if (one["bytes_per_chip"].get<double>() > 80e9) continue;
+          ++fitted;
+          INFO(flags);
+          CHECK(best["step_s"].get<double>() <= one["step_s"].get<double>() * (1 + 1e-12));
+        }
+  CHECK(fitted >= 10);
+  // The best, given back as every flag (degrees, microbatches, ZeRO, rule and the switches the search
+  // chose), is timed the same by the one-layout path.
+  auto yes_no = [&](const char* key) { return std::string(best[key].get<bool>() ? "yes" : "no"); };
+  const std::string flags = " --dp " + best["dp"].dump() + " --tp 2 --pp " + best["pp"].dump() + " --microbatches " +
+                            best["microbatches"].dump() + " --zero " + best["zero"].dump() + " --zero-scope " +
+                            best["zero_scope"].get<std::string>() + " --saved " + best["saved"].get<std::string>() +
+                            " --sp " + yes_no("sequence_parallel") + " --schedule " + best["schedule"].get<std::string>() +
+                            " --vp " + best["virtual_stages"].dump() + " --dp-overlap " + yes_no("dp_overlap");
+  INFO(flags);
+  const auto again = plan_json(m + flags);
+  CHECK(again["mode"] == "one layout");
+  CHECK(again["best"]["step_s"] == best["step_s"]);
+  CHECK(again["best"]["bytes_per_chip"] == best["bytes_per_chip"]);
+  // --pp and --dp alone work the same way; --fsdp X fixes the data degree and ZeRO-3.
+  const auto pp = plan_json(m + " --pp 2");
+  CHECK(pp["fixed"] == nlohmann::json{{"pp", 2}});
+  CHECK(pp["best"]["pp"] == 2);
+  const auto fsdp = plan_json(m + " --fsdp 4 --top 2");
+  CHECK(fsdp["fixed"] == nlohmann::json{{"dp", 4}});
+  for (const auto& l : fsdp["top"]) {
+    CHECK(l["dp"] == 4);
+    CHECK(l["zero"] == 3);
+  }
+  // With no degree there is nothing fixed; with every degree, the three are.
+  CHECK(plan_json(m)["fixed"].empty());
+  CHECK(plan_json(m + " --dp 8 --tp 2")["fixed"] == nlohmann::json{{"dp", 8}, {"tp", 2}, {"pp", 1}});
+}
+
+TEST_CASE("scaling plan: one degree that no layout can fit or take is an error naming it") {
+  // LLaMA-3 8B on one H100 node cut to 16 GB, 4 sequences of 8192: some layouts fit (tp 4), none with tp 1.
+  const std::string m = "plan --model llama3-8b --chip h100 --nodes 1 --batch-tokens 32768 --seq 8192 --hbm-bytes 16e9";
+  expect_rejected({{m + " --tp 1", "no layout with --tp 1 fits in 16 GB of HBM per chip"}});
+  CHECK(plan_json(m.substr(5) + " --tp 4")["best"]["tp"] == 4);
+  // The refusal checked by brute force through the one-layout path: every tp-1 layout the batch rules let
+  // through (dp × microbatches at most the 4 sequences), at every ZeRO stage and saved rule, needs more
+  // than 16 GB per chip. Interleaving only adds microbatches in flight (checked on the smallest below), so
+  // the 1F1B layouts stand for it.
+  int timed = 0;
+  double smallest = INFINITY;
+  std::string smallest_flags;
+  for (int pp : {1, 2, 4, 8})
+    for (int micro : {1, 2, 4})
+      for (int zero : {0, 1, 2, 3})
+        for (const char* saved : {"input", "matmuls", "all"}) {
+          const int dp = 8 / pp;
+          if (dp * micro > 4) continue;
+          const std::string flags = " --dp " + std::to_string(dp) + " --tp 1 --pp " + std::to_string(pp) +
+                                    " --microbatches " + std::to_string(micro) + " --zero " + std::to_string(zero) +
+                                    " --saved " + saved;
+          INFO(flags);
+          const auto r = run(m + flags + " --json");
+          REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+          const double bytes = nlohmann::json::parse(r.out)["best"]["bytes_per_chip"].get<double>();
+          CHECK(bytes > 16e9);
+          if (bytes < smallest) smallest = bytes, smallest_flags = flags;
+          ++timed;
+        }
+  CHECK(timed == 72);
+  INFO(smallest_flags);
+  REQUIRE(smallest_flags.find("--pp 1 ") == std::string::npos);  // a pipeline, so --vp applies
+  const auto interleaved = run(m + smallest_flags + " --vp 2 --json");
+  REQUIRE_MESSAGE(interleaved.exit_code == 0, interleaved.err);
+  CHECK(nlohmann::json::parse(interleaved.out)["best"]["bytes_per_chip"].get<double>() >= smallest);
+  // A degree no layout can take: each rule named with the option and its value.
+  expect_rejected({
+      {"plan --model llama3-8b --chip h100 --nodes 8 --batch-tokens 1M --tp 3", "--tp 3: must divide the 64 chips"},
+      {"plan --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --tp 16",
+       "--tp 16: tensor degree 16 does not divide the 40 heads"},
+      {"plan --model llama3-8b --chip h100 --nodes 16 --batch-tokens 1M --pp 64",
+       "--pp 64: pipeline degree 64 exceeds the 32 layers"},
+      {"plan --model llama3-8b --chip h100 --nodes 8 --batch-tokens 65536 --dp 32",
+       "--dp 32: data degree × microbatches must be at most the batch's 16 whole sequences"},
+      // One degree that takes every chip still leaves microbatches, ZeRO and rules to search: none fits.
+      {"plan --model llama3-8b --chip tpu-v5e --slice 4x4 --pods 2 --batch-tokens 1M --pp 32",
+       "no layout with --pp 32 fits in 16 GB of HBM per chip"},
+      {"plan --model llama3-8b --chip tpu-v5p --slice 8x8x8 --batch-tokens 1M --cost-model book --pp 2",
+       "--pp 2: the book's cost model has no pipeline"},
+      {"plan --model llama3-8b --chip h100 --nodes 4 --batch-tokens 1M --tp 16",
+       "--tp 16: no layout of 4 × 8 NVIDIA H100 has it"},
+  });
+}
+
+TEST_CASE("scaling plan and train: --vp without --pp, one rule and one message") {
+  // plan's search took --vp 2 without a pipeline (and showed vp 1) while train refused it.
+  const std::string m = " --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M --vp 2";
+  const auto p = run("plan" + m), t = run("train" + m);
+  CHECK(p.exit_code == 1);
+  CHECK(t.exit_code == 1);
+  CHECK(p.err == t.err);
+  CHECK(p.err == "scaling: --vp 2 without --pp: virtual stages interleave a pipeline: give --pp 2 or more\n");
+  // --schedule interleaved without --pp: the same rule (train refused it through the model, naming no option).
+  const std::string s = " --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M --schedule interleaved";
+  const auto ps = run("plan" + s), ts = run("train" + s);
+  CHECK(ps.exit_code == 1);
+  CHECK(ps.err == ts.err);
+  CHECK(ps.err == "scaling: --schedule interleaved without --pp: the interleaved schedule needs a pipeline: give --pp 2 or more\n");
+  // With a pipeline it is a constraint of plan's search as of train's layout.
+  const auto j = plan_json(m + " --pp 2");
+  CHECK(j["best"]["pp"] == 2);
+  CHECK(j["best"]["virtual_stages"] == 2);
 }

@@ -40,7 +40,9 @@ TEST_CASE("scaling train: LLaMA-2 13B on a v5p 16x16x16, by hand") {
   const double act = 2 * L * B * (D + 2 * F);  // the default rule D+2F, bf16
   CHECK(j["activation_bytes"].get<double>() == Approx(act));
   CHECK(j["total_bytes"].get<double>() == Approx(12 * kParams + act));
-  CHECK(j["min_chips"].get<double>() == Approx((12 * kParams + act) / 96e9));
+  // Whole chips (as serve's min_chips): the fewest 96 GB chips that hold the total, 83.5 → 84.
+  CHECK(j["min_chips"].is_number_integer());
+  CHECK(j["min_chips"].get<double>() == std::ceil((12 * kParams + act) / 96e9));
   // Per chip under the layout: ZeRO-3 shards the 12 bytes of state per parameter over all X·Y chips (the
   // weights 1/Y each, then 1/X of that), and each chip keeps its B/X tokens' activations split over Y.
   CHECK(j["memory_per_chip"]["params"].get<double>() == Approx(2 * kParams / chips));
@@ -152,12 +154,21 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2 --cost-model ideal", "exceeds the batch"},
       // The calibrated model's batch rules, named by --dp (issue 16 review): whole sequences per replica, and
       // a data degree that divides the batch's tokens.
+      {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2 --tp 1",
+       "--dp 64 (the chips over --tp 1) × --microbatches 2: data degree × microbatches must be at most the batch's 1 whole sequences"},
+      // No degree given: no split keeps one whole sequence per replica's microbatch when 2 microbatches
+      // share the batch's one sequence (the default layout follows the rule, and refuses naming it).
       {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2",
-       "--dp 64 (the chips over --tp 1 × --pp 1) × --microbatches 2: data degree × microbatches must be at most the batch's 1 whole sequences"},
+       "no degree given, and no split of the 64 chips keeps the whole-sequence rule"},
       {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--dp 64: must divide --batch-tokens 1,000"},
       {base + "--slice 4x4x4 --batch-tokens 131072 --dp 64", "--dp 64: data degree × microbatches must be at most the batch's 32 whole sequences of --seq 4,096"},
       {base + "--slice 4x4x4 --batch-tokens 131072 --fsdp 64", "--fsdp 64: data degree × microbatches"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 3", "microbatches = 3 does not divide the batch"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 3", "--microbatches 3: must divide --batch-tokens 1,000,000"},
+      // Degrees named as given: --pp 1 and --tp 1 are defaults the user did not type.
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp 3", "--tp 3: must divide the 64 chips"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --dp 4 --tp 2", "--dp 4 × --tp 2 = 8: must equal the 64 chips (--pp, not given, is 1)"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --schedule interleaved",
+       "--schedule interleaved without --pp: the interleaved schedule needs a pipeline: give --pp 2 or more"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 4", "--zero '4'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 1,3", "--zero '1,3'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --fsdp 64 --zero 1", "--fsdp with --zero '1'"},
@@ -173,11 +184,15 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1e6 --vp 0", "--vp '0'"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 4 --vp 2 --schedule 1f1b", "need --schedule interleaved"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 4 --vp 3", "--vp 3 with --pp 4: must divide each stage's 10 layers"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --vp 2", "--vp 2 with --pp 1 (not given): virtual stages interleave a pipeline"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --vp 2", "--vp 2 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 1 --vp 2", "--vp 2 with --pp 1: virtual stages interleave a pipeline"},
       {base + "--slice 4x4x4 --pods 2 --batch-tokens 1e6 --cost-model book",
-       "--cost-model book: the book's FSDP × TP model plans one slice (--pods 1)"},
+       "--cost-model book with --pods '2': the book's FSDP × TP model plans one slice: leave --pods out or give --pods 1"},
       {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --cost-model book",
-       "--cost-model book: the book's FSDP × TP model plans one node (--nodes 1)"},
+       "--cost-model book with --nodes '2': the book's FSDP × TP model plans one node: give --nodes 1"},
+      // Named by what was given: --chips 16 is two nodes of 8 (before: "(--nodes 1)", an option not given).
+      {"train --model llama2-13b --chip h100 --chips 16 --batch-tokens 1e6 --cost-model book",
+       "--cost-model book with --chips '16': the book's FSDP × TP model plans one node of 8 GPUs: give --chips 8 or fewer"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model book --tp 4 --pp 2", "no pipeline"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --seq 0", "--seq '0'"},
       {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --nvlink-bw 0", "--nvlink-bw '0'"},
@@ -290,4 +305,48 @@ TEST_CASE("scaling train: the calibrated model reproduces a published run (GPT-3
                                 "--seq 2048 --microbatches 64 --recompute selective --zero 0 --grads fp32 "
                                 "--master fp32 --cost-model ideal");
   CHECK(ideal["step_s"].get<double>() < 13.75);
+}
+
+TEST_CASE("scaling train with no degree: the default layout keeps a whole sequence per replica, and says so") {
+  // An outside user's pass (issue 17): 256 H100s and --batch-tokens 1M (decimal: 1,000,000 tokens, 244
+  // whole sequences of 4096) were refused under the calibrated default, since every chip a data replica
+  // splits sequences. Now the default takes the largest data degree that keeps the rule.
+  const auto j = train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 1M");
+  const double B = 1e6, seqs = std::floor(B / 4096);  // 244
+  // By brute force over the divisors of 256: the largest that divides the tokens and is at most the sequences.
+  int largest = 0;
+  for (int d = 1; d <= 256; ++d)
+    if (256 % d == 0 && std::fmod(B, d) == 0 && d <= seqs) largest = d;
+  CHECK(largest == 64);
+  CHECK(j["dp"] == largest);
+  CHECK(j["dp"].get<int>() * j["tp"].get<int>() * j["pp"].get<int>() == 256);
+  CHECK(j["tp"].get<int>() <= 8);  // inside a node
+  CHECK(std::fmod(64.0, j["tp"].get<double>()) == 0);  // LLaMA-3 70B's 64 heads
+  const std::string why = j["default_layout"].get<std::string>();
+  CHECK(why.find("--dp 256 (every chip) breaks the whole-sequence rule") != std::string::npos);
+  CHECK(why.find("chose dp 64 × tp 4 × pp 1") != std::string::npos);
+  // The table says it too, under the layout line.
+  const auto text = run("train --model llama3-70b --chip h100 --chips 256 --batch-tokens 1M");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("layout: dp 64 × tp 4 × pp 1") != std::string::npos);
+  CHECK(text.out.find("chose dp 64 × tp 4 × pp 1") != std::string::npos);
+  // With microbatches the rule counts them: 4 × dp ≤ 244, so dp 32.
+  CHECK(train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 1M --microbatches 4")["dp"] == 32);
+  // Where every chip keeps the rule, or under the per-token ideal model, every chip is a data replica as before.
+  const auto fits_rule = train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 1048576");
+  CHECK(fits_rule["dp"] == 256);
+  CHECK_FALSE(fits_rule.contains("default_layout"));
+  CHECK(train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 1M --cost-model ideal")["dp"] == 256);
+}
+
+TEST_CASE("scaling train and serve: min_chips is a whole number of chips in both") {
+  // train printed the HBM ratio (83.547…) where serve printed the chips (84): one convention, chips are whole.
+  const auto t = train_json("--model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --cost-model ideal");
+  CHECK(t["min_chips"].is_number_integer());
+  CHECK(t["min_chips"].get<double>() == std::ceil(t["total_bytes"].get<double>() / 96e9));  // v5p: 96 GB
+  const auto s = run("serve --model llama2-13b --chip tpu-v5p --slice 2x2x1 --batch 8 --context 4096 --json");
+  REQUIRE_MESSAGE(s.exit_code == 0, s.err);
+  CHECK(nlohmann::json::parse(s.out)["min_chips"].is_number_integer());
+  const auto text = run("train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --cost-model ideal");
+  CHECK(text.out.find("chips needed for memory (whole chips)") != std::string::npos);
 }

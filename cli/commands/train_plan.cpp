@@ -37,9 +37,12 @@ void add_machine_options(CLI::App* sub, MachineArgs& m) {
 
 // The layout and the training setup (plan takes lists for --zero and --saved).
 void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
-  add_size(sub, "--dp", s.dp, "data-parallel degree (default: the chips left by --tp and --pp)", limits::kMaxChips);
-  add_size(sub, "--tp", s.tp, "tensor-parallel degree (default 1)", limits::kMaxChips);
-  add_size(sub, "--pp", s.pp, "pipeline degree (default 1)", limits::kMaxChips);
+  // plan: one degree given is fixed and the rest searched; two or three fix one layout, as in train.
+  const std::string plan_note = lists ? "; plan: one given is fixed and the rest searched, two fix one layout" : "";
+  add_size(sub, "--dp", s.dp, "data-parallel degree (default: the chips left by --tp and --pp" + plan_note + ")",
+           limits::kMaxChips);
+  add_size(sub, "--tp", s.tp, "tensor-parallel degree (default 1" + plan_note + ")", limits::kMaxChips);
+  add_size(sub, "--pp", s.pp, "pipeline degree (default 1" + plan_note + ")", limits::kMaxChips);
   add_size(sub, "--fsdp", s.fsdp, "FSDP degree X: --dp X --zero 3", limits::kMaxChips);
   add_size(sub, "--microbatches", s.microbatches, "gradient-accumulation microbatches (default 1)", limits::kMaxMicrobatches);
   auto* zero = sub->add_option("--zero", s.zero, lists ? "ZeRO stages to try, e.g. 1,3 (default 0,1,2,3; 3 given every degree)"

@@ -40,9 +40,11 @@ def base_commands(tmp):
                                                     "--decode-len": None, "--hbm-bw": None, "--flops": None}),
         "serve-slice": ("serve " + m + "--chip tpu-v5e --batch 8 --context 1024", {"--slice": "4x4"}),
         "train": ("train " + m + "--chip tpu-v5p", {"--slice": "4x4x4", "--batch-tokens": "1M", "--mfu": None,
-                                                     "--pods": None, "--tokens": None}),
+                                                     "--pods": None, "--tokens": None, "--tp": None, "--vp": None}),
+        # One degree given: the search with it fixed (round 7), each hostile value as that degree.
         "plan": ("plan " + m + "--chip tpu-v5p", {"--slice": "4x4x4", "--batch-tokens": "1M", "--top": None,
-                                                   "--pods": None, "--seq": None}),
+                                                   "--pods": None, "--seq": None, "--tp": None, "--pp": None,
+                                                   "--dp": None}),
         "layout": ("layout", {"": "'bf16[4,8]{1,0:T(2,4)(2,1)}'", "--index": None}),
         "dot": ("dot 'bf,fd->db'", {"--shapes": "128,256 256,16"}),
     }
