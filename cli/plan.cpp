@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -37,10 +36,6 @@ std::vector<scaling::PlanRule> parse_saved(const std::string& text) {
 }
 
 
-bool has_degrees(const GivenDegrees& g, const scaling::Layout& l) {
-  return (g.data == 0 || scaling::data_degree(l) == g.data) && (g.tensor == 0 || scaling::tensor_degree(l) == g.tensor) &&
-         (g.pipeline == 0 || scaling::pipeline_degree(l) == g.pipeline);
-}
 
 // The one degree given, before the search: it divides the chips and keeps its own rule (the tensor degree
 // divides the heads, the pipeline at most the layers, the data degree the calibrated batch rules with one
@@ -90,36 +85,6 @@ void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling:
             : std::string()));
 }
 
-// The search with one degree fixed. The planner searches every degree, and its list holds the fastest
-// distinct layouts that fit; the fastest K with the fixed degree are the first K of them in a list long
-// enough to hold K (a faster one would stand before them in it), or all of them when the list holds every
-// layout that fits. So: search with a list 16 × K long (256 at least), doubled until one of the two holds.
-struct FixedSearch {
-  scaling::PlanResult result;     // the counts are the whole search's; top holds the kept layouts
-  bool complete = false;          // the list held every layout that fits
-  size_t listed = 0;              // the layouts of the last list (each fits)
-  std::optional<scaling::Planned> fastest;  // the fastest of any degree, for a refusal's message
-};
-FixedSearch search_fixed(scaling::PlanRequest r, const GivenDegrees& g) {
-  const size_t want = static_cast<size_t>(r.top_k);
-  constexpr int kMaxList = 1 << 17;  // past every space the tests and README search (a few thousand fit)
-  for (int k = std::max(256, 16 * r.top_k);; k = std::min(2 * k, kMaxList)) {
-    r.top_k = k;
-    scaling::PlanResult all = scaling::plan(r);
-    FixedSearch f;
-    f.complete = all.top.size() < static_cast<size_t>(k);
-    f.listed = all.top.size();
-    if (!all.top.empty()) f.fastest = all.top.front();
-    for (auto& p : all.top)
-      if (has_degrees(g, p.layout) && f.result.top.size() < want) f.result.top.push_back(std::move(p));
-    f.result.configs_evaluated = all.configs_evaluated;
-    f.result.configs_fit = all.configs_fit;
-    f.result.configs_timed = all.configs_timed;
-    f.result.configs_pruned = all.configs_pruned;
-    if (f.result.top.size() == want || f.complete || k == kMaxList) return f;
-  }
-}
-
 }  // namespace
 
 void run_plan(const PlanArgs& a) {
@@ -138,7 +103,7 @@ void run_plan(const PlanArgs& a) {
 
   const std::string inputs = step_inputs(a.chip, a.machine, a.batch_tokens);  // named by a refusal
   PlanResult out;
-  std::string mode = "search", note;
+  std::string mode = "search";
   nlohmann::json fixed = nlohmann::json::object();  // the degrees the command line fixed
   const bool one_layout = fixes_every_degree(g);
   if (one_layout) {
@@ -199,23 +164,23 @@ void run_plan(const PlanArgs& a) {
       if (g.pipeline > 0) fixed["pp"] = g.pipeline;
       // A fixed pipeline also bounds the planner's own search (deeper pipelines are never kept).
       if (g.pipeline > 0) r.max_pipeline = g.pipeline;
-      const FixedSearch f = for_option(inputs + layout_inputs(a.step), [&] { return search_fixed(r, g); });
-      out = f.result;
-      if (out.top.empty() && f.listed > 0) {
-        const auto& [l, t] = *f.fastest;
-        const std::string fastest = fmt::format("the fastest: dp {} × tp {} × pp {}, {}", data_degree(l),
-                                                tensor_degree(l), pipeline_degree(l), format_quantity(t.step_s, "s"));
-        if (f.complete)
-          throw std::invalid_argument(fmt::format("no layout with {} fits in {} of HBM per chip for {} ({} layouts "
-                                                  "with other degrees fit; {})",
-                                                  g.text(), format_quantity(r.system.chip.hbm_bytes, "B"), inputs,
-                                                  format_number(static_cast<double>(f.listed)), fastest));
-        throw std::invalid_argument(fmt::format("none of the {} fastest layouts that fit has {} for {} ({})",
-                                                format_number(static_cast<double>(f.listed)), g.text(), inputs, fastest));
+      r.fixed_data = g.data, r.fixed_tensor = g.tensor, r.fixed_pipeline = g.pipeline;
+      out = for_option(inputs + layout_inputs(a.step), [&] { return plan(r); });
+      if (out.top.empty() && out.configs_evaluated > 0) {
+        // Nothing with that degree fits: name the fastest layout of any degree that does, if one does.
+        PlanRequest any = r;
+        any.fixed_data = any.fixed_tensor = any.fixed_pipeline = 0, any.max_pipeline = 0;
+        const PlanResult others = for_option(inputs, [&] { return plan(any); });
+        std::string fastest = "no layout of any degree fits either";
+        if (!others.top.empty()) {
+          const auto& [l, t] = others.top.front();
+          fastest = fmt::format("the fastest that fits: dp {} × tp {} × pp {}, {}", data_degree(l), tensor_degree(l),
+                                pipeline_degree(l), format_quantity(t.step_s, "s"));
+        }
+        throw std::invalid_argument(fmt::format("no layout with {} fits in {} of HBM per chip for {} ({} evaluated; {})",
+                                                g.text(), format_quantity(r.system.chip.hbm_bytes, "B"), inputs,
+                                                format_number(static_cast<double>(out.configs_evaluated)), fastest));
       }
-      if (!out.top.empty() && out.top.size() < static_cast<size_t>(r.top_k) && !f.complete)
-        note = fmt::format("only {} of the {} fastest layouts that fit have {}", out.top.size(),
-                           format_number(static_cast<double>(f.listed)), g.text());
     }
     if (out.top.empty() && out.configs_evaluated == 0)
       throw std::invalid_argument(fmt::format(
@@ -255,7 +220,7 @@ void run_plan(const PlanArgs& a) {
              format_number(r.batch_tokens), to_string(r.cost_model),
              one_layout || g.count() == 0 ? mode : mode + " with " + g.text() + " fixed");
   if (!fixed.empty() && !one_layout)
-    fmt::print("the layouts of every degree are searched; those with {} are kept\n", g.text());
+    fmt::print("every layout with {} is searched (the other degrees, microbatches, ZeRO, saved rules, switches)\n", g.text());
   if (r.cost_model == CostModel::calibrated && !one_layout)
     fmt::print("layouts evaluated: {}, timed: {} ({} fit in HBM), skipped by the floor: {}; ranked by: {}\n\n",
                out.configs_evaluated, out.configs_timed, out.configs_fit, out.configs_pruned, kTieRule);
@@ -281,7 +246,6 @@ void run_plan(const PlanArgs& a) {
                label(l.saved), switches, format_quantity(t.step_s, "s"), format_quantity(t.memory.total, "B"),
                100 * t.mfu, bound_label(t.bound, r.system), describe_axes(p, r.system));
   }
-  if (!note.empty()) fmt::print("\n({})\n", note);
   if (one_layout && out.configs_fit == 0)
     fmt::print("\ndoes not fit: {} per chip against {} of HBM\n", format_quantity(out.top.front().terms.memory.total, "B"),
                format_quantity(r.system.chip.hbm_bytes, "B"));

@@ -68,6 +68,8 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
   if (r.max_microbatches < 1 || r.max_microbatches > kMaxMicroCount)
     throw std::invalid_argument("max microbatches = " + std::to_string(r.max_microbatches) + ": must be 1 to 2^20");
   if (r.max_pipeline < 0) throw std::invalid_argument("max pipeline degree must not be negative");
+  if (r.fixed_data < 0 || r.fixed_tensor < 0 || r.fixed_pipeline < 0)
+    throw std::invalid_argument("a fixed degree must not be negative (0 leaves it to the search)");
   const auto& h = r.system;
   if (h.fast.empty() || h.fast.size() > kMaxAxes)
     throw std::invalid_argument("--slice/--nodes: the machine needs 1 to 6 fast axes, each with a bandwidth, not " +
@@ -412,6 +414,12 @@ void apply_switches(Layout& l, const Layout& sw, double S, double lps) {
   else if (sw.schedule == Schedule::interleaved && std::fmod(lps, sw.virtual_stages) != 0) l.virtual_stages = -1;
 }
 
+// Whether degrees (X, Y, S) keep the request's fixed degrees (PlanRequest::fixed_*; 0 leaves one free).
+bool has_fixed_degrees(const PlanRequest& r, double X, double Y, double S) {
+  return (r.fixed_data == 0 || X == r.fixed_data) && (r.fixed_tensor == 0 || Y == r.fixed_tensor) &&
+         (r.fixed_pipeline == 0 || S == r.fixed_pipeline);
+}
+
 PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
   if (r.system.slow.groups != 1) throw std::invalid_argument("the book's cost model plans one slice: use --pods 1");
   double N = 1;
@@ -421,7 +429,7 @@ PlanResult plan_book(const PlanRequest& r, const Fixed& f) {
   for (int y = 1; y <= N; ++y) {
     if (static_cast<int>(N) % y || std::fmod(f.heads, y) != 0) continue;
     const double X = N / y;
-    if (X > f.B) continue;
+    if (X > f.B || !has_fixed_degrees(r, X, y, 1)) continue;
     ++out.configs_evaluated;
     TrainingMemory parts;
     const Score t = score_book(f, r, X, y, 0, &parts);  // the first rule: memory only, the book's time has none
@@ -540,7 +548,7 @@ PlanResult plan(const PlanRequest& r) {
     for (const auto& slow : slow_options) {
       Assignment a = assign(f, r.system, axes.data(), slow);
       if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.seqs || (f.whole && std::fmod(f.B, a.X) != 0) ||
-          (r.max_pipeline > 0 && a.S > r.max_pipeline))
+          (r.max_pipeline > 0 && a.S > r.max_pipeline) || !has_fixed_degrees(r, a.X, a.Y, a.S))
         continue;
       cost_assignment(f, a);
       if (calibrated) {

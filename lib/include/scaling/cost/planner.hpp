@@ -94,6 +94,9 @@ struct PlanRequest {
   std::vector<int> zero_stages{0, 1, 2, 3};
   int max_microbatches = 256;  // every count up to this (at most 2^20) that divides B (and up to B/X tokens)
   int max_pipeline = 0;        // the largest pipeline degree to try; 0: any (up to the layers)
+  // Degrees the search keeps fixed (0: searched): only layouts with these data, tensor and pipeline
+  // degrees are evaluated (`plan --tp 8` searches everything else).
+  int fixed_data = 0, fixed_tensor = 0, fixed_pipeline = 0;
   CostModel cost_model = CostModel::ideal;
   // The calibrated model's switches every candidate takes (schedule, virtual stages, sequence
   // parallelism, overlaps, attention kernel; layout.hpp); the interleaved schedule applies where there is
