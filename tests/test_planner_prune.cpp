@@ -222,6 +222,10 @@ Brute brute_force(const PlanRequest& r) {
       l.slow = {sd, 1, sys.slow.groups / sd};
       const int X = data_degree(l), Y = tensor_degree(l), S = pipeline_degree(l);
       const int lps = (r.model.layers + S - 1) / S;
+      // The degrees the request fixes (0: free), compared here on their own.
+      if ((r.fixed_data > 0 && X != r.fixed_data) || (r.fixed_tensor > 0 && Y != r.fixed_tensor) ||
+          (r.fixed_pipeline > 0 && S != r.fixed_pipeline))
+        continue;
       for (int m = 1; m <= r.max_microbatches; ++m) {
         if (std::fmod(r.batch_tokens, m) != 0) continue;
         for (int zero = 0; zero <= 3; ++zero) {
@@ -307,5 +311,18 @@ TEST_CASE("planner prune: the calibrated search finds the brute-force best over 
     CHECK(got.top[0].terms.step_s == want.best.step_s);
     CHECK(got.top[0].terms.memory.total == want.best.memory.total);
     CHECK(got.configs_pruned > 0);
+    // With one degree fixed (`plan --tp 2`, `--pp 2`), the search keeps to it and still finds the best.
+    for (const auto fix : {&PlanRequest::fixed_tensor, &PlanRequest::fixed_pipeline}) {
+      PlanRequest f = r;
+      f.*fix = 2;
+      const auto want_fixed = brute_force(f);
+      const auto got_fixed = plan(f);
+      CHECK(got_fixed.configs_evaluated == want_fixed.layouts);
+      REQUIRE(want_fixed.found == !got_fixed.top.empty());
+      if (!want_fixed.found) continue;
+      CHECK(got_fixed.top[0].terms.step_s == want_fixed.best.step_s);
+      for (const auto& p : got_fixed.top)
+        CHECK((fix == &PlanRequest::fixed_tensor ? tensor_degree(p.layout) : pipeline_degree(p.layout)) == 2);
+    }
   }
 }
