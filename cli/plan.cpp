@@ -14,6 +14,7 @@
 #include "limits.hpp"
 #include "output.hpp"
 #include "scaling/base/format.hpp"
+#include "scaling/cost/calibrated.hpp"
 #include "scaling/cost/planner.hpp"
 #include "scaling/model/presets.hpp"
 #include "step_options.hpp"
@@ -246,6 +247,11 @@ void run_plan(const PlanArgs& a) {
                label(l.saved), switches, format_quantity(t.step_s, "s"), format_quantity(t.memory.total, "B"),
                100 * t.mfu, bound_label(t.bound, r.system), describe_axes(p, r.system));
   }
+  if (r.cost_model == CostModel::calibrated)
+    if (const MfuRecord* rec = published_mfu_record(r.system.chip.name); rec && out.top.front().terms.mfu > rec->mfu)
+      fmt::print("\nnote: the best predicted MFU ({:.1f}%) is above the highest a published run reached on this chip "
+                 "({:.1f}%, {}): treat it as optimistic\n",
+                 100 * out.top.front().terms.mfu, 100 * rec->mfu, rec->source);
   if (one_layout && out.configs_fit == 0)
     fmt::print("\ndoes not fit: {} per chip against {} of HBM\n", format_quantity(out.top.front().terms.memory.total, "B"),
                format_quantity(r.system.chip.hbm_bytes, "B"));

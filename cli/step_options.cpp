@@ -13,6 +13,7 @@
 #include "scaling/base/validate.hpp"
 #include "output.hpp"
 #include "scaling/hardware/topology.hpp"
+#include "scaling/cost/calibrated.hpp"
 #include "scaling/cost/layout.hpp"
 
 namespace cli {
@@ -381,7 +382,12 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, sc
             {"t_latency_s", t.calibrated.t_latency_s},
             {"matmul_efficiency", t.calibrated.matmul_efficiency},
             {"working_bytes", t.memory.working}}}};
-  if (cost_model != CostModel::calibrated) j.erase("calibrated");
+  if (cost_model != CostModel::calibrated) {
+    j.erase("calibrated");
+  } else if (const MfuRecord* rec = published_mfu_record(s.chip.name)) {
+    // The highest MFU a published run reached on this chip: a predicted MFU above it is optimistic.
+    j["mfu_record"] = {{"mfu", rec->mfu}, {"source", rec->source}, {"exceeded", t.mfu > rec->mfu}};
+  }
   return j;
 }
 

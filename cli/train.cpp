@@ -179,6 +179,13 @@ void run_train(const TrainArgs& a) {
   row("step: " + system.slow.name, format_quantity(t.t_dcn_s, "s"));
   row("step", format_quantity(t.step_s, "s") + " (" + bound_label(t.bound, system) + "-bound)");
   row("MFU at that step", format_number(100 * t.mfu, 3) + "%");
+  if (j.contains("mfu_record")) {
+    const auto& rec = j["mfu_record"];
+    row("highest MFU published on this chip", format_number(100 * rec["mfu"].get<double>(), 3) + "%");
+    if (rec["exceeded"].get<bool>())
+      fmt::print("note: the predicted MFU is above the highest a published run reached on this chip ({}): "
+                 "treat the step as optimistic\n", rec["source"].get<std::string>());
+  }
   if (j.contains("alpha")) {
     row("alpha = C / W_ici", format_number(j["alpha"].get<double>()));
     row("§5.1.2: FSDP compute-bound above (per chip)", format_number(j["fsdp_min_batch_per_chip"].get<double>()));

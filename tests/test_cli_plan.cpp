@@ -373,3 +373,20 @@ TEST_CASE("scaling plan and train: --vp without --pp, one rule and one message")
   CHECK(j["best"]["pp"] == 2);
   CHECK(j["best"]["virtual_stages"] == 2);
 }
+
+TEST_CASE("scaling plan: a best MFU above the chip's published record is flagged, in the table and the JSON") {
+  // GPT-3 175B on 128 A100 nodes: the calibrated best predicts about 70 % MFU, above the 61.8 % of the best
+  // published A100 run held in validation/ (llm-foundry's MPT-3B at sequence 512: 6 · 2,647,905,280 ·
+  // 12,127 tokens/s / 312 TFLOP/s).
+  const std::string args = "--model gpt3-175b --chip a100 --nodes 128 --batch-tokens 3145728 --seq 2048";
+  const auto j = plan_json(args);
+  REQUIRE(j["best"].contains("mfu_record"));
+  CHECK(j["best"]["mfu_record"]["mfu"].get<double>() == doctest::Approx(6.0 * 2647905280 * 12127 / 312e12));
+  CHECK(j["best"]["mfu_record"]["exceeded"].get<bool>() == (j["best"]["mfu"].get<double>() > 6.0 * 2647905280 * 12127 / 312e12));
+  const auto text = run("plan " + args);
+  CHECK(text.exit_code == 0);
+  CHECK((text.out.find("above the highest a published run reached") != std::string::npos) ==
+        j["best"]["mfu_record"]["exceeded"].get<bool>());
+  // A chip with no record held (B200) carries none.
+  CHECK(!plan_json("--model llama3-8b --chip b200 --nodes 1 --batch-tokens 65536 --seq 8192")["best"].contains("mfu_record"));
+}

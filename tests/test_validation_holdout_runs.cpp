@@ -13,6 +13,7 @@
 // test also fails when any row cannot be evaluated.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -22,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "scaling/cost/calibrated.hpp"
 #include "training_runs.hpp"
 
 namespace {
@@ -182,5 +184,21 @@ TEST_CASE("validation README: the hold-out table is validation_report's") {
                                         100 * v.at("calibrated_max_abs_error").get<double>());
     CAPTURE(row);
     CHECK(text.str().find(row) != std::string::npos);
+  }
+}
+
+TEST_CASE("the MFU records train and plan warn against are the highest measured MFU of the runs held here") {
+  // lib's published_mfu_records() computes each from one row's printed throughput and parameter count;
+  // here the same figure comes from every run of validation/ (its model built from its config, its measured
+  // step from its printed figures): the record must be the highest of its chip's runs.
+  auto runs = validation::evaluate_runs(VALIDATION_RUNS_JSON, false);
+  const auto& held = holdout();
+  runs.insert(runs.end(), held.begin(), held.end());
+  for (const auto& rec : scaling::published_mfu_records()) {
+    CAPTURE(rec.chip);
+    double best = 0;
+    for (const auto& r : runs)
+      if (r.chip == rec.chip) best = std::max(best, r.measured_mfu);
+    CHECK(rec.mfu == doctest::Approx(best).epsilon(0.005));
   }
 }

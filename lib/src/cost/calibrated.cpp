@@ -84,6 +84,34 @@ std::vector<CollectiveSweep> published_nvlink_sweeps() {
   return {{"a100", a100, 0, kA100}, {"h100", h200, 367.61 * GB, kH200}, {"h200", h200, 367.61 * GB, kH200}};
 }
 
+std::vector<MfuRecord> published_mfu_records() {
+  // Each from the printed throughput and parameter count of its row: MFU = 6 · N · tokens/s per chip / peak.
+  // mosaicml/llm-foundry at 8c8dd48, scripts/train/benchmarking/README.md: the bf16 row "3b | 512 | 8" of
+  // the A100 80GB table (12,127 tokens/s/GPU, NumParams 2,647,905,280; 312 TFLOP/s) and of the H100 80GB
+  // table (27,965 tokens/s/GPU, the same model; 989 TFLOP/s). AI-Hypercomputer/maxtext at 76bd53b: the 32B
+  // model (32,548,464,640 parameters, MaxText/configs/v5p/README.md) on one slice, 132 TFLOP/s per v5e chip
+  // (MaxText/configs/v5e/README.md) and 328 per v5p chip, MaxText's count of 198,508,019,712 and
+  // 198,512,013,312 FLOPs per token (validation/training-runs.json, holdout-runs.json) giving the tokens/s.
+  constexpr double mpt3b = 2647905280, maxtext32b = 32548464640;
+  return {
+      {"a100", 6 * mpt3b * 12127 / 312e12,
+       "llm-foundry MPT-3B at sequence 512 on 8 A100-80GB (scripts/train/benchmarking/README.md at 8c8dd48)"},
+      {"h100", 6 * mpt3b * 27965 / 989e12,
+       "llm-foundry MPT-3B at sequence 512 on 8 H100 (scripts/train/benchmarking/README.md at 8c8dd48)"},
+      {"tpu-v5e", 6 * maxtext32b * (132e12 / 198508019712) / 197e12,
+       "MaxText 32B on one v5e-256 slice (MaxText/configs/v5e/README.md at 76bd53b)"},
+      {"tpu-v5p", 6 * maxtext32b * (328e12 / 198512013312) / 459e12,
+       "MaxText 32B on one v5p-128 slice (MaxText/configs/v5p/README.md at 76bd53b)"},
+  };
+}
+
+const MfuRecord* published_mfu_record(const std::string& chip) {
+  static const auto records = published_mfu_records();
+  for (const auto& r : records)
+    if (chip == r.chip) return &r;
+  return nullptr;
+}
+
 double sweep_bytes_per_s(const CollectiveSweep& sweep, double payload_bytes) {
   const auto& pts = sweep.busbw;
   double bw = pts.back().second;

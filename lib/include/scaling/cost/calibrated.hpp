@@ -143,6 +143,19 @@ std::vector<CollectiveSweep> published_nvlink_sweeps();
 // The bus bandwidth of a ring pass of a `payload_bytes` buffer by the sweep (see above).
 double sweep_bytes_per_s(const CollectiveSweep& sweep, double payload_bytes);
 
+// The highest MFU any published training run this workbook holds reached on a chip (validation/: the
+// calibration and hold-out runs), on the workbook's one count, 6 · active parameters · tokens over the
+// bf16 peak: what a plan predicting more than this is claiming nobody has shown. `train` and `plan` say so
+// when their calibrated MFU passes it; validation_planner_best holds the planner's bests to it.
+struct MfuRecord {
+  const char* chip;
+  double mfu;
+  const char* source;
+};
+std::vector<MfuRecord> published_mfu_records();
+// The record for `chip` (its preset name), or null where none is held.
+const MfuRecord* published_mfu_record(const std::string& chip);
+
 // The achieved rates of one chip, each with its source.
 struct ChipCalibration {
   std::string chip;
