@@ -59,6 +59,10 @@ TEST_CASE("sizes read the same everywhere (8k = 8000, 4M, 1e6), and 2^53 + 1 ref
   CHECK_THROWS_WITH_AS(v::size("--x", "k", 1e18), "--x 'k': not a number", std::invalid_argument);
   CHECK_THROWS_WITH_AS(v::size("--x", " 5", 1e18), "--x ' 5': not a number", std::invalid_argument);
   CHECK_THROWS_WITH_AS(v::size("--x", "+5", 1e18), "--x '+5': not a number", std::invalid_argument);
+  // With a suffix the message quotes the whole value as typed, not the digits before it.
+  CHECK_THROWS_WITH_AS(v::size("--x", "4MM", 1e18), "--x '4MM': not a number", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(v::size("--x", " 4M", 1e18), "--x ' 4M': not a number", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(v::size("--x", "abck", 1e18), "--x 'abck': not a number", std::invalid_argument);
   CHECK_THROWS_WITH_AS(v::size("--x", "2G", 1e9), "--x '2G': must be at most 1,000,000,000", std::invalid_argument);
   // The same text gives the same value on the command line: 8k tokens of context are 8,000.
   const auto r = run("serve --model llama2-7b --chip tpu-v5e --chips 8 --batch 1 --context 8k --json");

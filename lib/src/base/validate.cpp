@@ -88,21 +88,29 @@ void entries(std::string_view name, std::string_view text, double n, double max)
   if (n > max) fail(subject(name, text), entries_rule(n, max));
 }
 
-double number(std::string_view name, std::string_view text) {
-  if (text.empty()) fail(subject(name, text), kEmpty);
+namespace {
+
+// The number `text` spells, refused naming `shown` (what was typed: a size's digits are parsed without
+// their suffix, but the message quotes the whole value).
+double number_shown(std::string_view name, std::string_view text, std::string_view shown) {
+  if (text.empty()) fail(subject(name, shown), kEmpty);
   double value = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec == std::errc::result_out_of_range && ptr == end) fail(subject(name, text), kOutOfRange);
-  if (ec != std::errc() || ptr != end) fail(subject(name, text), kNotANumber);
-  if (!std::isfinite(value)) fail(subject(name, text), kFinite);
+  if (ec == std::errc::result_out_of_range && ptr == end) fail(subject(name, shown), kOutOfRange);
+  if (ec != std::errc() || ptr != end) fail(subject(name, shown), kNotANumber);
+  if (!std::isfinite(value)) fail(subject(name, shown), kFinite);
   // Plain digits beyond 2^53 may name a whole number no double holds (2^53 + 1): refused, not rounded.
   if (value >= 9007199254740992.0 && text.find_first_not_of("0123456789") == std::string_view::npos) {
     std::string_view digits = text.substr(std::min(text.find_first_not_of('0'), text.size()));
-    if (digits != fmt::format("{:.0f}", value)) fail(subject(name, text), kInexact);
+    if (digits != fmt::format("{:.0f}", value)) fail(subject(name, shown), kInexact);
   }
   return value;
 }
+
+}  // namespace
+
+double number(std::string_view name, std::string_view text) { return number_shown(name, text, text); }
 
 double size(std::string_view name, std::string_view text, double max) {
   double scale = 1;
@@ -119,7 +127,7 @@ double size(std::string_view name, std::string_view text, double max) {
     if (scale != 1) digits.remove_suffix(1);
   }
   if (scale != 1 && digits.empty()) fail(subject(name, text), kNotANumber);
-  const double value = number(name, digits.empty() ? text : digits) * scale;
+  const double value = number_shown(name, digits.empty() ? text : digits, text) * scale;
   if (!std::isfinite(value)) fail(subject(name, text), kOutOfRange);
   if (!(value > 0)) fail(subject(name, text), kPositive);
   if (value != std::floor(value)) fail(subject(name, text), kWhole);
