@@ -2330,7 +2330,8 @@ def foundry_reading(a100, h100, inputs):
                      "FlashAttention-1's figures, a stated proxy; `lib/src/cost/attention_rates.cpp`), but nothing "
                      "longer than 16,384 tokens is published, so longer sequences keep the 16K rate although the "
                      "published rates still rise with length, and a recompute's rerun forward takes the combined "
-                     "forward and backward rate, as no forward-only figure for these kernels is published. ")
+                     "forward and backward rate, as no forward-only figure for these kernels was read (the "
+                     "FlashAttention-2 paper prints A100 forward-only rates, but was not available here). ")
         return text.rstrip()
 
     def signs(rows):

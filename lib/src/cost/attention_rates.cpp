@@ -10,8 +10,11 @@ std::vector<AttentionRateCurve> published_attention_curves() {
   // The FlashAttention-2 release's benchmark figures (the README's "Performance" section shows them): bar
   // charts of forward + backward TFLOP/s on one GPU, panels (a)/(b) without and (c)/(d) with the causal mask
   // at head size 64 / 128; each bar is labelled with its value. The bars named "FlashAttention" are the
-  // FlashAttention-1 CUDA kernel, "FlashAttention-2" the new one (the A100 figure also has xformers and a
-  // Triton kernel, not used here: no run of ours names them).
+  // FlashAttention-1 CUDA kernel, "FlashAttention-2" the new one. The A100 figure also has xformers and a
+  // "FlashAttention Triton" bar, which the benchmark script published days later imports as OpenAI Triton's
+  // fused-attention op: not the kernel llm-foundry copied (flash-attention's own flash_attn_triton.py), which
+  // the model times at FlashAttention-1's figures as a stated proxy; those Triton bars (78–80 TFLOP/s at
+  // 8k–16k, head dim 128) would be an alternative proxy of the same class.
   constexpr const char* kA100 =
       "Dao-AILab/flash-attention 4f285b354796fb17df8636485b9a04df3ebbb7dc ('FlashAttention-2 release', 2023-07-17), "
       "assets/flash2_a100_fwd_bwd_benchmark.png: forward + backward on A100 80GB SXM4, causal panels (c) head dim "
@@ -21,8 +24,10 @@ std::vector<AttentionRateCurve> published_attention_curves() {
       "assets/flash2_h100_fwd_bwd_benchmark.png: forward + backward on H100 80GB SXM5, causal panels (c) head dim "
       "64 and (d) head dim 128";
   // FlashAttention-3's forward figure (FP16, H100 80GB SXM5), which prints FlashAttention-2's forward beside
-  // it: the only forward-only causal figure found for a kernel we time. Measured a year after the combined
-  // figure with a later flash-attn 2.x, so the backward it implies (3.5/R_fb − 1/R_f) mixes two dates.
+  // it: the only forward-only causal figure read here for a kernel we time (the FlashAttention-2 paper,
+  // arXiv 2307.08691, prints A100 forward-only and backward-only figures with FlashAttention-1 and Triton
+  // bars, its Figures 5 and 6, not available here). Measured a year after the combined figure with a later
+  // flash-attn 2.x, so the backward it implies (3.5/R_fb − 1/R_f) mixes two dates.
   constexpr const char* kH100Fwd =
       "Dao-AILab/flash-attention 7ef24848cf2f855077cef88fe122775b727dcd74 ('Add FA3 image', 2024-07-11), "
       "assets/flash3_fp16_fwd.png: forward only on H100 80GB SXM5, FlashAttention-2 bars of the causal panels "

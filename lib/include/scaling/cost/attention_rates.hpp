@@ -20,7 +20,7 @@
 // Reading a curve: the figures print s = 512, 1k, 2k, 4k, 8k, 16k (batch 16k / s, model width 2048, so
 // 32 heads at H = 64 and 16 at H = 128, fp16). Between two printed lengths the rate is interpolated
 // linearly in log2(s); below 512 the 512 value is used, above 16k the 16k value is held (nothing longer is
-// published: an assumption, said where a run uses it). A head size other than a printed one (64, 128) is
+// published: an assumption, said in the source text and flagged in beyond_printed). A head size other than a printed one (64, 128) is
 // read at the nearest printed one in log2 (a tie goes to the larger). Rates were published in fp16 (the
 // captions say FP16/BF16): used for bf16 at the same tensor-core peak.
 #include <array>

@@ -67,7 +67,7 @@ Schedule parse_schedule(std::string_view text);
 //                 FA2): the plain word means this generation.
 //   flash1        the FlashAttention-1 generation (Dao et al. 2022; flash-attn 1.x), and as a stated proxy
 //                 Triton ports of it of 2022–23 (e.g. llm-foundry's attn_impl 'triton', a copy of
-//                 flash-attention's flash_attn_triton.py), for which no rate of their own is published.
+//                 flash-attention's flash_attn_triton.py), for which no rate of their own was found.
 //   materialized  writes the [seq, seq] scores to HBM and runs softmax (and dropout) on them as separate
 //                 kernels, computing the masked half too (Megatron-LM's fused-softmax path of 2021–22).
 // A chip without published flash figures (every TPU, the H200) times flash and flash1 alike, at the matmul
