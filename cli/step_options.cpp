@@ -345,7 +345,8 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, sc
           {"pp_slow", l.slow.pipeline},
           {"microbatches", l.microbatches},
           {"zero", l.zero},
-          {"zero_scope", to_string(l.zero_scope)},
+          // One slice or node: ZeRO's scope is the same either way, printed as the default ("all").
+          {"zero_scope", s.slow.groups == 1 ? to_string(ZeroScope::all) : to_string(l.zero_scope)},
           {"saved", label(l.saved)},
           {"saved_rule", l.saved.rule},
           {"axes", describe_axes(p, s)},

@@ -82,6 +82,9 @@ void run_train(const TrainArgs& a) {
       throw std::invalid_argument("--tokens '" + escape_for_message(a.tokens) + "': the total FLOPs overflow a double");
     j["total_flops"] = total_flops;
     j["time_s"] = training_time_s(total_flops, n, chip.bf16_flops_per_s, mfu);
+    // The same tokens at the step this command models: tokens / batch steps of step_s each.
+    j["steps"] = tokens / B;
+    j["time_at_step_s"] = tokens / B * step.terms.step_s;
   }
   j["batch_per_chip"] = B / n;
 
@@ -141,8 +144,12 @@ void run_train(const TrainArgs& a) {
   row("total", bytes("total_bytes"));
   row("chips needed for memory (whole chips)", format_number(j["min_chips"].get<double>()));
   row("FLOPs per token (6 × active)", format_quantity(flops_per_token, "FLOPs"));
-  if (j.contains("time_s"))
-    row("training time at MFU " + a.mfu, format_number(j["time_s"].get<double>() / 86400) + " days");
+  if (j.contains("time_s")) {
+    row("training time at the modelled step", format_number(j["time_at_step_s"].get<double>() / 86400) + " days (" +
+                                                  format_number(j["steps"].get<double>()) + " steps)");
+    row("training time at --mfu " + a.mfu,
+        format_number(j["time_s"].get<double>() / 86400) + " days");
+  }
   row("batch per chip", format_number(B / n));
   const auto& [l, t] = step;
   fmt::print("layout: dp {} × tp {} × pp {}, {} microbatches, ZeRO-{} over {}, saved {} (axes {})\n",

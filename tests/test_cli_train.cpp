@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
@@ -349,4 +350,28 @@ TEST_CASE("scaling train and serve: min_chips is a whole number of chips in both
   CHECK(nlohmann::json::parse(s.out)["min_chips"].is_number_integer());
   const auto text = run("train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --cost-model ideal");
   CHECK(text.out.find("chips needed for memory (whole chips)") != std::string::npos);
+}
+
+TEST_CASE("scaling train: --tokens gives the training time at the modelled step beside the one at an assumed --mfu") {
+  const auto r = run("train --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576 --seq 8192 --tp 8 --dp 2 "
+                     "--microbatches 64 --tokens 1T --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["steps"].get<double>() == doctest::Approx(1e12 / 1048576));
+  CHECK(j["time_at_step_s"].get<double>() == doctest::Approx(1e12 / 1048576 * j["step_s"].get<double>()));
+  // The assumed-MFU time: the total FLOPs over 16 GPUs at 0.5 of the bf16 peak.
+  CHECK(j["time_s"].get<double>() == doctest::Approx(j["total_flops"].get<double>() / (16 * 0.5 * 989e12)).epsilon(1e-9));
+}
+
+TEST_CASE("scaling train and plan: one slice prints ZeRO's scope the same way") {
+  const std::string layout = "--model llama3-8b --chip tpu-v5e --slice 16x16 --batch-tokens 4194304 --json";
+  const auto p = nlohmann::json::parse(run("plan " + layout).out);
+  const auto best = p["best"];
+  const auto t = nlohmann::json::parse(
+      run(fmt::format("train {} --dp {} --tp {} --pp {} --microbatches {} --zero {} --saved {}", layout,
+                      best["dp"].get<int>(), best["tp"].get<int>(), best["pp"].get<int>(), best["microbatches"].get<int>(),
+                      best["zero"].get<int>(), best["saved"].get<std::string>()))
+          .out);
+  CHECK(t["zero_scope"] == best["zero_scope"]);
+  CHECK(t["step_s"].get<double>() == doctest::Approx(best["step_s"].get<double>()).epsilon(1e-12));
 }

@@ -101,7 +101,8 @@ void add_train(CLI::App& app) {
   add_size(train, "--batch-tokens", tr.batch_tokens, "global batch in tokens")
       ->required();
   add_size(train, "--tokens", tr.tokens, "training tokens: gives total_flops and time_s");
-  train->add_option("--mfu", tr.mfu, "model FLOPs utilisation in [1e-6, 1]")
+  train->add_option("--mfu", tr.mfu, "an assumed model FLOPs utilisation in [1e-6, 1] for time_s, the training "
+                                     "time of --tokens at that MFU (time_at_step_s uses the modelled step instead)")
       ->check(fraction_check("--mfu"))
       ->capture_default_str();
   train->add_flag("--json", tr.json, "print one JSON object, SI units");
