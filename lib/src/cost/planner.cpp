@@ -68,7 +68,7 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
   if (r.cost_model == CostModel::calibrated && std::fmod(r.batch_tokens, r.seq_len) != 0)
     throw std::invalid_argument(fmt::format("batch = {} tokens is not a whole number of sequences of {} tokens ({})",
                                             format_number(r.batch_tokens), format_number(r.seq_len),
-                                            format_number(r.batch_tokens / r.seq_len)));
+                                            format_number(r.batch_tokens / r.seq_len, 8)));
   if (r.saved_rules.empty() || r.saved_rules.size() > kMaxRules)
     throw std::invalid_argument("the planner needs 1 to 8 activation-saving rules");
   if (r.zero_stages.empty()) throw std::invalid_argument("the planner needs at least one ZeRO stage");
@@ -728,7 +728,7 @@ Terms step_terms(const TransformerConfig& model, const System& system, const Lay
     throw std::invalid_argument(fmt::format(
         "data degree {} × microbatches {}: each replica's microbatch would hold {} sequences of {} tokens (the "
         "batch's {} {} over {}): must be a whole number of sequences",
-        format_number(a.X), layout.microbatches, format_number(f.seqs / (a.X * layout.microbatches)),
+        format_number(a.X), layout.microbatches, format_number(f.seqs / (a.X * layout.microbatches), 6),
         format_number(batch.seq_len), format_number(f.seqs), f.seqs == 1 ? "sequence" : "sequences",
         format_number(a.X * layout.microbatches)));
   const bool all = layout.zero_scope == ZeroScope::all;
