@@ -61,7 +61,7 @@ void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling:
     throw std::invalid_argument(fmt::format("{}: pipeline degree {} exceeds the {} layers", named, g.pipeline,
                                             format_number(r.model.layers)));
   const bool whole = r.cost_model == scaling::CostModel::calibrated;
-  const double seqs = std::max(1.0, std::floor(r.batch_tokens / r.seq_len));
+  const double seqs = r.batch_tokens / r.seq_len;  // whole under the calibrated model (check_batch)
   if (g.data > 0) check_data_degree(a.step, {true, g.data, 1, 1}, 1, r.batch_tokens, r.seq_len, r.cost_model);
   const int rest = static_cast<int>(n) / value;
   // x and rest / x are the two open degrees, in the order data, tensor, pipeline.
@@ -71,7 +71,7 @@ void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling:
     else if (data == 0) data = x, pipeline = rest / x;
     else tensor = x, pipeline = rest / x;
     if (std::fmod(r.model.q_heads, tensor) != 0 || pipeline > r.model.layers) return false;
-    if (whole && (std::fmod(r.batch_tokens, data) != 0 || data > seqs)) return false;
+    if (whole && std::fmod(seqs, data) != 0) return false;
     return !scaling::placements(r.system, data, tensor, pipeline, {}).empty();
   };
   for (int x = 1; static_cast<double>(x) * x <= rest; ++x)  // each divisor pair once: √rest steps
@@ -81,8 +81,8 @@ void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling:
       "inside a slice or node, its degree dividing the {} heads; the pipeline at most the {} layers{})",
       named, scaling::escape_for_message(r.system.name), format_number(rest), format_number(r.model.q_heads),
       format_number(r.model.layers),
-      whole ? fmt::format("; the data degree dividing --batch-tokens {} and at most its {} whole sequences",
-                          format_number(r.batch_tokens), format_number(seqs))
+      whole ? fmt::format("; the data degree dividing the {} sequences of --seq {} in --batch-tokens {}",
+                          format_number(seqs), format_number(r.seq_len), format_number(r.batch_tokens))
             : std::string()));
 }
 
@@ -116,6 +116,7 @@ void run_plan(const PlanArgs& a) {
       throw UsageError("plan: --top and --max-microbatches search; given every degree there is one layout");
     const Layout base = resolve_layout(a.step);
     check_virtual_stages(a.step, d, base, r.model.layers);
+    check_batch(r.batch_tokens, r.seq_len, r.cost_model);  // after the usage and layout rules, as train
     check_data_degree(a.step, d, base.microbatches, r.batch_tokens, r.seq_len, r.cost_model);
     out.top = {for_option(inputs + layout_inputs(a.step), [&] {
       return best_placement(r.model, r.system, d.data, d.tensor, d.pipeline, base, {r.batch_tokens, r.seq_len},
@@ -155,6 +156,7 @@ void run_plan(const PlanArgs& a) {
     if (!a.max_microbatches.empty()) {
       r.max_microbatches = static_cast<int>(parse_size("--max-microbatches", a.max_microbatches, limits::kMaxMicrobatches));
     }
+    check_batch(r.batch_tokens, r.seq_len, r.cost_model);
     if (g.count() == 0) {
       out = for_option(inputs, [&] { return plan(r); });
     } else {
@@ -185,8 +187,8 @@ void run_plan(const PlanArgs& a) {
     }
     if (out.top.empty() && out.configs_evaluated == 0)
       throw std::invalid_argument(fmt::format(
-          "no layout to evaluate for {}: no split of the chips meets the layout rules (the data degree at most "
-          "the batch's whole sequences and dividing the batch under the calibrated model, the pipeline at most the "
+          "no layout to evaluate for {}: no split of the chips meets the layout rules (the data degree dividing "
+          "the batch's sequences under the calibrated model, the pipeline at most the "
           "layers, the tensor degree dividing the heads)",
           inputs));
     if (out.top.empty())

@@ -192,10 +192,21 @@ void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::La
   if (s.pp.empty() || d.pipeline < 2)
     throw std::invalid_argument(fmt::format("--vp {} {}: virtual stages interleave a pipeline: give --pp 2 or more",
                                             l.virtual_stages, pp));
-  const double per_stage = std::ceil(layers / d.pipeline);
-  if (std::fmod(per_stage, l.virtual_stages) != 0)
-    throw std::invalid_argument(fmt::format("--vp {} {}: must divide each stage's {} layers", l.virtual_stages,
-                                            pp, scaling::format_number(per_stage)));
+  // Megatron-LM's rule (scaling::interleaves_evenly): every stage holds the same layers, v chunks of them.
+  if (!scaling::interleaves_evenly(layers, d.pipeline, l.virtual_stages)) {
+    const double low = std::floor(layers / d.pipeline), heavy = layers - low * d.pipeline;
+    const std::string stages =
+        heavy == 0 ? fmt::format("each of the {} stages holds {} layers", d.pipeline, scaling::format_number(low))
+                   : fmt::format("{} of the {} stages hold {} layers and {} hold {}", scaling::format_number(heavy),
+                                 d.pipeline, scaling::format_number(low + 1),
+                                 scaling::format_number(d.pipeline - heavy), scaling::format_number(low));
+    throw std::invalid_argument(fmt::format(
+        "--vp {} {}: the {} layers do not split into {} × {} = {} virtual stages of whole layers ({}); the "
+        "interleaved schedule needs the layers, or the layers plus 1 or 2 slots for the embedding and the loss "
+        "(Megatron-LM's rule), divisible by --pp × --vp",
+        l.virtual_stages, pp, scaling::format_number(layers), d.pipeline, l.virtual_stages,
+        scaling::format_number(static_cast<double>(d.pipeline) * l.virtual_stages), stages));
+  }
 }
 
 std::string GivenDegrees::text() const {
@@ -229,10 +240,8 @@ DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const sc
   const double n = chips(system);
   DefaultDegrees out;
   out.degrees.data = static_cast<int>(n);
-  const double seqs = std::max(1.0, std::floor(batch_tokens / seq_len));
-  auto keeps_rule = [&](double data) {
-    return std::fmod(batch_tokens, data) == 0 && data * base.microbatches <= seqs;
-  };
+  const double seqs = batch_tokens / seq_len;  // whole under the calibrated model (check_batch)
+  auto keeps_rule = [&](double data) { return std::fmod(seqs, data * base.microbatches) == 0; };
   // The ideal and book models reason per token (§5): every chip a data replica, whatever the batch.
   if (cost_model != scaling::CostModel::calibrated || keeps_rule(n)) return out;
   const int total = static_cast<int>(n);  // the machine's chips fit an int (resolve_system's limit)
@@ -256,20 +265,20 @@ DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const sc
       if (pipeline > model.layers || scaling::placements(system, data, tensor, pipeline, base).empty()) continue;
       out.degrees = {false, data, tensor, pipeline};
       out.why = fmt::format(
-          "no degree given: --dp {} (every chip) breaks the whole-sequence rule (the data degree divides "
-          "--batch-tokens {}, and data degree × microbatches is at most its {} whole sequences of --seq {}); chose "
+          "no degree given: --dp {} (every chip) breaks the whole-sequence rule (data degree × microbatches "
+          "divides the {} sequences of --seq {} in --batch-tokens {}); chose "
           "dp {} × tp {} × pp {}: the largest data degree that keeps it, the other chips tensor-parallel inside a "
           "{}{} (`scaling plan` searches for the fastest)",
-          total, format_number(batch_tokens), format_number(seqs), format_number(seq_len), data, tensor, pipeline,
+          total, format_number(seqs), format_number(seq_len), format_number(batch_tokens), data, tensor, pipeline,
           scaling::is_gpu(system.chip) ? "node" : "slice", pipeline > 1 ? ", then pipelined" : "");
       return out;
     }
   }
   throw std::invalid_argument(fmt::format(
-      "no degree given, and no split of the {} chips keeps the whole-sequence rule (the data degree divides "
-      "--batch-tokens {}, data degree × microbatches at most its {} whole sequence{} of --seq {}; the tensor degree "
+      "no degree given, and no split of the {} chips keeps the whole-sequence rule (data degree × microbatches "
+      "divides the {} sequence{} of --seq {} in --batch-tokens {}; the tensor degree "
       "inside a {} dividing the {} heads; the pipeline at most the {} layers): give a larger batch or fewer chips",
-      format_number(n), format_number(batch_tokens), format_number(seqs), seqs == 1 ? "" : "s", format_number(seq_len),
+      format_number(n), format_number(seqs), seqs == 1 ? "" : "s", format_number(seq_len), format_number(batch_tokens),
       scaling::is_gpu(system.chip) ? "node" : "slice", format_number(model.q_heads), format_number(model.layers)));
 }
 
@@ -292,16 +301,32 @@ void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, do
                                             microbatches, format_number(batch_tokens)));
   // The calibrated model's rules (planner.cpp's Fixed::whole); the ideal and book models reason per token.
   if (cost_model != scaling::CostModel::calibrated) return;
-  if (std::fmod(batch_tokens, d.data) != 0)
-    throw std::invalid_argument(fmt::format("{}: must divide --batch-tokens {} (each replica takes whole tokens)",
-                                            subject, format_number(batch_tokens)));
-  const double seqs = std::max(1.0, std::floor(batch_tokens / seq_len));
-  if (static_cast<double>(d.data) * microbatches > seqs)
+  const double seqs = batch_tokens / seq_len;  // whole (check_batch)
+  if (std::fmod(seqs, d.data) != 0)
     throw std::invalid_argument(fmt::format(
-        "{}{}: data degree × microbatches must be at most the batch's {} whole sequences of --seq {} (each "
-        "replica's microbatch holds at least one sequence)",
-        subject, microbatches > 1 ? fmt::format(" × --microbatches {}", microbatches) : std::string(),
-        format_number(seqs), format_number(seq_len)));
+        "{}: each replica would hold {} sequences of --seq {} (--batch-tokens {} is {} {}): must divide them "
+        "(a replica trains on whole sequences)",
+        subject, format_number(seqs / d.data, 6), format_number(seq_len), format_number(batch_tokens),
+        format_number(seqs), seqs == 1 ? "sequence" : "sequences"));
+  if (std::fmod(seqs, static_cast<double>(d.data) * microbatches) != 0)
+    throw std::invalid_argument(fmt::format(
+        "--microbatches {}: each replica's microbatch would hold {} sequences of --seq {} ({} per replica of {}): "
+        "must be a whole number of sequences",
+        microbatches, format_number(seqs / d.data / microbatches, 6), format_number(seq_len),
+        format_number(seqs / d.data), subject));
+}
+
+void check_batch(double batch_tokens, double seq_len, scaling::CostModel cost_model) {
+  using scaling::format_number;
+  // Every model: a step trains on at least one sequence (planner.cpp's fix()).
+  if (batch_tokens < seq_len)
+    throw std::invalid_argument(fmt::format("--batch-tokens {} is less than one sequence of --seq {}",
+                                            format_number(batch_tokens), format_number(seq_len)));
+  // The calibrated model: whole sequences (the ideal and book models reason per token, §5).
+  if (cost_model == scaling::CostModel::calibrated && std::fmod(batch_tokens, seq_len) != 0)
+    throw std::invalid_argument(fmt::format("--batch-tokens {} is not a whole number of sequences of --seq {} ({})",
+                                            format_number(batch_tokens), format_number(seq_len),
+                                            format_number(batch_tokens / seq_len, 8)));
 }
 
 std::vector<int> parse_zero_stages(const std::string& text) {

@@ -50,8 +50,8 @@ GivenDegrees given_degrees(const StepArgs& s);
 bool fixes_every_degree(const GivenDegrees& g);
 
 // train's layout when no degree is given. Every chip a data replica (FSDP over the machine), as before,
-// unless the calibrated model's whole-sequence rule refuses it (check_data_degree: the data degree divides
-// the batch's tokens and data degree × microbatches is at most its whole sequences). Then the largest data
+// unless the calibrated model's whole-sequence rule refuses it (check_data_degree: data degree ×
+// microbatches divides the batch's sequences). Then the largest data
 // degree that keeps the rule, the rest of the chips tensor-parallel inside one slice or node (the largest
 // degree that divides the rest and the heads and has a placement), and what is still left pipelined (at
 // most the layers). `why` says which layout was chosen and why, empty when every chip is a data replica.
@@ -64,15 +64,19 @@ DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const sc
                                const scaling::Layout& base, double batch_tokens, double seq_len,
                                scaling::CostModel cost_model);
 
-// The batch's rules for a layout's data degree, named by --dp/--fsdp (or the chips it was filled from):
-// it divides the batch's tokens, and data degree × microbatches leaves at least one whole sequence per
-// replica's microbatch (the planner's search skips any other layout). The calibrated model's rules only:
-// the ideal and book models are §5's per-token bounds. Throws std::invalid_argument.
-// --vp's rules, named by --vp (and --pp): virtual stages need a pipeline of 2 or more stages, and they
-// divide each stage's layers (⌈layers / pp⌉). Throws std::invalid_argument.
+// --vp's rules, named by --vp (and --pp): virtual stages need a pipeline of 2 or more stages, and the
+// layers split evenly into pp × vp virtual stages (scaling::interleaves_evenly, Megatron-LM's rule).
 // One rule for train and plan: --vp above 1 (or --schedule interleaved) needs --pp given, 2 or more (plan's
-// search too), and v divides each stage's layers.
+// search too). Throws std::invalid_argument.
 void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers);
+// --batch-tokens against --seq: at least one sequence under every model, a whole number of them under
+// the calibrated one; a one-line refusal naming both options otherwise.
+void check_batch(double batch_tokens, double seq_len, scaling::CostModel cost_model);
+// The batch's rules for a layout's data degree, named by --dp/--fsdp (or the chips it was filled from)
+// and --microbatches: the data degree divides the batch's sequences, and data degree × microbatches does
+// too, so each replica's microbatch is a whole number of sequences (the planner's search skips any other
+// layout). The calibrated model's rules only, after check_batch: the ideal and book models are §5's
+// per-token bounds (there only the microbatches divide the tokens). Throws std::invalid_argument.
 void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, double batch_tokens, double seq_len,
                        scaling::CostModel cost_model);
 

@@ -35,6 +35,9 @@ void run_train(const TrainArgs& a) {
   // calibrated model's whole-sequence rule refuses that; then default_degrees' split, and it says so.
   Degrees d = resolve_degrees(a.step, n);
   check_virtual_stages(a.step, d, base, cfg.layers);  // before a default layout: --vp needs --pp either way
+  // The batch against --seq (after the option and degree rules): at least one sequence, whole ones when
+  // calibrated; the default layout and the data degree's rules count those sequences.
+  check_batch(B, resolve_seq(a.step), cost_model);
   std::string default_layout;
   if (!d.given) {
     const auto chosen = default_degrees(cfg, system, base, B, resolve_seq(a.step), cost_model);

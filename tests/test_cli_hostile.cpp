@@ -218,7 +218,7 @@ TEST_CASE("issue 19, control characters: train and plan print a config path esca
   }());
   for (const std::string sub : {"train", "plan"}) {
     INFO(sub);
-    const auto r = run(sub + " --config " + quote(path.string()) + " --chip tpu-v5e --slice 4x4 --batch-tokens 1M");
+    const auto r = run(sub + " --config " + quote(path.string()) + " --chip tpu-v5e --slice 4x4 --batch-tokens 1048576");
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find('\x1b') == std::string::npos);
     CHECK(r.out.find("train_config\\x1b[31m.json") != std::string::npos);
@@ -236,7 +236,7 @@ TEST_CASE("issue 16: train's JSON carries counts as integers, like every other s
   }
   CHECK(j["chips"] == 256);  // 16 × 16
   CHECK(r.out.find("\"chips\": 256,") != std::string::npos);
-  const auto p = run("plan --model llama2-7b --chip tpu-v5e --slice 16x16 --batch-tokens 1M --json");
+  const auto p = run("plan --model llama2-7b --chip tpu-v5e --slice 16x16 --batch-tokens 1048576 --json");
   REQUIRE(p.exit_code == 0);
   CHECK(nlohmann::json::parse(p.out)["chips"].is_number_integer());
 }
@@ -260,8 +260,9 @@ TEST_CASE("issue 19, integer overflow: a machine of more than 2^30 chips is refu
                     "--slice '16x16x16' × --pods '1000000': has 4,096,000,000 chips: must be at most 1,073,741,824"},
                    {"train --model llama2-7b --chip tpu-v5p --slice 16x16x16 --pods 1000000 --batch-tokens 1e15",
                     "--slice '16x16x16' × --pods '1000000': has 4,096,000,000 chips: must be at most 1,073,741,824"}});
-  // Below the bound the answer is a whole, positive data degree: 4 × 4 × 4 × 10^6 chips, tp = pp = 1.
-  const auto r = run("plan --model llama2-7b --chip tpu-v5p --slice 4x4x4 --pods 1000000 --batch-tokens 1e15 --json");
+  // Below the bound the answer is a whole, positive data degree: 4 × 4 × 4 × 10^6 chips, tp = pp = 1
+  // (sequences of 1,000 tokens: 10^12 of them, whole per replica).
+  const auto r = run("plan --model llama2-7b --chip tpu-v5p --slice 4x4x4 --pods 1000000 --batch-tokens 1e15 --seq 1000 --json");
   REQUIRE(r.exit_code == 0);
   const auto best = nlohmann::json::parse(r.out)["best"];
   CHECK(best["dp"].get<double>() * best["tp"].get<double>() * best["pp"].get<double>() == 64e6);
@@ -344,7 +345,7 @@ TEST_CASE("issue 19, consistency: one rule and one limit for GPUs on nodes, ZeRO
 }
 
 TEST_CASE("issue 19, messages: a layout the batch cannot take and a plan that fits nowhere name the inputs") {
-  expect_rejected({{"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 2 --cost-model ideal",
+  expect_rejected({{"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 2 --seq 1 --cost-model ideal",
                     "--chip 'tpu-v5p', --slice '4x4x4', --batch-tokens '2': "},
                    // 65,536 divides the batch (a count that does not is refused naming --microbatches alone),
                    // but 64 replicas × 65,536 microbatches exceed its 1,048,576 tokens.
@@ -352,8 +353,8 @@ TEST_CASE("issue 19, messages: a layout the batch cannot take and a plan that fi
                     "--batch-tokens '1048576', --microbatches '65536': "},
                    {"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --microbatches 65536 --cost-model ideal",
                     "--microbatches 65536: must divide --batch-tokens 1,000,000"},
-                   {"plan --model llama2-13b --chip tpu-v5p --slice 1x1x1 --batch-tokens 1M",
-                    "of HBM per chip for --chip 'tpu-v5p', --slice '1x1x1', --batch-tokens '1M'"}});
+                   {"plan --model llama2-13b --chip tpu-v5p --slice 1x1x1 --batch-tokens 1048576",
+                    "of HBM per chip for --chip 'tpu-v5p', --slice '1x1x1', --batch-tokens '1048576'"}});
 }
 
 TEST_CASE("issue 19, messages: einsum and sharding texts are escaped and cut, a character never split") {

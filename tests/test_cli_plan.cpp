@@ -94,11 +94,11 @@ TEST_CASE("scaling plan: a GPU cluster") {
 
 TEST_CASE("scaling plan: one layout on an H100 cluster, its terms by hand (ideal model)") {
   // LLaMA-3-8B (P = 8,030,261,248 parameters, all active) on 8 DGX H100 nodes: pure data parallelism, ZeRO-3
-  // over all 64 GPUs, every activation saved (nothing rerun), a 1M-token batch. By hand from the preset's
+  // over all 64 GPUs, every activation saved (nothing rerun), a 2^20-token batch. By hand from the preset's
   // figures: 9.89e14 FLOPs/s, NVLink 4.5e11 B/s and InfiniBand 5e10 B/s per GPU.
-  const double P = 8030261248.0, B = 1e6;
+  const double P = 8030261248.0, B = 1048576;
   // (--dp 64 --tp 1: two degrees fix the layout; --dp 64 alone searches the rest with it fixed.)
-  const auto j = plan_json("--model llama3-8b --chip h100 --nodes 8 --batch-tokens 1e6 --dp 64 --tp 1 --zero 3 "
+  const auto j = plan_json("--model llama3-8b --chip h100 --nodes 8 --batch-tokens 1048576 --dp 64 --tp 1 --zero 3 "
                            "--saved all --cost-model ideal");
   CHECK(j["mode"] == "one layout");
   CHECK(j["hardware"] == "8 × 8 NVIDIA H100");
@@ -129,50 +129,54 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens -5", "--batch-tokens '-5'"},
       {base + "--slice 4x4x4 --batch-tokens 2.5", "--batch-tokens '2.5'"},
       {base + "--slice 4x4x4 --batch-tokens x", "--batch-tokens 'x'"},
-      {base + "--slice 64x64x64 --batch-tokens 1024", "64x64x64"},
-      {base + "--slice 4x0x4 --batch-tokens 1024", "4x0x4"},
-      {base + "--slice 4x4x4 --pods 0 --batch-tokens 1024", "--pods '0'"},
-      {base + "--slice 4x4x4 --pods 1.5 --batch-tokens 1024", "--pods '1.5'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --top 0", "--top '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --top 1001", "--top '1001'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --seq 0", "--seq '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --saved none", "'none'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --saved input,4Q", "--saved"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --tp 3", "--tp 3"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --dp 2 --tp 2 --pp 2", "must equal the 64 chips"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --tp 64", "64 does not divide the 32 heads"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --dp 16 --tp 4 --zero 1,3", "--zero '1,3'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp 4 --microbatches 0", "--microbatches '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --weights fp7", "'fp7'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --grads fp7", "'fp7'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --optimizer lion", "'lion'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --master bf16", "'bf16'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --zero 4", "--zero '4'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --zero x", "--zero"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --max-microbatches 0", "--max-microbatches '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --cost-model guess", "--cost-model \'guess'"},
-      {base + "--slice 4x4x4 --pods 2 --batch-tokens 1024 --cost-model book",
+      {base + "--slice 64x64x64 --batch-tokens 4096", "64x64x64"},
+      {base + "--slice 4x0x4 --batch-tokens 4096", "4x0x4"},
+      {base + "--slice 4x4x4 --pods 0 --batch-tokens 4096", "--pods '0'"},
+      {base + "--slice 4x4x4 --pods 1.5 --batch-tokens 4096", "--pods '1.5'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --top 0", "--top '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --top 1001", "--top '1001'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --seq 0", "--seq '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --saved none", "'none'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --saved input,4Q", "--saved"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --tp 3", "--tp 3"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --dp 2 --tp 2 --pp 2", "must equal the 64 chips"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --tp 64", "64 does not divide the 32 heads"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --dp 16 --tp 4 --zero 1,3", "--zero '1,3'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --tp 4 --microbatches 0", "--microbatches '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --weights fp7", "'fp7'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --grads fp7", "'fp7'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --optimizer lion", "'lion'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --master bf16", "'bf16'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --zero 4", "--zero '4'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --zero x", "--zero"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --max-microbatches 0", "--max-microbatches '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 4096 --cost-model guess", "--cost-model \'guess'"},
+      {base + "--slice 4x4x4 --pods 2 --batch-tokens 4096 --cost-model book",
        "--cost-model book with --pods '2': the book's FSDP × TP model plans one slice: leave --pods out or give --pods 1"},
-      {"plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1024 --cost-model book",
+      {"plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 4096 --cost-model book",
        "--cost-model book with --nodes '2': the book's FSDP × TP model plans one node: give --nodes 1"},
-      {"plan --model llama3-8b --chip h100 --chips 16 --batch-tokens 1024 --cost-model book",
+      {"plan --model llama3-8b --chip h100 --chips 16 --batch-tokens 4096 --cost-model book",
        "--cost-model book with --chips '16': the book's FSDP × TP model plans one node of 8 GPUs: give --chips 8 or fewer"},
-      {base + "--slice 4x4x4 --batch-tokens 1024 --hbm-bytes 1e6", "no layout"},
-      {"plan --model nope --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024", "'nope'"},
-      {"plan --model llama3-8b --chip tpu-v9 --slice 4x4x4 --batch-tokens 1024", "'tpu-v9'"},
-      {"plan --model llama3-8b --chip h100 --nodes 0 --gpus-per-node 8 --nvlink-bw 9e11 --ib-bw 5e10 --batch-tokens 1024",
+      {base + "--slice 4x4x4 --batch-tokens 4096 --hbm-bytes 1e6", "no layout"},
+      {"plan --model nope --chip tpu-v5p --slice 4x4x4 --batch-tokens 4096", "'nope'"},
+      {"plan --model llama3-8b --chip tpu-v9 --slice 4x4x4 --batch-tokens 4096", "'tpu-v9'"},
+      {"plan --model llama3-8b --chip h100 --nodes 0 --gpus-per-node 8 --nvlink-bw 9e11 --ib-bw 5e10 --batch-tokens 4096",
        "--nodes '0'"},
-      {"plan --model llama3-8b --chip h100 --nodes 2 --gpus-per-node 8 --nvlink-bw 0 --ib-bw 5e10 --batch-tokens 1024",
+      {"plan --model llama3-8b --chip h100 --nodes 2 --gpus-per-node 8 --nvlink-bw 0 --ib-bw 5e10 --batch-tokens 4096",
        "--nvlink-bw '0'"},
-      {"plan --config /nonexistent/config.json --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024", "config.json"},
+      {"plan --config /nonexistent/config.json --chip tpu-v5p --slice 4x4x4 --batch-tokens 4096", "config.json"},
       // The calibrated model's batch rules and --vp's, named by the option (issue 16 review).
-      {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--dp 64: must divide --batch-tokens 1,000"},
-      {base + "--slice 4x4x4 --batch-tokens 65536 --dp 64", "--dp 64: data degree × microbatches must be at most the batch's 16 whole sequences"},
-      {base + "--slice 4x4x4 --batch-tokens 1M --tp 4 --vp 3", "--vp 3 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
-      {base + "--slice 4x4x4 --batch-tokens 1M --vp 3", "--vp 3 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
-      {base + "--slice 4x4x4 --batch-tokens 1M --pp 4 --vp 3", "--vp 3 with --pp 4: must divide each stage's 8 layers"},
-      {base + "--slice 4x4x4 --batch-tokens 1M --nvlink-bw 1e9", "--nvlink-bw '1e9': the TPU v5p is a TPU: give --slice [--pods], not --nvlink-bw"},
-      {"plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M --ici-bw 1e9", "--ici-bw '1e9': the NVIDIA H100 is a GPU"},
+      {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--batch-tokens 1,000 is less than one sequence of --seq 4,096"},
+      {base + "--slice 4x4x4 --batch-tokens 65536 --dp 64",
+       "--dp 64: each replica would hold 0.25 sequences of --seq 4,096 (--batch-tokens 65,536 is 16 sequences): must divide them"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --tp 4 --vp 3", "--vp 3 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --vp 3", "--vp 3 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --pp 4 --vp 3",
+       "--vp 3 with --pp 4: the 32 layers do not split into 4 × 3 = 12 virtual stages of whole layers (each of the 4 "
+       "stages holds 8 layers); the interleaved schedule needs the layers, or the layers plus 1 or 2 slots for the "
+       "embedding and the loss (Megatron-LM's rule), divisible by --pp × --vp"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --nvlink-bw 1e9", "--nvlink-bw '1e9': the TPU v5p is a TPU: give --slice [--pods], not --nvlink-bw"},
+      {"plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576 --ici-bw 1e9", "--ici-bw '1e9': the NVIDIA H100 is a GPU"},
   });
 }
 
@@ -184,9 +188,34 @@ TEST_CASE("scaling plan: every data replica's microbatch holds a whole sequence 
     CHECK(l["dp"].get<double>() * l["microbatches"].get<double>() <= 4194304.0 / 4096);
     CHECK(std::fmod(4194304.0, l["dp"].get<double>()) == 0);
   }
+  // Issue 17 F2/F6, the practitioner's review: each replica's microbatch B/(dp·m) a whole number of
+  // sequences (GPT-3 175B's best was dp 64 × 16 microbatches, 1.5 sequences each), and interleaving only where
+  // the layers (plus at most the embedding's and the loss' slots) split evenly over pp × vp (LLaMA-3 405B's
+  // best was pp 35 × vp 4, 14 of its 35 stages holding 3 layers).
+  struct Scenario {
+    std::string flags;
+    double B, seq, layers;
+  };
+  for (const auto& c : {Scenario{"--model gpt3-175b --chip a100 --nodes 128 --batch-tokens 3145728 --seq 2048", 3145728, 2048, 96},
+                        Scenario{"--model llama3-405b --chip tpu-v5p --slice 16x20x28 --pods 8 --batch-tokens 16777216",
+                                 16777216, 4096, 126},
+                        Scenario{"--model llama3-70b --chip h100 --nodes 64 --batch-tokens 16777216", 16777216, 4096, 80}}) {
+    CAPTURE(c.flags);
+    const auto p = plan_json(c.flags + " --top 10");
+    REQUIRE(!p["top"].empty());
+    for (const auto& l : p["top"]) {
+      const double per_microbatch = c.B / (l["dp"].get<double>() * l["microbatches"].get<double>());
+      CHECK(std::fmod(per_microbatch, c.seq) == 0);
+      const double slots = l["pp"].get<double>() * l["virtual_stages"].get<double>();
+      if (l["virtual_stages"].get<int>() > 1)
+        CHECK((std::fmod(c.layers, slots) == 0 || std::fmod(c.layers + 1, slots) == 0 ||
+               std::fmod(c.layers + 2, slots) == 0));
+    }
+  }
   // train refuses the half-sequence layout, naming --dp, its value and the rule.
   expect_rejected({{"train --model llama3-70b --chip tpu-v5p --slice 16x16x8 --batch-tokens 4194304 --dp 2048",
-                    "--dp 2048: data degree × microbatches must be at most the batch's 1,024 whole sequences of --seq 4,096"}});
+                    "--dp 2048: each replica would hold 0.5 sequences of --seq 4,096 (--batch-tokens 4,194,304 is 1,024 "
+                    "sequences): must divide them"}});
   // The ideal model stays §5's per-token lower bound: it takes the layout.
   CHECK(run("train --model llama3-70b --chip tpu-v5p --slice 16x16x8 --batch-tokens 4194304 --dp 2048 --cost-model ideal")
             .exit_code == 0);
@@ -216,18 +245,18 @@ TEST_CASE("scaling train and plan --help: sizes are decimal (k = 1e3)") {
 
 TEST_CASE("scaling plan: usage errors exit 2") {
   for (const char* args :
-       {"plan --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024",
-        "plan --model llama3-8b --config x.json --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024",
+       {"plan --chip tpu-v5p --slice 4x4x4 --batch-tokens 4096",
+        "plan --model llama3-8b --config x.json --chip tpu-v5p --slice 4x4x4 --batch-tokens 4096",
         "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4",
-        "plan --model llama3-8b --chip tpu-v5p --batch-tokens 1024",
-        "plan --model llama3-8b --slice 4x4x4 --batch-tokens 1024",
-        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --microbatches 2",
-        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --dp 16 --tp 4 --top 3",
-        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --tp 4 --microbatches 2",
-        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --tp 4 --zero-scope group",
-        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1024 --fsdp 16 --dp 16 --tp 4",
+        "plan --model llama3-8b --chip tpu-v5p --batch-tokens 4096",
+        "plan --model llama3-8b --slice 4x4x4 --batch-tokens 4096",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 4096 --microbatches 2",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 4096 --dp 16 --tp 4 --top 3",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1048576 --tp 4 --microbatches 2",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1048576 --tp 4 --zero-scope group",
+        "plan --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 4096 --fsdp 16 --dp 16 --tp 4",
         "plan --model llama3-8b --chip h100 --nodes 2 --gpus-per-node 8 --nvlink-bw 9e11 --ib-bw 5e10 --slice 2x2 "
-        "--batch-tokens 1024"}) {
+        "--batch-tokens 4096"}) {
     INFO(args);
     const auto r = run(args);
     CHECK(r.exit_code == 2);
@@ -238,7 +267,7 @@ TEST_CASE("scaling plan: usage errors exit 2") {
 TEST_CASE("scaling plan --tp 2 alone: the rest of the space searched with the tensor degree fixed") {
   // An outside user's pass (issue 17): `plan --tp 2` timed one layout (1 microbatch, ZeRO-3) that did not
   // fit and exited 0. Now one degree that leaves the others open is a constraint on the search.
-  const std::string m = "--model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M";
+  const std::string m = "--model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576";
   const auto j = plan_json(m + " --tp 2 --top 3");
   CHECK(j["mode"] == "search");
   CHECK(j["fixed"] == nlohmann::json{{"tp", 2}});
@@ -337,33 +366,33 @@ TEST_CASE("scaling plan: one degree that no layout can fit or take is an error n
   CHECK(nlohmann::json::parse(interleaved.out)["best"]["bytes_per_chip"].get<double>() >= smallest);
   // A degree no layout can take: each rule named with the option and its value.
   expect_rejected({
-      {"plan --model llama3-8b --chip h100 --nodes 8 --batch-tokens 1M --tp 3", "--tp 3: must divide the 64 chips"},
-      {"plan --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --tp 16",
+      {"plan --model llama3-8b --chip h100 --nodes 8 --batch-tokens 1048576 --tp 3", "--tp 3: must divide the 64 chips"},
+      {"plan --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1048576 --tp 16",
        "--tp 16: tensor degree 16 does not divide the 40 heads"},
-      {"plan --model llama3-8b --chip h100 --nodes 16 --batch-tokens 1M --pp 64",
+      {"plan --model llama3-8b --chip h100 --nodes 16 --batch-tokens 1048576 --pp 64",
        "--pp 64: pipeline degree 64 exceeds the 32 layers"},
       {"plan --model llama3-8b --chip h100 --nodes 8 --batch-tokens 65536 --dp 32",
-       "--dp 32: data degree × microbatches must be at most the batch's 16 whole sequences"},
+       "--dp 32: each replica would hold 0.5 sequences of --seq 4,096"},
       // One degree that takes every chip still leaves microbatches, ZeRO and rules to search: none fits.
-      {"plan --model llama3-8b --chip tpu-v5e --slice 4x4 --pods 2 --batch-tokens 1M --pp 32",
+      {"plan --model llama3-8b --chip tpu-v5e --slice 4x4 --pods 2 --batch-tokens 1048576 --pp 32",
        "no layout with --pp 32 fits in 16 GB of HBM per chip"},
-      {"plan --model llama3-8b --chip tpu-v5p --slice 8x8x8 --batch-tokens 1M --cost-model book --pp 2",
+      {"plan --model llama3-8b --chip tpu-v5p --slice 8x8x8 --batch-tokens 1048576 --cost-model book --pp 2",
        "--pp 2: the book's cost model has no pipeline"},
-      {"plan --model llama3-8b --chip h100 --nodes 4 --batch-tokens 1M --tp 16",
+      {"plan --model llama3-8b --chip h100 --nodes 4 --batch-tokens 1048576 --tp 16",
        "--tp 16: no layout of 4 × 8 NVIDIA H100 has it"},
   });
 }
 
 TEST_CASE("scaling plan and train: --vp without --pp, one rule and one message") {
   // plan's search took --vp 2 without a pipeline (and showed vp 1) while train refused it.
-  const std::string m = " --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M --vp 2";
+  const std::string m = " --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576 --vp 2";
   const auto p = run("plan" + m), t = run("train" + m);
   CHECK(p.exit_code == 1);
   CHECK(t.exit_code == 1);
   CHECK(p.err == t.err);
   CHECK(p.err == "scaling: --vp 2 without --pp: virtual stages interleave a pipeline: give --pp 2 or more\n");
   // --schedule interleaved without --pp: the same rule (train refused it through the model, naming no option).
-  const std::string s = " --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M --schedule interleaved";
+  const std::string s = " --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576 --schedule interleaved";
   const auto ps = run("plan" + s), ts = run("train" + s);
   CHECK(ps.exit_code == 1);
   CHECK(ps.err == ts.err);

@@ -101,7 +101,7 @@ TEST_CASE("scaling train: options change the memory terms as stated") {
 }
 
 TEST_CASE("scaling train: MoE memory from all experts, FLOPs from the active ones") {
-  const auto j = train_json("--model mixtral-8x7b --chip tpu-v5p --chips 256 --batch-tokens 1e6 --cost-model ideal");
+  const auto j = train_json("--model mixtral-8x7b --chip tpu-v5p --chips 256 --batch-tokens 1048576 --cost-model ideal");
   CHECK(j["param_bytes"].get<double>() == 2 * j["total_params"].get<double>());
   CHECK(j["flops_per_token"].get<double>() == 6 * j["active_params"].get<double>());
   CHECK(j["total_params"].get<double>() > 3 * j["active_params"].get<double>());
@@ -147,66 +147,89 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --pods 0 --batch-tokens 1", "--pods '0'"},
       {base + "--slice 4x4x4 --batch-tokens 1 --fsdp 8 --tp 4", "--fsdp 8"},
       {base + "--slice 4x4x4 --batch-tokens 1 --fsdp 0 --tp 4", "--fsdp '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp 3", "--tp 3"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 41", "--pp 41"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --dp 4 --tp 16", "16 does not divide the 40 heads"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 64", "exceeds the 40 layers"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 0", "--microbatches '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2 --cost-model ideal", "exceeds the batch"},
-      // The calibrated model's batch rules, named by --dp (issue 16 review): whole sequences per replica, and
-      // a data degree that divides the batch's tokens.
-      {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2 --tp 1",
-       "--dp 64 (the chips over --tp 1) × --microbatches 2: data degree × microbatches must be at most the batch's 1 whole sequences"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --tp 3", "--tp 3"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --pp 41", "--pp 41"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --dp 4 --tp 16", "16 does not divide the 40 heads"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --pp 64", "exceeds the 40 layers"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --microbatches 0", "--microbatches '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 64 --seq 32 --microbatches 2 --cost-model ideal", "exceeds the batch"},
+      // The calibrated model's batch rules, named by --dp and --microbatches (issue 16 review, issue 17 F2):
+      // whole sequences per replica, and per replica's microbatch.
+      {base + "--slice 4x4x4 --batch-tokens 64 --seq 64 --microbatches 2 --tp 1",
+       "--dp 64 (the chips over --tp 1): each replica would hold 0.015625 sequences of --seq 64 (--batch-tokens 64 is 1 "
+       "sequence): must divide them"},
       // No degree given: no split keeps one whole sequence per replica's microbatch when 2 microbatches
       // share the batch's one sequence (the default layout follows the rule, and refuses naming it).
-      {base + "--slice 4x4x4 --batch-tokens 64 --microbatches 2",
-       "no degree given, and no split of the 64 chips keeps the whole-sequence rule"},
-      {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--dp 64: must divide --batch-tokens 1,000"},
-      {base + "--slice 4x4x4 --batch-tokens 131072 --dp 64", "--dp 64: data degree × microbatches must be at most the batch's 32 whole sequences of --seq 4,096"},
-      {base + "--slice 4x4x4 --batch-tokens 131072 --fsdp 64", "--fsdp 64: data degree × microbatches"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 3", "--microbatches 3: must divide --batch-tokens 1,000,000"},
+      {base + "--slice 4x4x4 --batch-tokens 64 --seq 64 --microbatches 2",
+       "no degree given, and no split of the 64 chips keeps the whole-sequence rule (data degree × microbatches "
+       "divides the 1 sequence of --seq 64 in --batch-tokens 64;"},
+      {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--batch-tokens 1,000 is less than one sequence of --seq 4,096"},
+      {base + "--slice 4x4x4 --batch-tokens 131072 --dp 64",
+       "--dp 64: each replica would hold 0.5 sequences of --seq 4,096 (--batch-tokens 131,072 is 32 sequences): must divide them"},
+      {base + "--slice 4x4x4 --batch-tokens 131072 --fsdp 64", "--fsdp 64: each replica would hold 0.5 sequences"},
+      // Issue 17 F2: a microbatch of 1.5 sequences (1536 sequences over dp 64 × 16 microbatches) is refused.
+      {base + "--slice 4x4x4 --batch-tokens 3145728 --seq 2048 --dp 64 --microbatches 16",
+       "--microbatches 16: each replica's microbatch would hold 1.5 sequences of --seq 2,048 (24 per replica of --dp "
+       "64): must be a whole number of sequences"},
+      // Issue 17 F2/F7: the batch itself, against --seq.
+      {base + "--slice 4x4x4 --batch-tokens 16M --dp 64",
+       "--batch-tokens 16,000,000 is not a whole number of sequences of --seq 4,096 (3,906.25)"},
+      {base + "--slice 4x4x4 --batch-tokens 4095 --dp 1 --tp 4 --pp 16 --cost-model ideal",
+       "--batch-tokens 4,095 is less than one sequence of --seq 4,096"},
+      {base + "--slice 4x4x4 --batch-tokens 4M --seq 9007199254740991",
+       "--batch-tokens 4,000,000 is less than one sequence of --seq 9.007e15"},
+      {base + "--slice 4x4x4 --batch-tokens 100 --cost-model book", "--batch-tokens 100 is less than one sequence of --seq 4,096"},
+      {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 3 --cost-model ideal",
+       "--microbatches 3: must divide --batch-tokens 1,000,000"},
       // Degrees named as given: --pp 1 and --tp 1 are defaults the user did not type.
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp 3", "--tp 3: must divide the 64 chips"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --dp 4 --tp 2", "--dp 4 × --tp 2 = 8: must equal the 64 chips (--pp, not given, is 1)"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --schedule interleaved",
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --tp 3", "--tp 3: must divide the 64 chips"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --dp 4 --tp 2", "--dp 4 × --tp 2 = 8: must equal the 64 chips (--pp, not given, is 1)"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --schedule interleaved",
        "--schedule interleaved without --pp: the interleaved schedule needs a pipeline: give --pp 2 or more"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 4", "--zero '4'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --zero 1,3", "--zero '1,3'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --fsdp 64 --zero 1", "--fsdp with --zero '1'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --zero-scope pods", "--zero-scope \'pods': expected all or group"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model guess", "--cost-model \'guess'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model exact", "now called 'ideal'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --schedule zigzag", "--schedule \'zigzag'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --sp maybe", "--sp \'maybe'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --tp-overlap 1", "--tp-overlap \'1'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --dp-overlap on", "--dp-overlap \'on'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --recompute most", "--recompute \'most'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --attention sparse", "--attention \'sparse'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --vp 0", "--vp '0'"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 4 --vp 2 --schedule 1f1b", "need --schedule interleaved"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 4 --vp 3", "--vp 3 with --pp 4: must divide each stage's 10 layers"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --vp 2", "--vp 2 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --pp 1 --vp 2", "--vp 2 with --pp 1: virtual stages interleave a pipeline"},
-      {base + "--slice 4x4x4 --pods 2 --batch-tokens 1e6 --cost-model book",
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --zero 4", "--zero '4'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --zero 1,3", "--zero '1,3'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --fsdp 64 --zero 1", "--fsdp with --zero '1'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --zero-scope pods", "--zero-scope \'pods': expected all or group"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --cost-model guess", "--cost-model \'guess'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --cost-model exact", "now called 'ideal'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --schedule zigzag", "--schedule \'zigzag'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --sp maybe", "--sp \'maybe'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --tp-overlap 1", "--tp-overlap \'1'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --dp-overlap on", "--dp-overlap \'on'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --recompute most", "--recompute \'most'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --attention sparse", "--attention \'sparse'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --vp 0", "--vp '0'"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --pp 4 --vp 2 --schedule 1f1b", "need --schedule interleaved"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --pp 4 --vp 3",
+       "--vp 3 with --pp 4: the 40 layers do not split into 4 × 3 = 12 virtual stages of whole layers (each of the 4 "
+       "stages holds 10 layers)"},
+      // Issue 17 F6: uneven stages cannot interleave (40 layers over 16 stages: 8 hold 3, 8 hold 2).
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --dp 4 --pp 16 --vp 2",
+       "--vp 2 with --pp 16: the 40 layers do not split into 16 × 2 = 32 virtual stages of whole layers (8 of the 16 "
+       "stages hold 3 layers and 8 hold 2); the interleaved schedule needs the layers, or the layers plus 1 or 2 slots for the embedding and the "
+       "loss (Megatron-LM's rule), divisible by --pp × --vp"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --vp 2", "--vp 2 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --pp 1 --vp 2", "--vp 2 with --pp 1: virtual stages interleave a pipeline"},
+      {base + "--slice 4x4x4 --pods 2 --batch-tokens 1048576 --cost-model book",
        "--cost-model book with --pods '2': the book's FSDP × TP model plans one slice: leave --pods out or give --pods 1"},
-      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --cost-model book",
+      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1048576 --cost-model book",
        "--cost-model book with --nodes '2': the book's FSDP × TP model plans one node: give --nodes 1"},
       // Named by what was given: --chips 16 is two nodes of 8 (before: "(--nodes 1)", an option not given).
-      {"train --model llama2-13b --chip h100 --chips 16 --batch-tokens 1e6 --cost-model book",
+      {"train --model llama2-13b --chip h100 --chips 16 --batch-tokens 1048576 --cost-model book",
        "--cost-model book with --chips '16': the book's FSDP × TP model plans one node of 8 GPUs: give --chips 8 or fewer"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --cost-model book --tp 4 --pp 2", "no pipeline"},
-      {base + "--slice 4x4x4 --batch-tokens 1e6 --seq 0", "--seq '0'"},
-      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --nvlink-bw 0", "--nvlink-bw '0'"},
-      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --ib-bw x", "--ib-bw 'x'"},
-      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --ici-bw 1e9",
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --cost-model book --tp 4 --pp 2", "no pipeline"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --seq 0", "--seq '0'"},
+      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1048576 --nvlink-bw 0", "--nvlink-bw '0'"},
+      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1048576 --ib-bw x", "--ib-bw 'x'"},
+      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1048576 --ici-bw 1e9",
        "--ici-bw '1e9': the NVIDIA H100 is a GPU: give --nvlink-bw (NVLink) or --ib-bw (InfiniBand), not --ici-bw"},
-      {"train --model llama2-13b --chip tpu-v5e --slice 16x16 --batch-tokens 1e6 --nvlink-bw 1e9",
+      {"train --model llama2-13b --chip tpu-v5e --slice 16x16 --batch-tokens 1048576 --nvlink-bw 1e9",
        "--nvlink-bw '1e9': the TPU v5e is a TPU: give --slice [--pods], not --nvlink-bw"},
-      {"train --model llama2-13b --chip tpu-v5e --slice 16x16 --batch-tokens 1e6 --ib-bw 1e9", "--ib-bw '1e9': the TPU v5e is a TPU"},
-      {"train --model llama2-13b --chip h100 --nodes 0 --batch-tokens 1e6", "--nodes '0'"},
-      {"train --model llama2-13b --chip h100 --nodes 2 --gpus-per-node 0 --batch-tokens 1e6", "--gpus-per-node '0'"},
-      {"train --model llama2-13b --chip h100 --chips 12 --batch-tokens 1e6", "--chips '12'"},
-      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1e6 --tp 16", "tensor parallelism stays inside"},
+      {"train --model llama2-13b --chip tpu-v5e --slice 16x16 --batch-tokens 1048576 --ib-bw 1e9", "--ib-bw '1e9': the TPU v5e is a TPU"},
+      {"train --model llama2-13b --chip h100 --nodes 0 --batch-tokens 1048576", "--nodes '0'"},
+      {"train --model llama2-13b --chip h100 --nodes 2 --gpus-per-node 0 --batch-tokens 1048576", "--gpus-per-node '0'"},
+      {"train --model llama2-13b --chip h100 --chips 12 --batch-tokens 1048576", "--chips '12'"},
+      {"train --model llama2-13b --chip h100 --nodes 2 --batch-tokens 1048576 --tp 16", "tensor parallelism stays inside"},
       {"train --model nope --chip tpu-v5p --chips 4 --batch-tokens 1", "'nope'"},
       {"train --model llama2-13b --chip tpu-v9 --chips 4 --batch-tokens 1", "'tpu-v9'"},
   });
@@ -229,7 +252,7 @@ TEST_CASE("scaling train: usage errors exit 2") {
 }
 
 TEST_CASE("scaling train: an H100 cluster gets memory, time and its step over NVLink and InfiniBand") {
-  const auto j = train_json("--model llama3-8b --chip h100 --chips 64 --batch-tokens 1e6 --tokens 1e12 --cost-model ideal");
+  const auto j = train_json("--model llama3-8b --chip h100 --chips 64 --batch-tokens 1048576 --tokens 1e12 --cost-model ideal");
   CHECK_FALSE(j.contains("alpha"));
   CHECK(j["time_s"].get<double>() == Approx(6 * j["active_params"].get<double>() * 1e12 / (64 * 9.89e14 * 0.5)));
   CHECK(j["hardware"] == "8 × 8 NVIDIA H100");
@@ -242,31 +265,31 @@ TEST_CASE("scaling train: an H100 cluster gets memory, time and its step over NV
   CHECK(j["t_dcn_s"].get<double>() == Approx(3 * (7.0 / 8) * 2 * P / 8 / 5e10).epsilon(1e-12));
   // Inside a node the same over NVLink at 450 GB/s per GPU (§12: 18 links × 25 GB/s).
   CHECK(j["t_ici_s"].get<double>() == Approx(3 * (7.0 / 8) * 2 * P / 4.5e11).epsilon(1e-12));
-  const auto text = run("train --model llama3-8b --chip h100 --nodes 8 --batch-tokens 1e6");
+  const auto text = run("train --model llama3-8b --chip h100 --nodes 8 --batch-tokens 1048576");
   CHECK(text.out.find("step: InfiniBand") != std::string::npos);
 }
 
 TEST_CASE("scaling train: §12.5's GPU rooflines for the cluster, by hand") {
   // LLaMA-3 70B (F = 28,672) on H100s: C = 989e12 FLOPs/s (bf16 dense), 450 GB/s of NVLink per GPU, 8 GPUs
   // per node with one 50 GB/s NIC each, so a node's egress is 400 GB/s (§12.3; §12.5.1's α = 2475 uses 990e12).
-  const auto one = train_json("--model llama3-70b --chip h100 --nodes 1 --batch-tokens 1e6 --cost-model ideal");
+  const auto one = train_json("--model llama3-70b --chip h100 --nodes 1 --batch-tokens 1048576 --cost-model ideal");
   CHECK(one["gpu_dp_min_batch_per_gpu"].get<double>() == Approx(989e12 / 450e9));
   CHECK(one["gpu_tp_max_degree_in_node"].get<double>() == Approx(28672 * 450e9 / 989e12));
   CHECK(one["gpu_tp_max_degree_across_nodes"].get<double>() == Approx(28672 * 400e9 / 989e12));
-  const auto many = train_json("--model llama3-70b --chip h100 --nodes 16 --batch-tokens 1e6 --cost-model ideal");
+  const auto many = train_json("--model llama3-70b --chip h100 --nodes 16 --batch-tokens 1048576 --cost-model ideal");
   CHECK(many["gpu_dp_min_batch_per_gpu"].get<double>() == Approx(989e12 / 400e9));
   // A TPU slice gets §5's bounds instead, never these.
-  const auto tpu = train_json("--model llama3-70b --chip tpu-v5p --slice 8x8x8 --batch-tokens 1e6 --cost-model ideal");
+  const auto tpu = train_json("--model llama3-70b --chip tpu-v5p --slice 8x8x8 --batch-tokens 1048576 --cost-model ideal");
   CHECK_FALSE(tpu.contains("gpu_dp_min_batch_per_gpu"));
-  const auto text = run("train --model llama3-70b --chip h100 --nodes 16 --batch-tokens 1e6 --cost-model ideal");
+  const auto text = run("train --model llama3-70b --chip h100 --nodes 16 --batch-tokens 1048576 --cost-model ideal");
   CHECK(text.out.find("§12.5.1: DP/ZeRO compute-bound above") != std::string::npos);
   CHECK(text.out.find("2,472 per GPU (InfiniBand)") != std::string::npos);
 }
 
 TEST_CASE("scaling train: a config.json counts as its preset does") {
   const auto file = train_json("--config '" + std::string(TEST_DATA_DIR) +
-                               "/llama-3-8b.json' --chip tpu-v5e --slice 16x16 --batch-tokens 1e6 --cost-model ideal");
-  const auto preset = train_json("--model llama3-8b --chip tpu-v5e --slice 16x16 --batch-tokens 1e6 --cost-model ideal");
+                               "/llama-3-8b.json' --chip tpu-v5e --slice 16x16 --batch-tokens 1048576 --cost-model ideal");
+  const auto preset = train_json("--model llama3-8b --chip tpu-v5e --slice 16x16 --batch-tokens 1048576 --cost-model ideal");
   CHECK(file["total_bytes"] == preset["total_bytes"]);
   CHECK(file["n_axes"].get<double>() == 2);
   CHECK(file["alpha"].get<double>() == Approx(1.97e14 / 9e10));
@@ -277,10 +300,10 @@ TEST_CASE("scaling train: sizes that overflow are errors, never inf in the outpu
   const std::string base = "train --model llama2-13b --chip tpu-v5p --chips 4 ";
   expect_rejected({
       {base + "--batch-tokens 1e306", "--batch-tokens"},
-      {base + "--batch-tokens 1e6 --tokens 1e300", "--tokens '1e300'"},
-      {base + "--batch-tokens 1e6 --saved " + std::string(400, '9') + "D", "saved-activations rule"},
+      {base + "--batch-tokens 1048576 --tokens 1e300", "--tokens '1e300'"},
+      {base + "--batch-tokens 1048576 --saved " + std::string(400, '9') + "D", "saved-activations rule"},
   });
-  const auto r = run(base + "--batch-tokens 1e6 --saved " + std::string(400, '9') + "D");
+  const auto r = run(base + "--batch-tokens 1048576 --saved " + std::string(400, '9') + "D");
   CHECK(r.err.size() < 400);  // the rule is shortened in the message
 }
 
@@ -309,17 +332,20 @@ TEST_CASE("scaling train: the calibrated model reproduces a published run (GPT-3
 }
 
 TEST_CASE("scaling train with no degree: the default layout keeps a whole sequence per replica, and says so") {
-  // An outside user's pass (issue 17): 256 H100s and --batch-tokens 1M (decimal: 1,000,000 tokens, 244
-  // whole sequences of 4096) were refused under the calibrated default, since every chip a data replica
-  // splits sequences. Now the default takes the largest data degree that keeps the rule.
-  const auto j = train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 1M");
-  const double B = 1e6, seqs = std::floor(B / 4096);  // 244
-  // By brute force over the divisors of 256: the largest that divides the tokens and is at most the sequences.
-  int largest = 0;
-  for (int d = 1; d <= 256; ++d)
-    if (256 % d == 0 && std::fmod(B, d) == 0 && d <= seqs) largest = d;
-  CHECK(largest == 64);
-  CHECK(j["dp"] == largest);
+  // An outside user's pass (issue 17): 256 H100s and a batch that every chip as a data replica would split
+  // into parts of sequences. The default takes the largest data degree that keeps the rule. Here 786,432
+  // tokens of 4096: 192 whole sequences (issue 17 F2: a decimal 1M, 244.14 sequences, is refused outright).
+  const auto j = train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 786432");
+  const double seqs = 786432.0 / 4096;  // 192
+  // By brute force over the divisors of 256: the largest that divides the sequences.
+  auto largest = [&](int microbatches) {
+    int best = 0;
+    for (int d = 1; d <= 256; ++d)
+      if (256 % d == 0 && std::fmod(seqs, static_cast<double>(d) * microbatches) == 0) best = d;
+    return best;
+  };
+  CHECK(largest(1) == 64);
+  CHECK(j["dp"] == largest(1));
   CHECK(j["dp"].get<int>() * j["tp"].get<int>() * j["pp"].get<int>() == 256);
   CHECK(j["tp"].get<int>() <= 8);  // inside a node
   CHECK(std::fmod(64.0, j["tp"].get<double>()) == 0);  // LLaMA-3 70B's 64 heads
@@ -327,17 +353,21 @@ TEST_CASE("scaling train with no degree: the default layout keeps a whole sequen
   CHECK(why.find("--dp 256 (every chip) breaks the whole-sequence rule") != std::string::npos);
   CHECK(why.find("chose dp 64 × tp 4 × pp 1") != std::string::npos);
   // The table says it too, under the layout line.
-  const auto text = run("train --model llama3-70b --chip h100 --chips 256 --batch-tokens 1M");
+  const auto text = run("train --model llama3-70b --chip h100 --chips 256 --batch-tokens 786432");
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("layout: dp 64 × tp 4 × pp 1") != std::string::npos);
   CHECK(text.out.find("chose dp 64 × tp 4 × pp 1") != std::string::npos);
-  // With microbatches the rule counts them: 4 × dp ≤ 244, so dp 32.
-  CHECK(train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 1M --microbatches 4")["dp"] == 32);
+  // With microbatches the rule counts them: dp × 4 divides 192, so dp 16.
+  CHECK(largest(4) == 16);
+  CHECK(train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 786432 --microbatches 4")["dp"] == 16);
   // Where every chip keeps the rule, or under the per-token ideal model, every chip is a data replica as before.
   const auto fits_rule = train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 1048576");
   CHECK(fits_rule["dp"] == 256);
   CHECK_FALSE(fits_rule.contains("default_layout"));
-  CHECK(train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 1M --cost-model ideal")["dp"] == 256);
+  CHECK(train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 786432 --cost-model ideal")["dp"] == 256);
+  // The decimal 1M is not whole sequences: refused, naming both options and the count.
+  expect_rejected({{"train --model llama3-70b --chip h100 --chips 256 --batch-tokens 1M",
+                    "--batch-tokens 1,000,000 is not a whole number of sequences of --seq 4,096 (244.14062)"}});
 }
 
 TEST_CASE("scaling train and serve: min_chips is a whole number of chips in both") {

@@ -3,7 +3,9 @@
 // the list the unpruned search returns, and the search finds what a brute-force walk over the whole space
 // — every degree on every axis, every microbatch count dividing the batch, ZeRO 0–3 and its scope, the
 // three recompute rules, every schedule and virtual-stage count, sequence parallelism and both overlaps —
-// finds through step_terms.
+// finds through step_terms. The space is the one a framework can run (issue 17, F2/F6): each replica's
+// microbatch a whole number of sequences, and interleaving only where the layers split evenly into
+// pipeline × virtual stages; the brute force states both rules in its own loops.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -69,7 +71,12 @@ Layout random_layout(const Case& c, std::mt19937_64& rng) {
   const int lps = (model(c.model).layers + S - 1) / S;
   const int schedule = std::uniform_int_distribution<int>(0, 2)(rng);
   l.schedule = schedule == 0 ? Schedule::gpipe : schedule == 1 ? Schedule::one_f_one_b : Schedule::interleaved;
-  if (l.schedule == Schedule::interleaved) l.virtual_stages = pick(divisors_of(lps));
+  // Virtual stages that split the layers evenly over S·v (Megatron-LM's rule), or any divisor of the
+  // stage's layers where S does not divide them (step_terms refuses those).
+  std::vector<int> vs;
+  for (int v : divisors_of(lps))
+    if (std::fmod(model(c.model).layers, S * v) == 0 || std::fmod(model(c.model).layers + 2, S * v) == 0) vs.push_back(v);
+  if (l.schedule == Schedule::interleaved) l.virtual_stages = pick(vs.size() > 1 && coin() ? vs : divisors_of(lps));
   l.sequence_parallel = coin();
   l.tp_overlap = coin();
   l.dp_overlap = coin();
@@ -228,12 +235,20 @@ Brute brute_force(const PlanRequest& r) {
         continue;
       for (int m = 1; m <= r.max_microbatches; ++m) {
         if (std::fmod(r.batch_tokens, m) != 0) continue;
+        // Each replica's microbatch holds whole sequences: B / (X·m) tokens, a multiple of the sequence.
+        const double tokens_per_microbatch = r.batch_tokens / (static_cast<double>(X) * m);
+        if (std::fmod(tokens_per_microbatch, r.seq_len) != 0) continue;
         for (int zero = 0; zero <= 3; ++zero) {
           for (const auto scope : {ZeroScope::group, ZeroScope::all}) {
             if (scope == ZeroScope::all && (zero == 0 || sd == 1)) continue;  // the same layout as group
             for (const auto& rule : saved_rules()) {
               for (int v = 1; v <= (S > 1 ? lps : 1); ++v) {
-                if (lps % v) continue;
+                // Interleaving: every one of the S·v virtual stages the same whole number of layers, the
+                // embedding and the loss each allowed one layer's slot (Megatron-LM, Llama 3 §3.3.2).
+                bool even = v == 1;
+                for (int extra = 0; extra <= 2; ++extra)
+                  even = even || static_cast<long>(r.model.layers + extra) % (static_cast<long>(S) * v) == 0;
+                if (!even) continue;
                 for (int sp = 0; sp <= (Y > 1); ++sp) {
                   for (int tpo = 0; tpo <= (Y > 1); ++tpo) {
                     for (int dpo = 0; dpo <= (X > 1 && zero < 3); ++dpo) {
@@ -311,6 +326,14 @@ TEST_CASE("planner prune: the calibrated search finds the brute-force best over 
     CHECK(got.top[0].terms.step_s == want.best.step_s);
     CHECK(got.top[0].terms.memory.total == want.best.memory.total);
     CHECK(got.configs_pruned > 0);
+    for (const auto& p : got.top) {  // each a layout a framework runs (issue 17, F2 and F6)
+      const double per_microbatch = r.batch_tokens / (data_degree(p.layout) * p.layout.microbatches);
+      CHECK(std::fmod(per_microbatch, r.seq_len) == 0);
+      const int v = p.layout.schedule == Schedule::interleaved ? p.layout.virtual_stages : 1;
+      const double slots = pipeline_degree(p.layout) * v;
+      CHECK((v == 1 || std::fmod(r.model.layers, slots) == 0 || std::fmod(r.model.layers + 1, slots) == 0 ||
+             std::fmod(r.model.layers + 2, slots) == 0));
+    }
     // With one degree fixed (`plan --tp 2`, `--pp 2`), the search keeps to it and still finds the best.
     for (const auto fix : {&PlanRequest::fixed_tensor, &PlanRequest::fixed_pipeline}) {
       PlanRequest f = r;

@@ -375,9 +375,13 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   if (!interleaved && l.virtual_stages != 1)
     throw std::invalid_argument(fmt::format("virtual stages = {} need the interleaved schedule", l.virtual_stages));
   if (interleaved && S < 2) throw std::invalid_argument("the interleaved schedule needs a pipeline (degree ≥ 2)");
-  if (interleaved && std::fmod(lps, v) != 0)
-    throw std::invalid_argument(fmt::format("virtual stages = {} do not divide the {} layers per stage", l.virtual_stages,
-                                            format_number(lps)));
+  if (interleaved && !interleaves_evenly(c.layers, S, l.virtual_stages))
+    throw std::invalid_argument(fmt::format(
+        "virtual stages = {}: the {} layers do not split into pipeline {} × {} = {} virtual stages of whole layers "
+        "(the interleaved schedule needs the layers, or the layers plus 1 or 2 slots for the embedding and the "
+        "loss, divisible by pipeline × virtual stages)",
+        l.virtual_stages, format_number(c.layers), format_number(S), l.virtual_stages,
+        format_number(S * l.virtual_stages)));
 
   const double b = ctx.batch_tokens / (X * m);  // tokens per microbatch per replica
   const double s = ctx.seq_len;

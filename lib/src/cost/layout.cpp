@@ -1,6 +1,7 @@
 #include "scaling/cost/layout.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -103,6 +104,13 @@ GroupBandwidths group_bandwidths(const System& sys, const AxisRoles* axes) {
     if (s.pipeline > 1) g.pipeline = g.pipeline > 0 ? std::min(g.pipeline, w / 2) : w / 2;
   }
   return g;
+}
+
+bool interleaves_evenly(double layers, double pipeline, int virtual_stages) {
+  if (virtual_stages <= 1) return true;
+  for (double slots : {layers, layers + 1, layers + 2})  // + the embedding's and/or the loss' slot
+    if (std::fmod(slots, pipeline * virtual_stages) == 0) return true;
+  return false;
 }
 
 int data_degree(const Layout& l) {

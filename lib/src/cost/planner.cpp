@@ -30,11 +30,11 @@ constexpr int kMaxMicroCount = 1 << 20;  // the largest microbatch count the sea
 // What one request fixes: the model's sizes and the per-rule constants.
 struct Fixed {
   double B, L, D, F, heads, C, hbm, hbm_bw, slow_bw;
-  // The calibrated model's batch rules (it predicts runs, and no run splits a sequence): each data
-  // replica's microbatch holds whole sequences, so data degree × microbatches may not exceed the batch's
-  // whole sequences (at least one), and the data degree divides the batch's tokens. The ideal and book
-  // models stay the per-token lower bound of §5 (seqs = the tokens, no divisibility): their answers in
-  // chapters 5-6 reason per token.
+  // The calibrated model's batch rules (it predicts runs, and no framework splits a sequence): the batch
+  // is a whole number of sequences, and each data replica's microbatch is a whole number of them, so
+  // data degree × microbatches divides the batch's sequences. The ideal and book models stay the
+  // per-token lower bound of §5 (seqs = the tokens; only the microbatches divide the tokens): their
+  // answers in chapters 5-6 reason per token.
   bool whole;
   double seqs;
   double p_layer, p_other, p_total;
@@ -59,6 +59,16 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
     throw std::invalid_argument("batch = " + format_number(r.batch_tokens) + " tokens: must be at least 1");
   if (!(r.seq_len >= 1) || !std::isfinite(r.seq_len))
     throw std::invalid_argument("sequence length = " + format_number(r.seq_len) + ": must be at least 1");
+  // The calibrated model predicts runs: a step trains on whole sequences, at least one (the attention
+  // core spans seq_len tokens). The ideal and book models keep §5's per-token batches (chapter 1's and
+  // 5's answers take batches of a few tokens); the CLI refuses a batch below one sequence for every model.
+  if (r.cost_model == CostModel::calibrated && r.batch_tokens < r.seq_len)
+    throw std::invalid_argument(fmt::format("batch = {} tokens is less than one sequence of {} tokens",
+                                            format_number(r.batch_tokens), format_number(r.seq_len)));
+  if (r.cost_model == CostModel::calibrated && std::fmod(r.batch_tokens, r.seq_len) != 0)
+    throw std::invalid_argument(fmt::format("batch = {} tokens is not a whole number of sequences of {} tokens ({})",
+                                            format_number(r.batch_tokens), format_number(r.seq_len),
+                                            format_number(r.batch_tokens / r.seq_len, 8)));
   if (r.saved_rules.empty() || r.saved_rules.size() > kMaxRules)
     throw std::invalid_argument("the planner needs 1 to 8 activation-saving rules");
   if (r.zero_stages.empty()) throw std::invalid_argument("the planner needs at least one ZeRO stage");
@@ -96,7 +106,7 @@ Fixed fix(const PlanRequest& r, int only_micro = 0) {
   Fixed f;
   f.B = r.batch_tokens;
   f.whole = r.cost_model == CostModel::calibrated;
-  f.seqs = f.whole ? std::max(1.0, std::floor(r.batch_tokens / r.seq_len)) : r.batch_tokens;
+  f.seqs = f.whole ? r.batch_tokens / r.seq_len : r.batch_tokens;  // whole (checked above)
   f.L = c.layers;
   f.D = c.d_model;
   f.F = c.d_ff;
@@ -402,8 +412,9 @@ Planned book_planned(const Fixed& f, const PlanRequest& r, const Score& t, doubl
 }
 
 // The calibrated model's switches of the request on one candidate: the interleaved schedule only where
-// there is a pipeline (1F1B otherwise), and virtual_stages = -1 to skip a stage whose layers v does not divide.
-void apply_switches(Layout& l, const Layout& sw, double S, double lps) {
+// there is a pipeline (1F1B otherwise), and virtual_stages = -1 to skip a pipeline whose S·v virtual
+// stages do not hold the L layers evenly (interleaved_layers_rule).
+void apply_switches(Layout& l, const Layout& sw, double S, double L) {
   l.schedule = sw.schedule;
   l.virtual_stages = sw.virtual_stages;
   l.sequence_parallel = sw.sequence_parallel;
@@ -411,7 +422,7 @@ void apply_switches(Layout& l, const Layout& sw, double S, double lps) {
   l.dp_overlap = sw.dp_overlap;
   l.attention = sw.attention;
   if (sw.schedule == Schedule::interleaved && S < 2) l.schedule = Schedule::one_f_one_b, l.virtual_stages = 1;
-  else if (sw.schedule == Schedule::interleaved && std::fmod(lps, sw.virtual_stages) != 0) l.virtual_stages = -1;
+  else if (sw.schedule == Schedule::interleaved && !interleaves_evenly(L, S, sw.virtual_stages)) l.virtual_stages = -1;
 }
 
 // Whether degrees (X, Y, S) keep the request's fixed degrees (PlanRequest::fixed_*; 0 leaves one free).
@@ -506,11 +517,10 @@ double seed_bound(const PlanRequest& r, const Fixed& f, CalibratedContext& ctx) 
   // outside it would set a bound no layout of the space can meet.
   for (const auto& s : plan(q).top) {
     const double X = data_degree(s.layout);
-    if (X * s.layout.microbatches > f.seqs || std::fmod(f.B, X) != 0) continue;
+    if (std::fmod(f.seqs, X * s.layout.microbatches) != 0) continue;
     Layout l = s.layout;
-    const double S = pipeline_degree(l);
-    apply_switches(l, r.switches, S, std::ceil(r.model.layers / S));
-    if (l.virtual_stages < 0) continue;  // the request's v does not divide this stage's layers
+    apply_switches(l, r.switches, pipeline_degree(l), f.L);
+    if (l.virtual_stages < 0) continue;  // the request's v does not split the layers evenly over the stages
     const Terms t = calibrated_terms(ctx, l, s.terms);
     if (t.memory.total <= r.system.chip.hbm_bytes) steps.push_back(t.step_s);
   }
@@ -547,22 +557,24 @@ PlanResult plan(const PlanRequest& r) {
     for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
     for (const auto& slow : slow_options) {
       Assignment a = assign(f, r.system, axes.data(), slow);
-      if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.seqs || (f.whole && std::fmod(f.B, a.X) != 0) ||
+      if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.seqs || (f.whole && std::fmod(f.seqs, a.X) != 0) ||
           (r.max_pipeline > 0 && a.S > r.max_pipeline) || !has_fixed_degrees(r, a.X, a.Y, a.S))
         continue;
       cost_assignment(f, a);
       if (calibrated) {
         // The schedules to try: the request's (v = 1 here), and with search_switches the interleaved
-        // schedule at every v ≥ 2 that divides the stage's layers (Calculon tries every such v too).
+        // schedule at every v ≥ 2 that splits the layers evenly over the S·v virtual stages (Megatron-LM's
+        // rule, interleaves_evenly; Calculon tries every such v too).
         v_options.assign(1, 1);
         if (r.search_switches && a.S >= 2) {
           const int lps = static_cast<int>(a.lps);  // at most the layers, an int
           for (int v = 2; v <= lps; ++v)
-            if (lps % v == 0) v_options.push_back(v);
+            if (interleaves_evenly(f.L, a.S, v)) v_options.push_back(v);
         }
         for (int mi = 0; mi < f.n_micro; ++mi) {
           const double xm = a.X * f.micro[static_cast<size_t>(mi)];
           if (xm > f.seqs) break;
+          if (std::fmod(f.seqs, xm) != 0) continue;  // a microbatch of part of a sequence
           auto [it, fresh] = floors.try_emplace({xm, a.Y});
           if (fresh) it->second = microbatch_floor(*ctx, r.batch_tokens / xm, a.Y, r.switches.attention);
           floor_of_micro[static_cast<size_t>(mi)] = &it->second;
@@ -580,6 +592,7 @@ PlanResult plan(const PlanRequest& r) {
           const double state = state_bytes(a, zero, all);
           for (int rule = 0; rule < f.n_rules; ++rule) {
             for (int mi = 0; mi < f.n_micro && a.X * f.micro[static_cast<size_t>(mi)] <= f.seqs; ++mi) {
+              if (f.whole && std::fmod(f.seqs, a.X * f.micro[static_cast<size_t>(mi)]) != 0) continue;
               const Score t = score(f, a, zero, all, state, mi, rule);
               if (!calibrated) {
                 ++out.configs_evaluated;
@@ -603,7 +616,7 @@ PlanResult plan(const PlanRequest& r) {
                 // interleaved, S − 1 for GPipe and 1F1B, none without a pipeline.
                 const bool interleaved = v > 1 || (r.switches.schedule == Schedule::interleaved && a.S >= 2);
                 const double v_used = v > 1 ? v : interleaved ? r.switches.virtual_stages : 1;
-                if (interleaved && std::fmod(a.lps, v_used) != 0) {  // the request's v does not divide the stage
+                if (interleaved && !interleaves_evenly(f.L, a.S, v_used)) {  // the request's v: uneven stages
                   out.configs_evaluated -= static_cast<std::uint64_t>(per_schedule);
                   continue;
                 }
@@ -623,7 +636,7 @@ PlanResult plan(const PlanRequest& r) {
                   at_base = true;
                 }
                 Layout& l = work.layout;
-                apply_switches(l, r.switches, a.S, a.lps);
+                apply_switches(l, r.switches, a.S, f.L);
                 if (v > 1) l.schedule = Schedule::interleaved, l.virtual_stages = v;
                 for (int sp = 0; sp < sp_options; ++sp) {
                   for (int tpo = 0; tpo < tpo_options; ++tpo) {
@@ -708,17 +721,16 @@ Terms step_terms(const TransformerConfig& model, const System& system, const Lay
                                 format_number(f.heads) + " heads");
   if (a.S > f.L)
     throw std::invalid_argument("pipeline degree " + format_number(a.S) + " exceeds the " + format_number(f.L) + " layers");
-  if (f.whole && std::fmod(f.B, a.X) != 0)
-    throw std::invalid_argument(fmt::format("data degree {} does not divide the batch of {} tokens", format_number(a.X),
-                                            format_number(f.B)));
   if (!f.whole && a.X * layout.microbatches > f.B)
     throw std::invalid_argument("data degree × microbatches = " + format_number(a.X * layout.microbatches) +
                                 " exceeds the batch of " + format_number(f.B) + " tokens");
-  if (f.whole && a.X * layout.microbatches > f.seqs)
-    throw std::invalid_argument(fmt::format("data degree × microbatches = {} exceeds the batch's {} whole sequences "
-                                            "(each replica's microbatch holds at least one sequence of {} tokens)",
-                                            format_number(a.X * layout.microbatches), format_number(f.seqs),
-                                            format_number(batch.seq_len)));
+  if (f.whole && std::fmod(f.seqs, a.X * layout.microbatches) != 0)
+    throw std::invalid_argument(fmt::format(
+        "data degree {} × microbatches {}: each replica's microbatch would hold {} sequences of {} tokens (the "
+        "batch's {} {} over {}): must be a whole number of sequences",
+        format_number(a.X), layout.microbatches, format_number(f.seqs / (a.X * layout.microbatches), 6),
+        format_number(batch.seq_len), format_number(f.seqs), f.seqs == 1 ? "sequence" : "sequences",
+        format_number(a.X * layout.microbatches)));
   const bool all = layout.zero_scope == ZeroScope::all;
   cost_assignment(f, a);
   const Score t = score(f, a, layout.zero, all, state_bytes(a, layout.zero, all), 0, 0);

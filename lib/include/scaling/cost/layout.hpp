@@ -85,8 +85,8 @@ struct Layout {
   ZeroScope zero_scope = ZeroScope::all;
   PlanRule saved = {"D", Remat::block, "input"};
   // Read by the calibrated model only (the ideal and book models ignore them, so their answers stay the
-  // chapters'): the pipeline schedule and its virtual stages v (interleaved only; v divides the layers
-  // per stage), sequence parallelism (Korthikanti et al. 2022 §4.2.2: each TP AllReduce becomes a
+  // chapters'): the pipeline schedule and its virtual stages v (interleaved only; the layers split
+  // evenly into pipeline·v virtual stages, interleaves_evenly), sequence parallelism (Korthikanti et al. 2022 §4.2.2: each TP AllReduce becomes a
   // ReduceScatter + AllGather and the norms, dropout and residual work is split over the tensor group),
   // whether the TP collectives hide behind the matmuls, whether the data-parallel gradient reduce overlaps
   // the backward pass, and the attention kernel.
@@ -107,6 +107,17 @@ struct GroupBandwidths {
   double data = 0, tensor = 0, pipeline = 0;
 };
 GroupBandwidths group_bandwidths(const System& s, const AxisRoles* axes);
+
+// Whether the interleaved schedule can give each of the S pipeline stages v virtual stages of equal
+// size: the L layers split into S·v chunks of whole layers, where the embedding and the loss may each
+// count as one layer's slot (v ≤ 1 is no interleaving: always true). Megatron-LM asserts exactly this
+// before interleaving: num_layers, plus one with --account-for-embedding-in-pipeline-split and one with
+// --account-for-loss-in-pipeline-split, divisible by the pipeline degree, and the layers per stage by
+// the layers per virtual stage (NVIDIA/Megatron-LM, megatron/training/arguments.py, validate_args,
+// lines 958-973 at commit d98e8a64dd). Llama 3 405B ran it with both: 126 layers + 2 over pp 16 × v
+// (Dubey et al. 2024, arXiv:2407.21783, §3.3.2: one layer less on the first and on the last stage, the
+// first chunk holding only the embedding and the last only the output projection and the loss).
+bool interleaves_evenly(double layers, double pipeline, int virtual_stages);
 
 // The degrees a layout implies: products over the axes.
 int data_degree(const Layout& l);

@@ -80,7 +80,9 @@ struct Batch {
 // `cost_model`, with the dtypes, optimizer and master copy of `setup` (its `saved` is ignored: the
 // layout's rule applies). Throws std::invalid_argument naming what is wrong with the layout (factors that
 // do not multiply to an axis, a tensor degree that does not divide the heads, a pipeline deeper than the
-// layers, microbatches that do not divide the batch, data degree × microbatches above the batch, the book model given pods or a pipeline, …).
+// layers, microbatches that do not divide the batch, data degree × microbatches above the batch, the book model given pods or a pipeline;
+// under the calibrated model a batch that is not whole sequences, a replica's microbatch that is not, and
+// interleaving over uneven virtual stages (interleaves_evenly), …).
 Terms step_terms(const TransformerConfig& model, const System& system, const Layout& layout, const Batch& batch,
                  CostModel cost_model = CostModel::ideal, const TrainingSetup& setup = {});
 
@@ -100,11 +102,11 @@ struct PlanRequest {
   CostModel cost_model = CostModel::ideal;
   // The calibrated model's switches every candidate takes (schedule, virtual stages, sequence
   // parallelism, overlaps, attention kernel; layout.hpp); the interleaved schedule applies where there is
-  // a pipeline whose stages' layers v divides. The ideal and book models ignore them.
+  // a pipeline over which v interleaves evenly (interleaves_evenly). The ideal and book models ignore them.
   Layout switches;
   // Calibrated only, each a layout of its own in configs_evaluated (a list shows each combination of
   // degrees once, at its best switches): search_switches tries sequence parallelism on and off (where
-  // there is a tensor group) and the interleaved schedule at every v ≥ 2 that divides a stage's layers
+  // there is a tensor group) and the interleaved schedule at every v ≥ 2 that interleaves_evenly allows
   // (where there is a pipeline); search_tp_overlap the TP overlap off and on (with a tensor group);
   // search_dp_overlap the DP overlap off and on (with a data group and ZeRO 0–2, where it acts).
   bool search_switches = false;
