@@ -1,8 +1,9 @@
 // The planner's best calibrated layout for each of the 44 published runs (validation/training-runs.json),
 // held to what real runs reach (issue 17: "plan's best layout is one a practitioner would run"):
 //   1. its predicted MFU is at most the highest MFU published for that chip: the best measured run of the
-//      chip in the file, or MosaicML's llm-foundry MPT-7B row on A100 where that is higher (derived below
-//      from the row's printed throughput and parameter count, on the workbook's 6·N basis);
+//      chip in the file, or MosaicML's llm-foundry MPT-3B row at sequence 512 on A100 (a hold-out row, the
+//      best A100 run held in validation/), derived below from the row's printed throughput and parameter
+//      count, on the workbook's 6·N basis;
 //   2. its predicted speed-up over the published layout is at most record MFU / the run's measured MFU: no
 //      more than the fastest published run of that chip was faster than this run. Both steps of the
 //      speed-up come from the same model, so this check holds even where the model is biased on a run.
@@ -29,15 +30,15 @@ const std::vector<validation::RunResult>& planned_runs() {
 }
 
 // mosaicml/llm-foundry, scripts/train/benchmarking/README.md at commit 8c8dd48f72168c5d51e2f7b151595892a8fba43d,
-// "A100 80GB" table, row "7b | 2048 | 8 | a100_80gb": Throughput (T/s/GPU) 4641, NumParams 6658859008.
+// "A100 80GB" table, row "3b | 512 | 8 | a100_80gb" (amp_bf16): Throughput (T/s/GPU) 12127, NumParams 2647905280.
 double llm_foundry_a100_record() {
-  const double tokens_per_s_per_gpu = 4641, params = 6658859008;
+  const double tokens_per_s_per_gpu = 12127, params = 2647905280;
   return 6 * params * tokens_per_s_per_gpu / scaling::chip("a100").bf16_flops_per_s;
 }
 
 // The runs whose planner's best is beyond a bound today, and which bound ("mfu", "speedup" or "both"):
-// 29 of the 44, so issue 17's "a layout a practitioner would run" is NOT met yet.
-// A100 (11 runs: 9 by MFU alone, one by the speed-up, one by both): the A100's GEMMs at Calculon's table
+// 27 of the 44, so issue 17's "a layout a practitioner would run" is NOT met yet.
+// A100 (9 runs: 7 by MFU alone, 2 by the speed-up): the A100's GEMMs at Calculon's table
 // capped at stas00's measured best make every large layer run near 271 TFLOP/s; the model predicts most of
 // these published steps 4-14 % too fast, and the best (often no recompute, many microbatches,
 // interleaving, ZeRO-3 over InfiniBand) inherits that optimism.
@@ -47,13 +48,11 @@ double llm_foundry_a100_record() {
 const std::map<std::string, std::string>& beyond_bounds() {
   static const std::map<std::string, std::string> m = {
       {"narayanan2021-t1-7.5B", "speedup"},
-      {"narayanan2021-t1-18.4B", "both"},
+      {"narayanan2021-t1-18.4B", "speedup"},
       {"narayanan2021-t1-39.1B", "mfu"},
       {"narayanan2021-t1-145.6B", "mfu"},
-      {"narayanan2021-t1-1008.0B", "mfu"},
       {"korthikanti2022-t5-530B-full", "mfu"},
       {"korthikanti2022-t5-530B-seqsel", "mfu"},
-      {"korthikanti2022-t5-1T-full", "mfu"},
       {"korthikanti2022-t5-1T-seqsel", "mfu"},
       {"korthikanti2022-530B-dp8-seqsel", "mfu"},
       {"korthikanti2022-530B-dp8-full", "mfu"},
@@ -91,12 +90,12 @@ TEST_CASE("validation_planner_best: within the published MFU record and speed-up
   REQUIRE(record.count("tpu-v5e") == 1);
   record["a100"] = std::max(record["a100"], llm_foundry_a100_record());
   // The row is transcribed right: its own MFU formula (README 'MFU': 6·N plus 3 · n_layers · 4 · d_model ·
-  // seq attention FLOPs per token; MPT-7B has 32 layers of width 4,096, scripts/train/yamls/pretrain/
-  // mpt-7b.yaml) gives its printed 64.23 % from the same throughput, to the throughput's printed digits.
+  // seq attention FLOPs per token; MPT-3B has 32 layers of width 2,560, scripts/train/yamls/pretrain/
+  // mpt-3b.yaml) gives its printed 63.71 % from the same throughput, to the throughput's printed digits.
   {
-    const double attention_per_token = 3.0 * 32 * 4 * 4096 * 2048;
-    const double row_mfu = llm_foundry_a100_record() * (6 * 6658859008.0 + attention_per_token) / (6 * 6658859008.0);
-    CHECK(row_mfu == doctest::Approx(0.6423).epsilon(0.0005));
+    const double attention_per_token = 3.0 * 32 * 4 * 2560 * 512;
+    const double row_mfu = llm_foundry_a100_record() * (6 * 2647905280.0 + attention_per_token) / (6 * 2647905280.0);
+    CHECK(row_mfu == doctest::Approx(0.6371).epsilon(0.0005));
   }
 
   std::map<std::string, std::string> beyond;

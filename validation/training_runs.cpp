@@ -488,26 +488,14 @@ json sensitivity_json(const std::string& path) {
   return out;
 }
 
-std::vector<MfuRecord> mfu_records(const std::vector<RunResult>& runs) {
-  std::vector<MfuRecord> out;
+std::vector<scaling::MfuRecord> mfu_records(const std::vector<RunResult>& runs) {
+  // The highest MFU a published run held in validation/ reached on each chip: lib's table (calibrated.hpp,
+  // published_mfu_records, the one `train` and `plan` warn against), for the chips these runs use.
+  std::vector<scaling::MfuRecord> out;
   for (const auto& r : runs) {
-    auto it = std::find_if(out.begin(), out.end(), [&](const MfuRecord& m) { return m.chip == r.chip; });
-    if (it == out.end()) out.push_back({r.chip, 0, ""}), it = out.end() - 1;
-    if (r.measured_mfu > it->mfu)
-      it->mfu = r.measured_mfu, it->source = fmt::format("the run {}, measured (validation/training-runs.json)", r.id);
+    if (std::any_of(out.begin(), out.end(), [&](const scaling::MfuRecord& m) { return m.chip == r.chip; })) continue;
+    if (const auto* rec = published_mfu_record(r.chip)) out.push_back(*rec);
   }
-  // MosaicML's llm-foundry benchmark table (scripts/train/benchmarking/README.md at commit
-  // 8c8dd48f72168c5d51e2f7b151595892a8fba43d, 'A100 80GB' table): MPT-7B (6,658,859,008 parameters),
-  // sequence 2,048, 8 GPUs, FSDP full shard, no activation checkpointing, 4,641 tokens/s per GPU. Its
-  // printed MFU (64.23 %) counts attention FLOPs; on the workbook's 6·N basis it is the figure below.
-  const double mpt7b_params = 6658859008, mpt7b_tokens_per_s_per_gpu = 4641;
-  for (auto& m : out)
-    if (m.chip == "a100") {
-      const double mfu = 6 * mpt7b_params * mpt7b_tokens_per_s_per_gpu / scaling::chip("a100").bf16_flops_per_s;
-      if (mfu > m.mfu)
-        m.mfu = mfu, m.source = "github.com/mosaicml/llm-foundry/blob/8c8dd48/scripts/train/benchmarking/README.md, A100 80GB table, "
-                                "MPT-7B at sequence 2,048 on 8 GPUs: 4,641 tokens/s/GPU, 6·N basis";
-    }
   return out;
 }
 
@@ -516,7 +504,7 @@ std::vector<BestRealism> planner_best_realism(const std::vector<RunResult>& runs
   std::vector<BestRealism> out;
   for (const auto& r : runs) {
     if (!r.planner_best || !r.calibrated.step_s) continue;
-    const auto rec = std::find_if(records.begin(), records.end(), [&](const MfuRecord& m) { return m.chip == r.chip; });
+    const auto rec = std::find_if(records.begin(), records.end(), [&](const scaling::MfuRecord& m) { return m.chip == r.chip; });
     BestRealism b;
     b.id = r.id;
     b.best_mfu = r.planner_best->terms.mfu;

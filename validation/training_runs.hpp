@@ -82,13 +82,8 @@ std::vector<UnreproducedTrend> not_reproduced_trends(const std::vector<RunResult
 
 // The highest MFU (6·N·B over chips · peak · step, the workbook's one definition) published for a chip:
 // the best measured run of that chip in the file, or a published benchmark outside it where higher.
-struct MfuRecord {
-  std::string chip;
-  double mfu = 0;
-  std::string source;
-};
-// One record per chip the runs use.
-std::vector<MfuRecord> mfu_records(const std::vector<RunResult>& runs);
+// One record per chip the runs use (lib's scaling::published_mfu_records, cost/calibrated.hpp).
+std::vector<scaling::MfuRecord> mfu_records(const std::vector<RunResult>& runs);
 
 // Whether the planner's best layout for a run is one a practitioner would run (issue 17): its predicted
 // MFU at most the chip's record, and its predicted speed-up over the published layout at most the record's
