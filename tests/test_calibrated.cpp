@@ -199,6 +199,19 @@ TEST_CASE("calibrated: TP collectives on a TPU v5e run at the book's measured 95
   const double payload = 32768.0 * 10240 * 2;
   const double pass_s = 15.0 / 16.0 * payload / (0.95 * 2 * 4.5e10) + 15 * 1e-6;
   CHECK(t.calibrated.t_tp_s == doctest::Approx(64 * 12 * pass_s).epsilon(1e-9));
+  // The two axes are alike: tensor on the first one times the same.
+  l.fast = {AxisRoles{1, 16, 1}, AxisRoles{16, 1, 1}};
+  CHECK(step_terms(c, sys, l, {256.0 * 2048, 2048}, CostModel::calibrated).calibrated.t_tp_s ==
+        doctest::Approx(64 * 12 * pass_s).epsilon(1e-9));
+  // The latency the step carries, by hand: data 16 × pipeline 16, ZeRO-0 with its gradient reduce exposed
+  // (no overlap), one microbatch: the reduce is 2 ring passes of 15 hops, the microbatch's pipeline sends 2
+  // messages of one hop, 1 µs each (§2.2).
+  Layout d;
+  d.fast = {AxisRoles{16, 1, 1}, AxisRoles{1, 1, 16}};
+  d.microbatches = 1, d.zero = 0, d.dp_overlap = false;
+  d.saved = saved_rule("input");
+  const Terms td = step_terms(c, sys, d, {256.0 * 2048, 2048}, CostModel::calibrated);
+  CHECK(td.calibrated.t_latency_s == doctest::Approx(2 * 15 * 1e-6 + 2 * 1e-6).epsilon(1e-9));
 }
 
 TEST_CASE("calibrated: overlap switches only hide time, and the ideal model stays a lower bound") {
