@@ -1728,7 +1728,7 @@ def source_link(src):
         # Named with the repository in front, so the text never reads as a path of this repository; the file by
         # its folder and name only (the link holds the whole path), so a narrow screen breaks it at a space.
         folder_file = "/".join(path.group(0).split("/")[-2:])
-        return f"{url.split('/')[-1]} {folder_file} at {commit[:7]}", f"{url}/blob/{commit}/{path.group(0)}"
+        return f"{url.split('/')[-1]} `{folder_file}` at {commit[:7]}", f"{url}/blob/{commit}/{path.group(0)}"
     return src.get("paper", url), url
 
 
@@ -2017,8 +2017,8 @@ CITED_SOURCES = [
     f"other A100 file.",
     f"- **JAX, Pallas TPU guide, 'Matrix Multiplication'** — [`jax/docs/pallas/tpu/matmul.ipynb` at 1082251]"
     f"({PALLAS_MATMUL}): XLA's bf16 matmul timed on one TPU v5e, the v5e's matmul ceiling.",
-    f"- **How to Scale Your Model, Part 3, 'Sharded Matrices and How to Multiply Them'** — [the book's chapter]"
-    f"({BOOK_URL}sharding/): the AllGather measured on a TPU v5e 8×16 slice, the share of the ICI link the "
+    f"- **How to Scale Your Model, Part 3, 'Sharded Matrices and How to Multiply Them'** — [§3.2, Case 2]"
+    f"({BOOK_URL}sharding/#case-2-one-multiplicand-has-a-sharded-contracting-dimension): the AllGather measured on a TPU v5e 8×16 slice, the share of the ICI link the "
     f"TPU v5e's collectives reach.",
     f"- **Dao-AILab, FlashAttention-2 release figures** — [A100]({FA2_A100}) and [H100]({FA2_H100}) at 4f285b35 "
     f"(forward + backward, causal panels), and [FlashAttention-3's forward figure]({FA3_FWD}) at 7ef24848 "
@@ -2314,8 +2314,10 @@ def validation_section(data, plot_dir, source_dir):
              pred(r, "calibrated")] for r in runs]
     out += ["## Every run", "",
             "Step time in seconds (error). `book` has no prediction where the run spans nodes or slices or uses a "
-            "pipeline, which §5.1.4's model does not express. Each run's id links to its source.", "",
-            markdown_table(["run", "measured", "book", "ideal", "calibrated"], rows, raw=(0,)), ""]
+            "pipeline, which §5.1.4's model does not express. Each run's id links to its source; how an id reads:",
+            "", markdown_table(["id", "what its parts say"], CALIBRATION_ID_LEGEND, raw=(0, 1)), "",
+            f'<details class="runs"><summary>The {len(rows)} calibration runs, one row each</summary>', "",
+            markdown_table(["run", "measured", "book", "ideal", "calibrated"], rows, raw=(0,)), "", "</details>", ""]
 
     # The planner's best layout for each run, under the calibrated model, beside the published one, held to
     # what real runs reach (the ctest validation_planner_best).
@@ -2338,9 +2340,16 @@ def validation_section(data, plot_dir, source_dir):
         n_beyond = sum(1 for b in realism.values() if not (b["mfu_within_record"] and b["speedup_within_bound"]))
         ratios = [r["planner_best"]["speedup_over_published"] for r in best]
         ids = [r["id"] for r in runs]
-        def linked(text):  # a bare GitHub file address in a record's source, as a link named like the others
+        known = {source_link(r["source"])[1] for r in inputs.values()}
+
+        def linked(text):  # a bare GitHub file address in a record's source, as a link named like the others,
+            def link(m):   # to the address the Sources list gives where one matches it (the full commit)
+                url = "https://" + m[0].removeprefix("https://")
+                full = next((k for k in known if k.startswith(url.split("/blob/")[0] + "/blob/" + m[2])
+                             and k.endswith(m[3])), url)
+                return f"[{m[1]} `{m[4]}` at {m[2][:7]}]({full})"
             return re.sub(r"(?:https://)?github\.com/[\w.-]+/([\w.-]+)/blob/([0-9a-f]{7,40})/((?:[\w.-]+/)*([\w.-]+/[\w.-]+))",
-                          lambda m: f"[{m[1]} {m[4]} at {m[2][:7]}](https://{m[0].removeprefix('https://')})", text)
+                          link, text)
         record_lines = [f"- {CHIP_NAMES.get(m['chip'], m['chip'])}: {100 * m['mfu']:.1f} % "
                         f"({linked(name_runs(m['source'], ids))})" for m in records]
         chip_of = {r["id"]: r.get("chip") for r in best}
@@ -2372,7 +2381,7 @@ def validation_section(data, plot_dir, source_dir):
                 "overlapped collectives a compute slowdown only on GPUs, where it was measured (no TPU figure "
                 "was found), so it believes this layout more than any published run supports.", "",
                 "The planner's layout reads: dp, tp and pp the data-, tensor- and pipeline-parallel degrees; "
-                "micro the microbatches a step is split into; ZeRO-1, -2 or -3 how far the optimizer state, then the "
+                "micro the microbatches a step is split into; ZeRO-1, ZeRO-2 or ZeRO-3 how far the optimizer state, then the "
                 "gradients, then the weights are sharded over the data-parallel chips (ZeRO-3: all three); and last "
                 "what the forward pass keeps for the backward: `all` (every activation, no recomputation), "
                 "`matmuls` (the large matmuls' outputs, the rest recomputed) or `input` (each layer's input only, "
@@ -2600,12 +2609,21 @@ def recorded_history(source_dir):
     return table, first
 
 
-# How a run's id reads (validation/make-holdout-runs.py and training-runs.json write them this way).
-RUN_ID_LEGEND = ("The ids read: `foundry-<chip>-mpt<size>-s<sequence length>-g<GPUs>`, `-ls` for a row of "
-                 "llm-foundry's large-scale table (128 GPUs and more) and `-t<tokens>` for the global batch in tokens "
-                 "where one table has two rows that differ only in it; `maxtext-<chip>-<size>-<slices>x-<slice type>` (e.g. `v5p-128`); "
-                 "`llama3-405B-<GPUs>gpu-dp<data-parallel degree>`; `torchtitan-llama3-8B-g<GPUs>`, `-compile` "
-                 "with torch.compile.")
+# How a run's id reads (validation/make-holdout-runs.py and training-runs.json write them this way): a table,
+# since the page keeps run ids out of its prose.
+CALIBRATION_ID_LEGEND = [
+    ["`narayanan2021-t1-<size>`", "Narayanan et al. 2021, Table 1, the model's size"],
+    ["`korthikanti2022-t5-<size>-<recompute>`", "Korthikanti et al. 2022, Table 5; `full` recompute, or `seqsel`: "
+                                                "sequence parallelism with selective recompute"],
+    ["`korthikanti2022-<size>-dp<degree>-<recompute>`", "the same paper's data-parallel runs (§6.3)"],
+    ["`maxtext-v5e-<size>-<slices>x-v5e-256`", "MaxText on that many TPU v5e-256 slices"]]
+HOLDOUT_ID_LEGEND = [
+    ["`foundry-<chip>-mpt<size>-s<tokens>-g<GPUs>`", "llm-foundry's MPT table row: `s` the sequence length, `g` the GPUs"],
+    ["… `-ls`", "a row of llm-foundry's large-scale table (128 GPUs and more)"],
+    ["… `-t<tokens>`", "the global batch in tokens, where one table has two rows that differ only in it"],
+    ["`maxtext-v5p-<size>-<slices>x-v5p-<cores>`", "MaxText on that many TPU v5p slices of that size"],
+    ["`llama3-405B-<GPUs>gpu-dp<degree>`", "Llama 3 405B, its GPUs and data-parallel degree"],
+    ["`torchtitan-llama3-8B-g<GPUs>`, … `-compile`", "torchtitan's Llama 3.1 8B on that many GPUs, with torch.compile"]]
 
 
 def holdout_section(h, inputs, source_dir="."):
@@ -2644,8 +2662,8 @@ def holdout_section(h, inputs, source_dir="."):
     table_note = (f"\"Clean\" rows are those no assumption or `lib/` change touched after their predictions had been "
                   f"seen: not the {sum(1 for r in dirty if r['group'] == 'llama3-405b')} Llama 3 rows, nor the "
                   f"{sum(1 for r in dirty if r['group'] != 'llama3-405b')} llm-foundry rows whose attention kernel was "
-                  f"corrected (every A100 row and the H100 8–64 GPU and 13b/30b rows). The {late} mpt-125m, -350m and "
-                  f"-760m rows ({late_dirty} of them among those corrected) were also added only after the first "
+                  f"corrected (every A100 row and the H100 8–64 GPU and 13b/30b rows). The {late} mpt-125m, mpt-350m and "
+                  f"mpt-760m rows ({late_dirty} of them among those corrected) were also added only after the first "
                   f"evaluation (a filter had wrongly dropped them). \"All held-out runs\" counts every row, among them the {titan_n} torchtitan rows on "
                   f"a chip the model cannot express and the rows that are no longer clean; the last row leaves both out.")
     history, first = recorded_history(source_dir)
@@ -2713,8 +2731,8 @@ def holdout_section(h, inputs, source_dir="."):
             for r in runs]
     out += ["Every held-out run: step time in seconds (error), and MFU by the workbook's 6N count, measured and "
             "as the calibrated model predicts it. `book` has no prediction where the run spans nodes or slices or "
-            "uses a pipeline, which §5.1.4's model does not express. Each run's id links to its source. "
-            + RUN_ID_LEGEND, "",
+            "uses a pipeline, which §5.1.4's model does not express. Each run's id links to its source; how an id "
+            "reads:", "", markdown_table(["id", "what its parts say"], HOLDOUT_ID_LEGEND, raw=(0, 1)), "",
             f'<details class="runs"><summary>The {len(rows)} held-out runs, one row each</summary>', "",
             markdown_table(["run", "measured", "book", "ideal", "calibrated", "measured MFU", "calibrated MFU"], rows,
                            raw=(0,)),
@@ -2745,6 +2763,12 @@ def signed_percent(fraction):
 def published_number(value):
     """A published figure as its source prints it: whole numbers thousands-separated, others as written."""
     return f"{int(value):,}" if float(value).is_integer() else repr(float(value))
+
+
+def as_code_names(text):
+    """A source's note with its file and identifier names (benchmark.py, llama_70b) set as code."""
+    text = re.sub(r"(?<!<)(https?://[^\s)]+)", r"<\1>", text)  # a bare address as a link
+    return re.sub(r"(?<![`\w/.<-])([\w.-]*_[\w.-]*\w|[\w-]+\.(?:py|sh|json|yaml|md))(?![`\w/])", r"`\1`", text)
 
 
 def serving_section(program, source_dir, out_dir):
@@ -2785,7 +2809,8 @@ def serving_section(program, source_dir, out_dir):
              markdown_table(["run", "model", "machine", "batch", "tokens in → out", "published", "implied time",
                              "book", "ideal", "calibrated"], rows, raw=(0,)), "",
              "Each run's id links to its source. The sources: " + "; ".join(
-                 f"[{typeset(src['name'])}]({src['url']})" + (f" ({typeset(src['where'])})" if src.get("where") else "")
+                 f"[{as_code_names(typeset(src['name']))}]({src['url']})" + (f" ({as_code_names(typeset(src['where']))})"
+                                                              if src.get("where") else "")
                  for src in {json.dumps(x["source"], sort_keys=True): x["source"] for x in inputs.values()
                              if x.get("source", {}).get("url")}.values()) + ".", "",
              "Mean |error|: " + ", ".join(f"{m} {100 * s[m]['mean_abs_error']:.1f} %" for m in models) +
