@@ -2659,8 +2659,9 @@ def holdout_section(h, inputs, source_dir="."):
     late_dirty = sum(1 for r in runs if LATE_ADDED.match(r["id"]) and not row_is_clean(r["id"], inputs))
     titan_n = sum(1 for r in runs if r["group"] in inexpressible)
     dirty = [r for r in runs if not row_is_clean(r["id"], inputs)]
-    table_note = (f"\"Clean\" rows are those no assumption or `lib/` change touched after their predictions had been "
-                  f"seen: not the {sum(1 for r in dirty if r['group'] == 'llama3-405b')} Llama 3 rows, nor the "
+    table_note = (f"\"Clean\" rows are those whose own assumptions were not changed after their predictions had been "
+                  f"seen and that prompted no change to `lib/` (every row's error is still that of the model after "
+                  f"the `lib/` changes above): not the {sum(1 for r in dirty if r['group'] == 'llama3-405b')} Llama 3 rows, nor the "
                   f"{sum(1 for r in dirty if r['group'] != 'llama3-405b')} llm-foundry rows whose attention kernel was "
                   f"corrected (every A100 row and the H100 8–64 GPU and 13b/30b rows). The {late} mpt-125m, mpt-350m and "
                   f"mpt-760m rows ({late_dirty} of them among those corrected) were also added only after the first "
