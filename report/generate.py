@@ -1986,7 +1986,7 @@ XLA_FLAGS_GUIDE_FILE = ("https://github.com/openxla/xla/blob/28192b98dd37b191043
 NCCL_SWEEP = ("https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/"
               "network/README.md#real-network-throughput")
 MAMF_TABLE = ("https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/"
-              "compute/accelerator/README.md")
+              "compute/accelerator/README.md#maximum-achievable-matmul-flops-comparison-table")
 CALCULON_A100 = ("https://github.com/calculon-ai/calculon/blob/caa4b11f8fe1fee3ba57adaacb7590d7deabd053/"
                  "systems/a100_80e.json")
 CALCULON_A100_80G = CALCULON_A100.replace("a100_80e", "a100_80g")
