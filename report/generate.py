@@ -2227,6 +2227,14 @@ def validation_section(data, plot_dir, source_dir):
         return _listing(rest)
     missed_text = _listing(f"{len(vs)} {k} pair{'s' if len(vs) != 1 else ''} ({verdict_range(vs)})"
                            for k, vs in by_kind.items()) if missed else ""
+    # The model-size pairs that miss: where every one ends at a run predicted too slow, that run's error is why.
+    size_missed = [b for (t, _, _, _, b), (_, v) in zip(trend_pairs(runs), verdicts)
+                   if t == "MFU as the model grows" and v != "reproduced"]
+    if size_missed and all(b["calibrated"]["error"] > 0.05 for b in size_missed):
+        big = {run_name(b["id"]).split(" on ")[0] for b in size_missed}
+        errs = sorted(b["calibrated"]["error"] for b in size_missed)
+        missed_text += (f". The model-size pairs end at {_listing(sorted(big))}, whose step is predicted "
+                        f"{_pct(errs[0])} to {_pct(errs[-1])} too slow (Where the time goes, below, says why)")
     if missed and not any(v != "reproduced" for v in dcn):
         out += [f"Not reproduced: {len(missed)} of the {len(verdicts)} pairs: {missed_text}.", ""]
     if any(v != "reproduced" for v in dcn):
