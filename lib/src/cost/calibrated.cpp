@@ -95,13 +95,13 @@ std::vector<MfuRecord> published_mfu_records() {
   constexpr double mpt3b = 2647905280, maxtext32b = 32548464640;
   return {
       {"a100", 6 * mpt3b * 12127 / 312e12,
-       "llm-foundry MPT-3B at sequence 512 on 8 A100-80GB (scripts/train/benchmarking/README.md at 8c8dd48)"},
+       "llm-foundry MPT-3B at sequence 512 on 8 A100-80GB (github.com/mosaicml/llm-foundry/blob/8c8dd48/scripts/train/benchmarking/README.md)"},
       {"h100", 6 * mpt3b * 27965 / 989e12,
-       "llm-foundry MPT-3B at sequence 512 on 8 H100 (scripts/train/benchmarking/README.md at 8c8dd48)"},
+       "llm-foundry MPT-3B at sequence 512 on 8 H100 (github.com/mosaicml/llm-foundry/blob/8c8dd48/scripts/train/benchmarking/README.md)"},
       {"tpu-v5e", 6 * maxtext32b * (132e12 / 198508019712) / 197e12,
-       "MaxText 32B on one v5e-256 slice (MaxText/configs/v5e/README.md at 76bd53b)"},
+       "MaxText 32B on one v5e-256 slice (github.com/AI-Hypercomputer/maxtext/blob/76bd53b/MaxText/configs/v5e/README.md)"},
       {"tpu-v5p", 6 * maxtext32b * (328e12 / 198512013312) / 459e12,
-       "MaxText 32B on one v5p-128 slice (MaxText/configs/v5p/README.md at 76bd53b)"},
+       "MaxText 32B on one v5p-128 slice (github.com/AI-Hypercomputer/maxtext/blob/76bd53b/MaxText/configs/v5p/README.md)"},
   };
 }
 
