@@ -2021,8 +2021,10 @@ CITED_SOURCES = [
     f"({BOOK_URL}sharding/#case-2-one-multiplicand-has-a-sharded-contracting-dimension): the AllGather measured on a TPU v5e 8×16 slice, the share of the ICI link the "
     f"TPU v5e's collectives reach.",
     f"- **Dao-AILab, FlashAttention-2 release figures** — [A100]({FA2_A100}) and [H100]({FA2_H100}) at 4f285b35 "
-    f"(forward + backward, causal panels), and [FlashAttention-3's forward figure]({FA3_FWD}) at 7ef24848 "
-    f"(FlashAttention-2's forward on H100): the published attention rates of the flash kernels.",
+    f"(forward + backward, causal panels; their FlashAttention-1 and FlashAttention-2 bars), and "
+    f"[FlashAttention-3's forward figure]({FA3_FWD}) at 7ef24848 (FlashAttention-2's forward on H100): the "
+    f"published attention rates of the flash kernels (FlashAttention-1's also stand in for llm-foundry's Triton "
+    f"kernel, a stated proxy).",
     f"- **Lee et al. 2025** — [arXiv 2507.03114]({LEE_2025}), abstract: the slowdown of compute kernels while a "
     f"collective runs beside them on GPUs, the calibrated model's overlap slowdown.",
     f"- **Guo et al. 2024, GMLake (ASPLOS '24)** — [arXiv 2401.08156]({GMLAKE}), abstract: the fragmentation "
@@ -2389,7 +2391,7 @@ def validation_section(data, plot_dir, source_dir):
                 "overlapped collectives a compute slowdown only on GPUs, where it was measured (no TPU figure "
                 "was found), so it believes this layout more than any published run supports.", "",
                 "The planner's layout reads: dp, tp and pp the data-, tensor- and pipeline-parallel degrees; "
-                "micro the microbatches a step is split into; ZeRO-1, ZeRO-2 or ZeRO-3 how far the optimizer state, then the "
+                "micro the microbatches a step is split into; ZeRO-0 (nothing sharded), ZeRO-1, ZeRO-2 or ZeRO-3 how far the optimizer state, then the "
                 "gradients, then the weights are sharded over the data-parallel chips (ZeRO-3: all three); and last "
                 "what the forward pass keeps for the backward: `all` (every activation, no recomputation), "
                 "`matmuls` (the large matmuls' outputs, the rest recomputed) or `input` (each layer's input only, "
@@ -2514,7 +2516,7 @@ def holdout_reading(runs, inputs):
                 f"worst row is {run_name(worst['id'])} ({_pct(worst['calibrated']['error'])}); there the tensor-parallel "
                 f"collectives are {100 * _share(worst, 't_tp_s'):.0f} % of the predicted step"
                 + (", the largest part after the matmuls and the likeliest seat of the excess." if tp_second else ".")
-                + " The v5p configs set XLA's async collective fusion and compute-collective overlap flags "
+                + " The v5p configs set XLA's async collective fusion and compute–collective overlap flags "
                   "(`LIBTPU_INIT_ARGS` in every `v5p/*.sh`); the model does not credit them (tensor-parallel "
                   "collectives on the critical path, the rule of the v5e calibration runs).")
         # Two rows with the same model and per-chip work on different slice sizes: the model gives them one step.
@@ -2672,8 +2674,9 @@ def holdout_section(h, inputs, source_dir="."):
                   f"the `lib/` changes above): not the {sum(1 for r in dirty if r['group'] == 'llama3-405b')} Llama 3 rows, nor the "
                   f"{sum(1 for r in dirty if r['group'] != 'llama3-405b')} llm-foundry rows whose attention kernel was "
                   f"corrected (every A100 row and the H100 8–64 GPU and 13b/30b rows). The {late} mpt-125m, mpt-350m and "
-                  f"mpt-760m rows ({late_dirty} of them among those corrected) were also added only after the first "
-                  f"evaluation (a filter had wrongly dropped them). \"All held-out runs\" counts every row, among them the {titan_n} torchtitan rows on "
+                  f"mpt-760m rows were also added only after the first evaluation (a filter had wrongly dropped them)"
+                  + (f"; all {late} are among the corrected rows." if late_dirty == late else
+                     f"; {late_dirty} of them are among the corrected rows.") + f" \"All held-out runs\" counts every row, among them the {titan_n} torchtitan rows on "
                   f"a chip the model cannot express and the rows that are no longer clean; the last row leaves both out.")
     history, first = recorded_history(source_dir)
     hist_rows = []
@@ -2695,9 +2698,10 @@ def holdout_section(h, inputs, source_dir="."):
             "column is computed now from `validation_report`."
             + (f" The first blind run, on the frozen model and before the mpt-125m/350m/760m rows were added, is "
                f"recorded in `tests/test_validation_holdout_runs.cpp` as: {typeset(first)}. No blind figure exists for all "
-               f"{len(runs)} rows: the \"before\" column already includes the `lib/` changes named above, and "
-               f"today's errors are after every correction." if first else ""), "",
-            markdown_table(["group", "rows", "before (recorded)", "published rates (recorded)",
+               f"{len(runs)} rows: the fa48f31 column already includes the `lib/` changes named above and the rows "
+               f"added late, which is why it can be worse than the blind run, and today's errors are after every "
+               f"correction." if first else ""), "",
+            markdown_table(["group", "rows", "at fa48f31 (recorded)", "published rates (recorded)",
                             "rates + kernels (recorded)", "now (computed)"], hist_rows), ""]
     out = ["## Held-out runs {#model-vs-reality-holdout}", "",
            "Published training runs that are not in `validation/training-runs.json` and were never compared with the "
