@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "scaling/base/interpolate.hpp"
+
 namespace scaling {
 
 std::vector<AttentionRateCurve> published_attention_curves() {
@@ -50,15 +52,7 @@ std::vector<AttentionRateCurve> published_attention_curves() {
 }
 
 double curve_flops_per_s(const AttentionRateCurve& c, double seq_len) {
-  const auto& s = kAttentionCurveSeqLens;
-  if (seq_len <= s.front()) return c.flops_per_s.front();
-  if (seq_len >= s.back()) return c.flops_per_s.back();
-  for (size_t i = 1; i < s.size(); ++i) {
-    if (seq_len > s[i]) continue;
-    const double f = std::log2(seq_len / s[i - 1]) / std::log2(s[i] / s[i - 1]);
-    return c.flops_per_s[i - 1] + f * (c.flops_per_s[i] - c.flops_per_s[i - 1]);
-  }
-  return c.flops_per_s.back();
+  return interpolate_in_log_x(kAttentionCurveSeqLens, c.flops_per_s, seq_len);
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "scaling/base/format.hpp"
+#include "scaling/base/interpolate.hpp"
 #include "scaling/model/tensors.hpp"
 
 namespace scaling {
@@ -68,19 +69,16 @@ std::vector<CollectiveSweep> published_nvlink_sweeps() {
       "stas00/ml-engineering (744d01e), network/README.md 'Real network throughput': all_reduce_bench.py on "
       "one node of 8 H200 (NVLink 4), busbw by payload from 32 KiB to 16 GiB, no faster than the ring's "
       "367.61 GB/s measured at 16 GiB with NVLS off (same section); the H100 has the same NVLink 4 switch";
-  constexpr double KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024, GB = 1e9;
-  const std::vector<std::pair<double, double>> a100 = {
-      {32 * KiB, 1.31 * GB},   {64 * KiB, 2.45 * GB},    {128 * KiB, 4.43 * GB},  {256 * KiB, 7.47 * GB},
-      {512 * KiB, 11.41 * GB}, {1 * MiB, 18.00 * GB},    {2 * MiB, 36.18 * GB},   {4 * MiB, 72.33 * GB},
-      {8 * MiB, 109.93 * GB},  {16 * MiB, 106.16 * GB},  {32 * MiB, 138.49 * GB}, {64 * MiB, 171.54 * GB},
-      {128 * MiB, 176.92 * GB}, {256 * MiB, 194.07 * GB}, {512 * MiB, 222.72 * GB}, {1 * GiB, 229.04 * GB},
-      {2 * GiB, 231.41 * GB},  {4 * GiB, 233.88 * GB},   {8 * GiB, 234.61 * GB},  {16 * GiB, 234.89 * GB}};
-  const std::vector<std::pair<double, double>> h200 = {
-      {32 * KiB, 1.44 * GB},    {64 * KiB, 2.93 * GB},    {128 * KiB, 5.73 * GB},   {256 * KiB, 11.74 * GB},
-      {512 * KiB, 23.94 * GB},  {1 * MiB, 39.93 * GB},    {2 * MiB, 64.53 * GB},    {4 * MiB, 107.16 * GB},
-      {8 * MiB, 155.53 * GB},   {16 * MiB, 219.89 * GB},  {32 * MiB, 275.84 * GB},  {64 * MiB, 346.51 * GB},
-      {128 * MiB, 401.93 * GB}, {256 * MiB, 436.15 * GB}, {512 * MiB, 450.29 * GB}, {1 * GiB, 463.58 * GB},
-      {2 * GiB, 469.17 * GB},   {4 * GiB, 473.10 * GB},   {8 * GiB, 477.45 * GB},   {16 * GiB, 482.26 * GB}};
+  // busbw in GB/s at 32 KiB, 64 KiB, … 16 GiB (kSweepPayloadBytes), as the section prints them.
+  constexpr double GB = 1e9;
+  const std::array<double, 20> a100 = {1.31 * GB,   2.45 * GB,   4.43 * GB,   7.47 * GB,   11.41 * GB,
+                                       18.00 * GB,  36.18 * GB,  72.33 * GB,  109.93 * GB, 106.16 * GB,
+                                       138.49 * GB, 171.54 * GB, 176.92 * GB, 194.07 * GB, 222.72 * GB,
+                                       229.04 * GB, 231.41 * GB, 233.88 * GB, 234.61 * GB, 234.89 * GB};
+  const std::array<double, 20> h200 = {1.44 * GB,   2.93 * GB,   5.73 * GB,   11.74 * GB,  23.94 * GB,
+                                       39.93 * GB,  64.53 * GB,  107.16 * GB, 155.53 * GB, 219.89 * GB,
+                                       275.84 * GB, 346.51 * GB, 401.93 * GB, 436.15 * GB, 450.29 * GB,
+                                       463.58 * GB, 469.17 * GB, 473.10 * GB, 477.45 * GB, 482.26 * GB};
   return {{"a100", a100, 0, kA100}, {"h100", h200, 367.61 * GB, kH200}, {"h200", h200, 367.61 * GB, kH200}};
 }
 
@@ -113,18 +111,11 @@ const MfuRecord* published_mfu_record(const std::string& chip) {
 }
 
 double sweep_bytes_per_s(const CollectiveSweep& sweep, double payload_bytes) {
-  const auto& pts = sweep.busbw;
-  double bw = pts.back().second;
-  if (payload_bytes <= pts.front().first) {
-    bw = pts.front().second * payload_bytes / pts.front().first;  // the smallest payload's time, a floor
-  } else {
-    for (size_t i = 1; i < pts.size(); ++i) {
-      if (payload_bytes > pts[i].first) continue;
-      const double f = std::log(payload_bytes / pts[i - 1].first) / std::log(pts[i].first / pts[i - 1].first);
-      bw = pts[i - 1].second + f * (pts[i].second - pts[i - 1].second);
-      break;
-    }
-  }
+  const auto& P = kSweepPayloadBytes;
+  const auto& busbw = sweep.busbw_bytes_per_s;
+  // Below the smallest payload its time stays (a latency floor); elsewhere the printed curve.
+  const double bw = payload_bytes < P.front() ? busbw.front() * payload_bytes / P.front()
+                                              : interpolate_in_log_x(P, busbw, payload_bytes);
   return sweep.ring_cap_bytes_per_s > 0 ? std::min(bw, sweep.ring_cap_bytes_per_s) : bw;
 }
 

@@ -133,10 +133,16 @@ double published_gemm_rate(const PublishedGemmRule& rule, double m, double k, do
 // protocol latency, too few bytes in flight); the sweep measured all of it, so a pass timed by it charges
 // no separate hop latency. Between two measured payloads busbw is interpolated linearly in log(P); below
 // the smallest the time stays the smallest payload's (a latency floor), above the largest busbw stays.
+// Both published sweeps double the payload from 32 KiB to 16 GiB.
+inline constexpr std::array<double, 20> kSweepPayloadBytes = {
+    32.0 * 1024,   64.0 * 1024,   128.0 * 1024,  256.0 * 1024,  512.0 * 1024,  1.0 * (1 << 20), 2.0 * (1 << 20),
+    4.0 * (1 << 20), 8.0 * (1 << 20), 16.0 * (1 << 20), 32.0 * (1 << 20), 64.0 * (1 << 20), 128.0 * (1 << 20),
+    256.0 * (1 << 20), 512.0 * (1 << 20), 1.0 * (1 << 30), 2.0 * (1 << 30), 4.0 * (1 << 30), 8.0 * (1 << 30),
+    16.0 * (1 << 30)};
 struct CollectiveSweep {
-  const char* chip;                                 // the chip it applies to
-  std::vector<std::pair<double, double>> busbw;     // (payload bytes, bus bytes/s), ascending payload
-  double ring_cap_bytes_per_s;                      // a ring pass no faster than this (0: none)
+  const char* chip;                                  // the chip it applies to
+  std::array<double, 20> busbw_bytes_per_s;          // bus bytes/s at each of kSweepPayloadBytes
+  double ring_cap_bytes_per_s;                       // a ring pass no faster than this (0: none)
   const char* source;
 };
 std::vector<CollectiveSweep> published_nvlink_sweeps();
