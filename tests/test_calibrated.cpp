@@ -145,6 +145,28 @@ TEST_CASE("calibrated: causal flash attention counts exactly the lower triangle 
   CHECK(full.calibrated.t_attention_s >= 3 * s * s / (3.5 * pairs) * flops / ceiling * (1 - 1e-12));
 }
 
+TEST_CASE("calibrated: with nothing rerun the materialized kernel keeps Korthikanti et al.'s 5as/h of scores") {
+  // Korthikanti et al. 2022 eq. 1: a layer's activations take s·b·h·(34 + 5·a·s/h) bytes (bf16, one-byte
+  // dropout masks), of which s·b·h·5·a·s/h = 5·a·s²·b are the attention scores' softmax output, dropout
+  // mask and dropout output; split over t tensor ranks. Here a = 96 heads, s = 2048, b = 1 sequence per
+  // microbatch, t = 8; 12 layers per stage and min(64, 8) = 8 microbatches in flight under 1F1B.
+  Layout l = megatron(64);
+  l.saved = saved_rule("all");
+  l.attention = AttentionKernel::flash;
+  const Terms flash = calibrated(l);
+  l.attention = AttentionKernel::materialized;
+  const Terms scores = calibrated(l);
+  const double heads = 96, s = 2048, b = 1, t = 8, layers = 96.0 / 8, in_flight = 8;
+  const double korthikanti_scores = 5 * heads * s * s * b / t;  // bytes per layer and microbatch
+  CHECK(scores.memory.activations - flash.memory.activations ==
+        doctest::Approx(korthikanti_scores * layers * in_flight).epsilon(1e-9));
+  // Selective recompute (the `matmuls` rule) reruns the scores instead: the kernels keep the same bytes.
+  l.saved = saved_rule("matmuls");
+  const double kept_materialized = calibrated(l).memory.activations;
+  l.attention = AttentionKernel::flash;
+  CHECK(calibrated(l).memory.activations == kept_materialized);
+}
+
 TEST_CASE("calibrated: sequence parallelism moves the same TP bytes and splits the vector work") {
   Layout l = megatron(64);
   const Terms plain = calibrated(l);

@@ -561,6 +561,11 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
     else if (interleaved) inflight = std::min(m, S) * (1 + (S - 1) / (S * v));
   }
   t.memory.activations = ideal.memory.activations * inflight / ideal_inflight;
+  // The materialized kernel with nothing rerun keeps what its backward reads of every score element:
+  // the softmax output (a), the dropout mask (1) and the dropout output (a) (Korthikanti et al. 2022,
+  // eq. 1's 5as/h term at a = 2). A flash kernel keeps none; selective recompute reruns them.
+  if (l.attention == AttentionKernel::materialized && l.saved.recompute == Remat::none)
+    t.memory.activations += lps * b * heads_per_chip * s * (2 * a + 1) * inflight;
   const double x_zero_mem = zero_all ? X : X_fast;
   t.memory.working = (l.zero == 3 && x_zero_mem > 1 ? 2 * ctx.p_layer / Y * a_w : 0) + 2 * 25e6;
   // What the allocator holds beyond what is live (see allocator_fragmentation), counted with the buffers.

@@ -67,7 +67,9 @@
 // stage's 1/Y with ZeRO ≥ 1), at the fused-Adam HBM rate; SGD 2a_w + a_g.
 // step = step_pipeline + exposed data-parallel traffic + optimizer.
 // Memory: the ideal model's, with the activations of the microbatches the schedule keeps in flight (GPipe
-// m, 1F1B min(m, S), interleaved min(m, S)·(1 + (S − 1)/(S·v)), Narayanan et al. 2021 §2.2.2), plus
+// m, 1F1B min(m, S), interleaved min(m, S)·(1 + (S − 1)/(S·v)), Narayanan et al. 2021 §2.2.2); with the
+// materialized kernel and nothing rerun, every score element's softmax output, dropout mask and dropout
+// output, (2a + 1)·b·(N_q/Y)·s bytes per layer and microbatch (Korthikanti et al. 2022 eq. 1's 5as/h); plus
 // ZeRO-3's working set (two layers gathered whole: the one in use and the one prefetched) and two
 // gradient buckets of 25 MB (PyTorch DDP's bucket_cap_mb default) as collective buffers; on GPUs the
 // allocator's fragments on top (allocator_fragmentation, f = 0.15): reserved = live / (1 − f), so a
