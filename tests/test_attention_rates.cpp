@@ -117,7 +117,7 @@ TEST_CASE("attention rates: a forward-only figure prices the forward, the pair k
 
 TEST_CASE("attention rates: a chip or kernel without a published figure keeps the matmul ceiling") {
   const auto c = one_layer(128, 16);
-  for (const char* name : {"tpu-v5e", "tpu-v5p", "h200"}) {
+  for (const char* name : {"tpu-v5e", "tpu-v5p"}) {
     CAPTURE(name);
     const Chip ch = chip(name);
     const System sys = ch.gpus_per_node > 0 ? gpu_cluster(ch, 1, 1) : tpu_pods(ch, {1}, 1);
@@ -150,6 +150,23 @@ TEST_CASE("attention rates: a chip or kernel without a published figure keeps th
   const auto a100 = chip_calibration(chip("a100")).attention_source;
   CHECK(a100.find("flash2_a100_fwd_bwd_benchmark.png") != std::string::npos);
   CHECK(a100.find("4f285b354796fb17df8636485b9a04df3ebbb7dc") != std::string::npos);
+}
+
+TEST_CASE("attention rates: the H200 takes the H100's figures, as a proxy said in its source") {
+  // The premise the proxy rests on: both datasheets print the same dense bf16 peak (989.5 TFLOP/s; the H100
+  // preset rounds it to 989), the H200 with more HBM bandwidth (4.8 against 3.35 TB/s).
+  const Chip h100 = chip("h100"), h200 = chip("h200");
+  CHECK(h200.bf16_flops_per_s == doctest::Approx(h100.bf16_flops_per_s).epsilon(1e-3));
+  CHECK(h200.hbm_bytes_per_s > h100.hbm_bytes_per_s);
+  // FlashAttention-2 at 8k tokens, head dim 128, forward + backward on the H100: 308 TFLOP/s (header).
+  const auto r = attention_rates("h200", AttentionKernel::flash, 128, 8192, 1);
+  CHECK(r.published);
+  CHECK(r.fwd_bwd_flops_per_s == doctest::Approx(308e12).epsilon(1e-12));
+  const std::string src = chip_calibration(h200).attention_source;
+  CHECK(src.find("flash2_h100_fwd_bwd_benchmark.png") != std::string::npos);
+  CHECK(src.find("measured on the h100 and taken for the h200 as a proxy") != std::string::npos);
+  // The H100 names no proxy.
+  CHECK(chip_calibration(h100).attention_source.find("proxy:") == std::string::npos);
 }
 
 TEST_CASE("attention rates: the published data are consistent with what they claim") {

@@ -62,9 +62,23 @@ const std::vector<AttentionRateCurve>& curves() {
   return all;
 }
 
+const AttentionProxy* proxy_of(std::string_view chip) {
+  static const auto all = attention_proxies();
+  for (const auto& p : all)
+    if (chip == p.chip) return &p;
+  return nullptr;
+}
+
+// The chip whose curves time `chip`: itself, or the chip it is a proxy of.
+std::string_view curve_chip(std::string_view chip) {
+  const auto* p = proxy_of(chip);
+  return p ? std::string_view(p->measured_on) : chip;
+}
+
 // The curve of chip, kernel and pass printed at the head size nearest `head_dim` in log2 (ties: the larger).
 const AttentionRateCurve* nearest_curve(std::string_view chip, AttentionKernel kernel, AttentionPass pass,
                                         double head_dim) {
+  chip = curve_chip(chip);
   const AttentionRateCurve* best = nullptr;
   double best_d = 0;
   for (const auto& c : curves()) {
@@ -85,6 +99,18 @@ const char* kernel_meaning(AttentionKernel k) {
 }
 
 }  // namespace
+
+std::vector<AttentionProxy> attention_proxies() {
+  // The H200 is the H100 SXM's GH100 die with the same tensor cores at the same clocks (989.5 TFLOP/s dense
+  // bf16 on both datasheets: hardware/chip.cpp) and faster, larger HBM. A flash kernel reads Q, K and V and
+  // writes O once per block of queries: at s tokens and head size H it does about s/4 FLOPs per byte of
+  // HBM traffic, past the H100's ridge (295 FLOPs/byte) from about 1.2k tokens, so from there faster HBM
+  // buys it little. The H100's rates stand for the H200's: an approximation, said in attention_source.
+  return {{"h200", "h100",
+           "the H200 has the H100 SXM's tensor cores at its clocks (the same 989.5 TFLOP/s dense bf16 peak) and "
+           "faster HBM, which a flash kernel past about 1.2k tokens (s/4 FLOPs per byte, above the H100's ridge of "
+           "295) barely uses; no H200 figure is published"}};
+}
 
 AttentionRates attention_rates(std::string_view chip, AttentionKernel kernel, double head_dim, double seq_len,
                                double ceiling_flops_per_s) {
@@ -113,7 +139,7 @@ std::string attention_source(std::string_view chip) {
     for (AttentionPass p : {AttentionPass::forward_backward, AttentionPass::forward}) {
       const char* src = nullptr;
       for (const auto& c : curves())
-        if (chip == c.chip && c.kernel == k && c.pass == p) src = c.source;
+        if (curve_chip(chip) == c.chip && c.kernel == k && c.pass == p) src = c.source;
       if (!src) continue;
       any_found = true;
       if (!found.empty()) found += "; ";
@@ -128,6 +154,8 @@ std::string attention_source(std::string_view chip) {
     if (!out.empty()) out += "\n";
     out += line;
   }
+  if (const auto* p = proxy_of(chip); p && any_found)
+    out += fmt::format("\nmeasured on the {} and taken for the {} as a proxy: {}", p->measured_on, chip, p->why);
   if (any_found)
     out += "\nread linearly in log2(s) between the printed 512-16k tokens, the 512 value below, the 16k value held "
            "above (nothing longer published), at the nearest printed head size (64 or 128) in log2";

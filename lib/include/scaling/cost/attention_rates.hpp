@@ -52,6 +52,14 @@ std::vector<AttentionRateCurve> published_attention_curves();
 // The curve's rate at `seq_len` by the rule above (log2 interpolation, clamped to the printed range).
 double curve_flops_per_s(const AttentionRateCurve& c, double seq_len);
 
+// A chip with no published curve of its own that takes another chip's curves, and why that stands.
+struct AttentionProxy {
+  const char* chip;         // the chip preset timed by the other's curves
+  const char* measured_on;  // the chip preset the curves were measured on
+  const char* why;
+};
+std::vector<AttentionProxy> attention_proxies();
+
 // The rates a calibrated step times the attention core at.
 struct AttentionRates {
   double fwd_bwd_flops_per_s = 0;  // R_fb
@@ -61,8 +69,9 @@ struct AttentionRates {
   double head_dim_read = 0;        // the printed head size the curves were read at (0: none)
   bool beyond_printed = false;     // seq_len above the longest printed length: its value held
 };
-// For the flash kernels: the published curves of `chip` (preset name) and `kernel`, read at the nearest
-// printed head size; without one (every TPU, the H200, materialized) both rates are `ceiling_flops_per_s`.
+// For the flash kernels: the published curves of `chip` (preset name, or the chip it is a proxy of:
+// attention_proxies) and `kernel`, read at the nearest printed head size; without one (every TPU,
+// materialized) both rates are `ceiling_flops_per_s`.
 AttentionRates attention_rates(std::string_view chip, AttentionKernel kernel, double head_dim, double seq_len,
                                double ceiling_flops_per_s);
 
