@@ -78,7 +78,7 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
   add_name(sub, "--attention", s.attention, "attention kernel, timed at its published rate on the chip: flash (default; FlashAttention-2, "
            "also PyTorch SDPA's flash backend), flash1 (FlashAttention-1; its Triton ports such as "
            "llm-foundry's attn_impl triton at FlashAttention-1's rate, a stated proxy) or materialized (scores written to HBM, softmax a separate kernel); "
-           "flash and flash1 run at the matmul ceiling where no rate is published (TPUs, H200)",
+           "flash and flash1 run at the matmul ceiling where no rate is published (TPUs; the H200 takes the H100's rates)",
            [](const std::string& t) { scaling::parse_attention_kernel(t); });
   sub->add_option("--weights", s.weights, "dtype of the weights (and of the saved activations)")->capture_default_str();
   sub->add_option("--grads", s.grads, "dtype of the gradient buffer, or none")->capture_default_str();
