@@ -241,7 +241,7 @@ void run_plan(const PlanArgs& a) {
     // Calibrated: sequence parallelism, virtual stages (1 without interleaving), TP and DP overlap.
     auto yes_no = [](bool b) { return b ? "yes" : "no"; };
     const std::string switches = cal ? fmt::format("{:<3} {:<3} {:<3} {:<3} ", yes_no(l.sequence_parallel), l.virtual_stages,
-                                                   yes_no(l.tp_overlap), yes_no(l.dp_overlap))
+                                                   to_string(l.tp_overlap), yes_no(l.dp_overlap))
                                      : "";
     fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>5.1f}% {:<10} {}\n", rank++,
                data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches,

@@ -137,7 +137,7 @@ void apply_switches(const StepArgs& s, scaling::Layout& l) {
   if (l.virtual_stages > 1 && l.schedule != Schedule::interleaved)
     throw std::invalid_argument("--vp " + s.vp + ": virtual stages need --schedule interleaved");
   if (!s.sp.empty()) l.sequence_parallel = for_option("--sp", [&] { return parse_yes_no(s.sp); });
-  if (!s.tp_overlap.empty()) l.tp_overlap = for_option("--tp-overlap", [&] { return parse_yes_no(s.tp_overlap); });
+  if (!s.tp_overlap.empty()) l.tp_overlap = for_option("--tp-overlap", [&] { return parse_tp_overlap(s.tp_overlap); });
   if (!s.dp_overlap.empty()) l.dp_overlap = for_option("--dp-overlap", [&] { return parse_yes_no(s.dp_overlap); });
   if (!s.attention.empty()) l.attention = for_option("--attention", [&] { return parse_attention_kernel(s.attention); });
 }
@@ -393,7 +393,7 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, sc
           {"schedule", to_string(l.schedule)},
           {"virtual_stages", l.virtual_stages},
           {"sequence_parallel", l.sequence_parallel},
-          {"tp_overlap", l.tp_overlap},
+          {"tp_overlap", to_string(l.tp_overlap)},
           {"dp_overlap", l.dp_overlap},
           {"attention", to_string(l.attention)},
           {"calibrated",

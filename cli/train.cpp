@@ -170,7 +170,7 @@ void run_train(const TrainArgs& a) {
     // Where the calibrated step goes (cost/calibrated.hpp); the five summary lines below add up to it.
     const auto& c = t.calibrated;
     fmt::print("  calibrated ({}, {} virtual, sp {}, tp-overlap {}, dp-overlap {}, {} attention):\n",
-               to_string(l.schedule), l.virtual_stages, l.sequence_parallel ? "yes" : "no", l.tp_overlap ? "yes" : "no",
+               to_string(l.schedule), l.virtual_stages, l.sequence_parallel ? "yes" : "no", to_string(l.tp_overlap),
                l.dp_overlap ? "yes" : "no", to_string(l.attention));
     row("  matmuls at " + format_number(100 * c.matmul_efficiency, 3) + "% of peak", format_quantity(c.t_matmul_s, "s"));
     row("  attention core", format_quantity(c.t_attention_s, "s"));

@@ -1995,8 +1995,12 @@ NCCL_SWEEP = ("https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f
 MAMF_TABLE = ("https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/"
               "compute/accelerator/README.md#maximum-achievable-matmul-flops-comparison-table")
 CALCULON_A100 = ("https://github.com/calculon-ai/calculon/blob/caa4b11f8fe1fee3ba57adaacb7590d7deabd053/"
-                 "systems/a100_80e.json")
-CALCULON_A100_80G = CALCULON_A100.replace("a100_80e", "a100_80g")
+                 "systems/a100_80g.json")
+CALCULON_A100_80E = CALCULON_A100.replace("a100_80g", "a100_80e")
+CALCULON_VALIDATION = ("https://github.com/calculon-ai/calculon/blob/caa4b11f8fe1fee3ba57adaacb7590d7deabd053/"
+                       "calculon/llm/validation.py#L319")
+MEGATRON_ASYNC = ("https://github.com/NVIDIA/Megatron-LM/blob/d898a8991d1a08d29074f87819d1bf41517e35f5/"
+                  "megatron/mpu/layers.py")
 PALLAS_MATMUL = ("https://github.com/jax-ml/jax/blob/1082251cde876f91608b403d1995b5e0025f0398/"
                  "docs/pallas/tpu/matmul.ipynb")
 _FA = "https://github.com/Dao-AILab/flash-attention/blob/"
@@ -2018,10 +2022,14 @@ CITED_SOURCES = [
     f"- **Stas Bekman, Machine Learning Engineering** — [`ml-engineering/compute/accelerator/README.md` at 744d01e, "
     f"'Maximum Achievable Matmul FLOPS comparison table']({MAMF_TABLE}): the best bf16 matmul measured on an A100, "
     f"the cap of the A100's GEMM rate.",
-    f"- **Calculon (Isaev et al. 2023)** — [`calculon/systems/a100_80e.json` at caa4b11]({CALCULON_A100}): the A100 "
-    f"system file with matrix efficiency by GEMM size that Calculon's own validation against Korthikanti et al. "
-    f"reads; the A100's GEMM rates follow it. Its [`a100_80g.json`]({CALCULON_A100_80G}) is the Sensitivity table's "
-    f"other A100 file.",
+    f"- **Calculon (Isaev et al. 2023)** — [`calculon/systems/a100_80g.json` at caa4b11]({CALCULON_A100}): the A100 "
+    f"system file with matrix efficiency by GEMM size that Calculon's step-time validation against Korthikanti et "
+    f"al.'s Table 5 reads ([`calculon/llm/validation.py`, line 319]({CALCULON_VALIDATION})); the A100's GEMM rates "
+    f"follow it. Its [`a100_80e.json`]({CALCULON_A100_80E}), which its memory checks read, is the Sensitivity "
+    f"table's other A100 file.",
+    f"- **Megatron-LM at d898a89** — [`megatron/mpu/layers.py`]({MEGATRON_ASYNC}) "
+    f"(`LinearWithGradAccumulationAndAsyncCommunication`): the asynchronous backward collectives of the code that "
+    f"published Korthikanti et al.'s sequence parallelism, the Korthikanti rows' tensor-parallel overlap.",
     f"- **JAX, Pallas TPU guide, 'Matrix Multiplication'** — [`jax/docs/pallas/tpu/matmul.ipynb` at 1082251]"
     f"({PALLAS_MATMUL}): XLA's bf16 matmul timed on one TPU v5e, the v5e's matmul ceiling.",
     f"- **How to Scale Your Model, Part 3, 'Sharded Matrices and How to Multiply Them'** — [§3.2, Case 2]"
@@ -2097,7 +2105,7 @@ def validation_section(data, plot_dir, source_dir):
            "These runs are not a hold-out: the model's structure was revised after comparing it with them "
            "(`validation/README.md` lists the revisions). The A100 and the TPU v5e have no GEMM table measured here. "
            f"The A100's GEMMs follow [Calculon's published A100 efficiency table]({CALCULON_A100}) by size (the one "
-           "Calculon validated with against Korthikanti et al.'s runs, which are among these), capped at the best "
+           "Calculon's step-time validation against Korthikanti et al.'s runs reads; they are among these), capped at the best "
            f"A100 matmul measured ([stas00's ml-engineering table]({MAMF_TABLE})), and its tensor-parallel collectives inside a node run at the bus "
            "bandwidth nccl-tests reached for a buffer of their size on one node of 8 A100 "
            f"([ml-engineering's network chapter at 744d01e]({NCCL_SWEEP}); the H100 and H200 use the same "

@@ -116,7 +116,7 @@ TEST_CASE("the issue's case: plan's best, given to train as flags, is the same l
   auto yes_no = [&](const char* key) { return std::string(best[key].get<bool>() ? "yes" : "no"); };
   const std::string switches = " --sp " + yes_no("sequence_parallel") + " --schedule " +
                                best["schedule"].get<std::string>() + " --vp " + best["virtual_stages"].dump() +
-                               " --tp-overlap " + yes_no("tp_overlap") + " --dp-overlap " + yes_no("dp_overlap");
+                               " --tp-overlap " + best["tp_overlap"].get<std::string>() + " --dp-overlap " + yes_no("dp_overlap");
   const std::string flags = degrees + switches;
   INFO(flags);
   const auto t = run("train " + machine + flags + " --json");

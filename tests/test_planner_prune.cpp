@@ -78,7 +78,7 @@ Layout random_layout(const Case& c, std::mt19937_64& rng) {
     if (std::fmod(model(c.model).layers, S * v) == 0 || std::fmod(model(c.model).layers + 2, S * v) == 0) vs.push_back(v);
   if (l.schedule == Schedule::interleaved) l.virtual_stages = pick(vs.size() > 1 && coin() ? vs : divisors_of(lps));
   l.sequence_parallel = coin();
-  l.tp_overlap = coin();
+  l.tp_overlap = pick(std::vector<TpOverlap>{TpOverlap::none, TpOverlap::backward, TpOverlap::all});
   l.dp_overlap = coin();
   const int kernel = std::uniform_int_distribution<int>(0, 4)(rng);
   l.attention = kernel == 0 ? AttentionKernel::materialized : kernel == 1 ? AttentionKernel::flash1 : AttentionKernel::flash;
@@ -250,12 +250,13 @@ Brute brute_force(const PlanRequest& r) {
                   even = even || static_cast<long>(r.model.layers + extra) % (static_cast<long>(S) * v) == 0;
                 if (!even) continue;
                 for (int sp = 0; sp <= (Y > 1); ++sp) {
-                  for (int tpo = 0; tpo <= (Y > 1); ++tpo) {
+                  for (int tpo = 0; tpo <= (Y > 1 ? 2 : 0); ++tpo) {
                     for (int dpo = 0; dpo <= (X > 1 && zero < 3); ++dpo) {
                       l.microbatches = m, l.zero = zero, l.zero_scope = scope, l.saved = rule;
                       l.schedule = v > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
                       l.virtual_stages = v;
-                      l.sequence_parallel = sp == 1, l.tp_overlap = tpo == 1;
+                      l.sequence_parallel = sp == 1;
+                      l.tp_overlap = std::vector<TpOverlap>{TpOverlap::none, TpOverlap::backward, TpOverlap::all}[static_cast<size_t>(tpo)];
                       // Where it cannot act, the DP overlap stays at the request's default (on).
                       l.dp_overlap = X > 1 && zero < 3 ? dpo == 1 : true;
                       Terms t;

@@ -29,7 +29,9 @@ def megatron(r):
                            'why': 'stated' if stated_v is not None else 'unstated: see schedule'},
         'attention': {'value': 'materialized', 'why': "Megatron-LM of 2021-22 computes QK^T as a batched GEMM and runs its fused scale-mask-softmax and dropout on the scores in HBM (FlashAttention was published after these runs)"},
         'dp_overlap': {'value': False, 'why': "Megatron-LM's data-parallel gradient all-reduce of that time runs after the backward pass (the overlapped reduce came later)"},
-        'tp_overlap': {'value': False, 'why': 'no tensor-parallel communication overlap in Megatron-LM of that time'},
+        'tp_overlap': ({'value': 'backward', 'why': "Megatron-LM at d898a89 (2022-05-25, the merge that published these runs' sequence parallelism and selective recomputation): LinearWithGradAccumulationAndAsyncCommunication (megatron/mpu/layers.py) runs each column-parallel linear's input-gradient AllReduce, or with sequence parallelism its ReduceScatter and the re-gather of the linear's saved sharded input, asynchronously beside that linear's GEMMs, on by default (arguments.py: --no-async-tensor-model-parallel-allreduce turns it off). Set after the predictions had been seen: it was 'no overlap' until an outside comparison with Calculon read this code"}
+                       if r['id'].startswith('korthikanti') else
+                       {'value': False, 'why': 'Megatron-LM of 2021 (b4bc51b, megatron/mpu/layers.py) runs every tensor-parallel collective on the critical path: the asynchronous backward AllReduce came in 2022'}),
         'zero': {'value': 0, 'why': 'no optimizer-state sharding (the distributed optimizer came later)'},
         'dtypes': {'value': {'weights': 'fp16', 'grads': 'fp32', 'master': 'fp32', 'optimizer_state': 'fp32', 'activations': 'fp16'},
                    'why': 'mixed precision as Megatron-LM runs it: 16-bit weights and activations, fp32 main gradients (accumulated and all-reduced in fp32), fp32 master weights and Adam moments'},

@@ -54,7 +54,7 @@ struct Variant {
   // How the A100's GEMMs are timed: the model's rule (Calculon's a100_80e table, capped at the measured
   // ceiling), Calculon's other A100 system file (a100_80g.json), or the H100's measured shape curve scaled
   // to the A100's ceiling (the rule before Calculon's table was adopted).
-  enum class A100Gemm { model, calculon_80g, h100_shape } a100_gemm = A100Gemm::model;
+  enum class A100Gemm { model, calculon_80e, h100_shape } a100_gemm = A100Gemm::model;
   double backward_gemm_rate_fraction = 1;     // backward GEMMs at this fraction of the forward shape's rate
   bool link_figures = false;                  // collectives at the link figures (no NCCL sweep, no ICI fraction)
   bool narayanan_interleaved_v2 = false;      // Narayanan et al.'s pipelined rows on the interleaved schedule, v = 2

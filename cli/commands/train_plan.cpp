@@ -67,8 +67,11 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool lists) {
            "pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b; interleaved when --vp > 1)",
            [](const std::string& t) { scaling::parse_schedule(t); });
   add_name(sub, "--sp", s.sp, "sequence parallelism: yes or no (default no)", [](const std::string& t) { parse_yes_no(t); });
-  add_name(sub, "--tp-overlap", s.tp_overlap, "hide tensor-parallel collectives behind the matmuls: yes or no (default no)",
-           [](const std::string& t) { parse_yes_no(t); });
+  add_name(sub, "--tp-overlap", s.tp_overlap,
+           "tensor-parallel collectives beside compute: no (default: all on the critical path), backward "
+           "(Megatron-LM's asynchronous backward: the column-parallel linears' input-gradient reductions beside "
+           "their weight-gradient GEMMs) or yes (all behind the matmuls: collective matmul)",
+           [](const std::string& t) { scaling::parse_tp_overlap(t); });
   add_name(sub, "--dp-overlap", s.dp_overlap,
            "overlap the data-parallel gradient reduce with the backward pass: yes or no (default yes)",
            [](const std::string& t) { parse_yes_no(t); });

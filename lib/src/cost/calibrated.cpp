@@ -36,18 +36,20 @@ std::vector<PublishedGemmPoint> published_gemm_points() {
 }
 
 std::vector<PublishedGemmRule> published_gemm_rules() {
-  // calculon-ai/calculon at caa4b11f8fe1fee3ba57adaacb7590d7deabd053, systems/a100_80e.json: "matrix"
-  // float16 312 TFLOPS with gflops_efficiency [[128, 0.99], [16, 0.9], [1, 0.6], [0, 0.1]], "mem1" 2048 GBps
-  // with MB_efficiency [[100, 0.95], [10, 0.90], [1, 0.7], [0, 0.3]], processing_mode "no_overlap". It is
-  // the system file Calculon's own validation against Korthikanti et al. 2022 reads
-  // (calculon/llm/validation.py); calculon/processor.py and memory.py take the first step whose threshold
-  // the operation reaches, and calculon/llm/layers.py counts a Linear's bytes as inputs + outputs + weights.
+  // calculon-ai/calculon at caa4b11f8fe1fee3ba57adaacb7590d7deabd053, systems/a100_80g.json: "matrix"
+  // float16 312 TFLOPS with gflops_efficiency [[128, 0.95], [16, 0.9], [1, 0.6], [0, 0.1]], "mem1" 2048 GBps
+  // with MB_efficiency [[100, 0.90], [10, 0.75], [1, 0.6], [0, 0.3]], processing_mode "no_overlap". It is
+  // the system file Calculon's step-time validation against Korthikanti et al. 2022's Table 5 reads
+  // (calculon/llm/validation.py line 319; its memory checks of the paper's Figures 1 and 7 read
+  // a100_80e.json, lines 118 and 234); calculon/processor.py and memory.py take the first step whose
+  // threshold the operation reaches, and calculon/llm/layers.py counts a Linear's bytes as inputs + outputs
+  // + weights.
   return {
-      {"a100", 312e12, {{128e9, 0.99}, {16e9, 0.9}, {1e9, 0.6}, {0, 0.1}}, 2048e9,
-       {{100e6, 0.95}, {10e6, 0.90}, {1e6, 0.7}, {0, 0.3}},
-       "Calculon (Isaev et al. 2023; calculon-ai/calculon caa4b11, systems/a100_80e.json, the A100 system "
-       "its validation against Korthikanti et al. 2022 reads): matrix efficiency by GEMM GFLOPs, HBM "
-       "efficiency by MB moved, compute and memory time added ('no_overlap')"},
+      {"a100", 312e12, {{128e9, 0.95}, {16e9, 0.9}, {1e9, 0.6}, {0, 0.1}}, 2048e9,
+       {{100e6, 0.90}, {10e6, 0.75}, {1e6, 0.6}, {0, 0.3}},
+       "Calculon (Isaev et al. 2023; calculon-ai/calculon caa4b11, systems/a100_80g.json, the A100 system "
+       "its step-time validation against Korthikanti et al. 2022's Table 5 reads): matrix efficiency by GEMM "
+       "GFLOPs, HBM efficiency by MB moved, compute and memory time added ('no_overlap')"},
   };
 }
 
@@ -288,12 +290,17 @@ const CalibratedContext::GemmTimes& gemm_times(CalibratedContext& ctx, double b,
                           {hq / y, c.d_model},
                           {c.d_model, (c.gated_mlp ? 2 : 1) * f / y},
                           {f / y, c.d_model}};
-  CalibratedContext::GemmTimes g{b, y, 0, 0, 0};
-  for (const auto& s : shapes) {
+  CalibratedContext::GemmTimes g{b, y, 0, 0, 0, 0, 0};
+  double t_s[4];
+  for (int i = 0; i < 4; ++i) {
+    const auto& s = shapes[i];
     const double flops = 2 * b * s.k * s.n;
     g.layer_flops += flops;
-    g.layer_fwd_s += flops / matmul_rate(ctx.cal, b, s.k, s.n);
+    t_s[i] = flops / matmul_rate(ctx.cal, b, s.k, s.n);
+    g.layer_fwd_s += t_s[i];
   }
+  g.qkv_fwd_s = t_s[0];
+  g.mlp_in_fwd_s = t_s[2];
   g.unembed_fwd_s = 2 * b * c.d_model * (c.vocab / y) / matmul_rate(ctx.cal, b, c.d_model, c.vocab / y);
   ctx.cache.push_back(g);
   return ctx.cache.back();
@@ -416,7 +423,7 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
     case Remat::none: break;
   }
   // Tensor-parallel collectives of one layer, one microbatch.
-  double t_tp = 0, lat_tp = 0;
+  double t_tp = 0, lat_tp = 0, tp_pass_s = 0, tp_pass_latency_s = 0;
   if (Y > 1) {
     const auto gb = group_bandwidths(sys, l.fast.data());
     double hop = 0;
@@ -424,15 +431,45 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
       if (l.fast[i].tensor > 1) hop = std::max(hop, sys.fast[i].hop_latency_s);
     const double payload = b * D * a;
     const Comm pass = fast_pass(ctx, payload, payload, Y, gb.tensor, hop);
+    tp_pass_s = pass.t_s, tp_pass_latency_s = pass.latency_s;
     const double passes = 2 * 2 * (2 + tp_reruns);  // 2 collectives each of 2 passes, forward + backward (+ rerun)
     t_tp = passes * pass.t_s;
     lat_tp = passes * pass.latency_s;
-    if (l.tp_overlap) {
-      const double hidden_behind = g.layer_fwd_s * (3 + tp_reruns);
-      lat_tp *= t_tp > hidden_behind ? (t_tp - hidden_behind) / t_tp : 0;
-      // The matmuls that run beside the collectives run slower (see overlap_slowdown).
-      const double contended = ctx.overlap_slowdown * std::min(t_tp, hidden_behind);
-      t_tp = std::max(0.0, t_tp - hidden_behind) + contended;
+    // What a collective of `comm_s` costs beside compute of `beside_s`: the part it outlasts it, plus the
+    // slowdown of the compute it runs beside (overlap_slowdown).
+    const auto beside = [&](double comm_s, double beside_s) {
+      return std::max(0.0, comm_s - beside_s) + ctx.overlap_slowdown * std::min(comm_s, beside_s);
+    };
+    switch (l.tp_overlap) {
+      case TpOverlap::none: break;
+      case TpOverlap::all: {
+        const double hidden_behind = g.layer_fwd_s * (3 + tp_reruns);
+        lat_tp *= t_tp > hidden_behind ? (t_tp - hidden_behind) / t_tp : 0;
+        t_tp = beside(t_tp, hidden_behind);
+        break;
+      }
+      case TpOverlap::backward: {
+        // Megatron-LM's asynchronous backward (layout.hpp): the forward's and the rerun's passes stay
+        // exposed; per column-parallel linear (QKV, MLP in) the input gradient's reduction runs beside the
+        // weight-gradient GEMM and, with sequence parallelism, the re-gather of its sharded input (one
+        // more pass, which only this implementation makes) beside the input-gradient GEMM. Without
+        // sequence parallelism the row-parallel linears' backward has no collective; with it, each
+        // AllGathers its output gradient, exposed.
+        const double fwd_passes = 2 * 2 * (1 + tp_reruns);
+        const double bwd_s = 1 / ctx.backward_gemm_rate_fraction;  // a backward GEMM over its forward's time
+        double t_bwd = 0, exposed_bwd_passes = 0;
+        for (double col_fwd_s : {g.qkv_fwd_s, g.mlp_in_fwd_s}) {
+          if (l.sequence_parallel) {
+            t_bwd += beside(pass.t_s, col_fwd_s * bwd_s) + beside(pass.t_s, col_fwd_s * bwd_s) + pass.t_s;
+            exposed_bwd_passes += 1;
+          } else {
+            t_bwd += beside(2 * pass.t_s, col_fwd_s * bwd_s);
+          }
+        }
+        t_tp = fwd_passes * pass.t_s + t_bwd;
+        lat_tp = (fwd_passes + exposed_bwd_passes) * pass.latency_s;
+        break;
+      }
     }
   }
   const double t_layer_mm = (1 + 2 / ctx.backward_gemm_rate_fraction) * g.layer_fwd_s, t_layer_att = t_att_fwd + t_att_bwd, t_layer_vec = t_vec_fwd + t_vec_bwd;
@@ -446,7 +483,7 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   const double extra_vec = S == 1 ? t_embed + t_loss : last_is_busiest ? t_loss : t_embed;
   // Pipeline sends per microbatch.
   const auto gb = group_bandwidths(sys, l.fast.data());
-  double t_send = 0, lat_send = 0;
+  double t_send = 0, lat_send = 0, t_send_gather = 0;  // t_send includes t_send_gather (on the tensor group's links)
   if (S > 1) {
     const bool slow = S_slow > 1;
     const double bw = slow ? sys.slow.bytes_per_s : gb.pipeline;
@@ -457,6 +494,14 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
     const double msg = b * D * a / Y;
     t_send = 2 * v * (msg / bw + hop);
     lat_send = 2 * v * hop;
+    // Without sequence parallelism the receiving stage rebuilds the whole activation (or its gradient)
+    // from the Y pieces before it can start: one AllGather over the tensor group per message (Megatron-LM's
+    // gather_split_1d_tensor after each receive, megatron/p2p_communication.py).
+    if (Y > 1 && !l.sequence_parallel) {
+      t_send_gather = 2 * v * tp_pass_s;
+      t_send += t_send_gather;
+      lat_send += 2 * v * tp_pass_latency_s;
+    }
   }
   // One microbatch through the busiest stage, by part.
   const double mb_mm = lps * t_layer_mm + extra_mm, mb_att = lps * t_layer_att, mb_vec = lps * t_layer_vec + extra_vec;
@@ -541,8 +586,9 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   t.t_math_s = p.t_matmul_s + p.t_attention_s + p.t_recompute_s;
   t.t_hbm_s = p.t_vector_s + p.t_optimizer_s;
   t.t_bubble_s = t_bubble;
-  t.t_ici_s = p.t_tp_s + (S_slow > 1 ? 0 : p.t_pipeline_send_s) + t_dp * (1 - dp_slow_share);
-  t.t_dcn_s = (S_slow > 1 ? p.t_pipeline_send_s : 0) + t_dp * dp_slow_share;
+  const double send_gather = m * t_send_gather;  // the receive-side AllGathers run on the tensor group's links
+  t.t_ici_s = p.t_tp_s + (S_slow > 1 ? send_gather : p.t_pipeline_send_s) + t_dp * (1 - dp_slow_share);
+  t.t_dcn_s = (S_slow > 1 ? p.t_pipeline_send_s - send_gather : 0) + t_dp * dp_slow_share;
   t.step_s = m * t_mb + t_bubble + t_dp + t_opt;
   t.mfu = ctx.six_active_flops_per_token * ctx.batch_tokens / (chips * sys.chip.bf16_flops_per_s * t.step_s);
   // The bound: the largest part of the step.

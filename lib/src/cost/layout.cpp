@@ -93,6 +93,21 @@ AttentionKernel parse_attention_kernel(std::string_view text) {
   check::not_one_of(text, {"flash", "flash1", "materialized"});
 }
 
+const char* to_string(TpOverlap o) {
+  switch (o) {
+    case TpOverlap::backward: return "backward";
+    case TpOverlap::all: return "yes";
+    case TpOverlap::none: break;
+  }
+  return "no";
+}
+
+TpOverlap parse_tp_overlap(std::string_view text) {
+  for (TpOverlap o : {TpOverlap::none, TpOverlap::backward, TpOverlap::all})
+    if (text == to_string(o)) return o;
+  check::not_one_of(text, {"no", "backward", "yes"});
+}
+
 GroupBandwidths group_bandwidths(const System& sys, const AxisRoles* axes) {
   GroupBandwidths g;
   for (size_t i = 0; i < sys.fast.size(); ++i) {

@@ -580,10 +580,10 @@ PlanResult plan(const PlanRequest& r) {
           floor_of_micro[static_cast<size_t>(mi)] = &it->second;
         }
       }
-      // Switches searched on and off (calibrated only): sequence parallelism and TP overlap where there
-      // is a tensor group, the DP overlap where a data group reduces gradients outside ZeRO-3.
+      // Switches searched (calibrated only): sequence parallelism on and off and the TP overlap's three
+      // modes where there is a tensor group, the DP overlap where a data group reduces gradients outside ZeRO-3.
       const int sp_options = calibrated && r.search_switches && a.Y > 1 ? 2 : 1;
-      const int tpo_options = calibrated && r.search_tp_overlap && a.Y > 1 ? 2 : 1;
+      const int tpo_options = calibrated && r.search_tp_overlap && a.Y > 1 ? 3 : 1;
       for (int zero : r.zero_stages) {
         const int dpo_options = calibrated && r.search_dp_overlap && a.X > 1 && zero < 3 ? 2 : 1;
         const int per_schedule = sp_options * tpo_options * dpo_options;
@@ -642,7 +642,8 @@ PlanResult plan(const PlanRequest& r) {
                   for (int tpo = 0; tpo < tpo_options; ++tpo) {
                     for (int dpo = 0; dpo < dpo_options; ++dpo) {
                       if (sp_options == 2) l.sequence_parallel = sp == 1;
-                      if (tpo_options == 2) l.tp_overlap = tpo == 1;
+                      if (tpo_options == 3)
+                        l.tp_overlap = std::array{TpOverlap::none, TpOverlap::backward, TpOverlap::all}[tpo];
                       if (dpo_options == 2) l.dp_overlap = dpo == 1;
                       work.terms = calibrated_terms(*ctx, l, ideal);
                       ++out.configs_timed;

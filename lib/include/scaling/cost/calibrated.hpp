@@ -34,15 +34,22 @@
 //     forward's again; ring time (Y − 1)/Y per pass over the tensor group's bandwidth plus (Y − 1) hop
 //     latencies per pass — at what the fabric achieved where it was measured: on GPUs with a published
 //     NCCL sweep (published_nvlink_sweeps) the bus bandwidth NCCL reached for a b·D·a-byte buffer, latency
-//     included; on the TPU v5e 95 % of the ICI link (the book's measured AllGather, ici_fraction). On the
-//     critical path unless tp_overlap, then only what exceeds the matmuls,
-//     plus σ times what hides behind them (σ: the overlap slowdown below).
+//     included; on the TPU v5e 95 % of the ICI link (the book's measured AllGather, ici_fraction). By
+//     tp_overlap (layout.hpp): none, all on the critical path; all, only what exceeds the matmuls plus σ
+//     times what hides behind them (σ: the overlap slowdown below); backward (Megatron-LM's asynchronous
+//     backward), the forward's and rerun's passes exposed and, per column-parallel linear (QKV, MLP in),
+//     its input-gradient AllReduce (2 passes) beside its weight-gradient GEMM — with sequence parallelism
+//     its ReduceScatter there and one more AllGather pass (the saved sharded input re-gathered) beside its
+//     input-gradient GEMM, the row-parallel linears' AllGathers exposed — each costing what outlasts its
+//     GEMM plus σ times what hides.
 // Per stage and microbatch: t_mb = l·(layer forward + backward + recompute + TP) + the stage's extras
 // (first: the embedding lookup; last: the final norm, the unembedding GEMM [D, V/Y] forward and backward
 // and the loss' softmax over V/Y in fp32, 2·4 + 3·4 bytes per logit; the busiest of the two) + pipeline sends: 2·v messages of
 // b·D·a/Y bytes (forward and backward per model chunk, split over the tensor group as Narayanan et al.
 // 2021 §4.1's scatter/gather does) over the pipeline link (InfiniBand/DCN when the pipeline crosses groups)
-// plus one latency each, on the critical path.
+// plus one latency each, on the critical path; without sequence parallelism the receiver then AllGathers the
+// Y pieces over the tensor group (one ring pass of b·D·a bytes per message, Megatron-LM's
+// gather_split_1d_tensor), also on the critical path.
 // Schedule: step_pipeline = m·t_mb + bubble, bubble = (S − 1)·t_mb for GPipe and 1F1B, (S − 1)/v·t_mb
 // interleaved (Narayanan et al. 2021 §2.2: bubble fraction (S − 1)/(v·m + S − 1) of the whole).
 // Data parallelism and ZeRO, per step, bytes of the stage's weights W and gradients G per chip (1/Y of the
@@ -218,6 +225,7 @@ struct CalibratedContext {
   struct GemmTimes {
     double b, y;
     double layer_fwd_s, layer_flops, unembed_fwd_s;
+    double qkv_fwd_s, mlp_in_fwd_s;  // the column-parallel GEMMs, each alone (TpOverlap::backward)
   };
   std::vector<GemmTimes> cache;
   // A what-if for a sensitivity study (validation_report's band), 1 = the model as documented above:

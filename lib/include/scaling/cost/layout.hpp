@@ -70,12 +70,27 @@ Schedule parse_schedule(std::string_view text);
 //                 flash-attention's flash_attn_triton.py), for which no rate of their own was found.
 //   materialized  writes the [seq, seq] scores to HBM and runs softmax (and dropout) on them as separate
 //                 kernels, computing the masked half too (Megatron-LM's fused-softmax path of 2021–22).
-// A chip without published flash figures (every TPU, the H200) times flash and flash1 alike, at the matmul
-// ceiling.
+// A chip without published flash figures (every TPU) times flash and flash1 alike, at the matmul ceiling.
 enum class AttentionKernel { flash, flash1, materialized };
 const char* to_string(AttentionKernel a);
 // "flash", "flash1" or "materialized"; throws std::invalid_argument naming the text and the names.
 AttentionKernel parse_attention_kernel(std::string_view text);
+
+// Which tensor-parallel collectives run beside compute instead of before or after it (calibrated.hpp
+// times each):
+//   none      every TP collective on the critical path (plain PyTorch TP, XLA without collective matmul).
+//   backward  Megatron-LM's asynchronous backward collectives (megatron/mpu/layers.py,
+//             LinearWithGradAccumulationAndAsyncCommunication, on by default from 2022): in the backward
+//             pass of each column-parallel linear (QKV, MLP in) the input gradient's AllReduce — with
+//             sequence parallelism its ReduceScatter — runs beside that linear's weight-gradient GEMM, and
+//             with sequence parallelism the AllGather that rebuilds the linear's saved, sequence-sharded
+//             input runs beside its input-gradient GEMM. The forward passes' collectives stay exposed.
+//   all       every TP collective hidden behind the matmuls as far as they last (collective matmul).
+// "no", "backward", "yes": the CLI's words (--tp-overlap).
+enum class TpOverlap { none, backward, all };
+const char* to_string(TpOverlap o);
+// "no", "backward" or "yes"; throws std::invalid_argument naming the text and the names.
+TpOverlap parse_tp_overlap(std::string_view text);
 
 struct Layout {
   std::vector<AxisRoles> fast;   // one per fast axis of the System
@@ -93,7 +108,7 @@ struct Layout {
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;
   bool sequence_parallel = false;
-  bool tp_overlap = false;
+  TpOverlap tp_overlap = TpOverlap::none;
   bool dp_overlap = true;
   AttentionKernel attention = AttentionKernel::flash;
   // Read by the book model only (training.hpp): which reading of §5.1.4 times the layout.

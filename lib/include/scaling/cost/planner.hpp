@@ -107,7 +107,7 @@ struct PlanRequest {
   // Calibrated only, each a layout of its own in configs_evaluated (a list shows each combination of
   // degrees once, at its best switches): search_switches tries sequence parallelism on and off (where
   // there is a tensor group) and the interleaved schedule at every v ≥ 2 that interleaves_evenly allows
-  // (where there is a pipeline); search_tp_overlap the TP overlap off and on (with a tensor group);
+  // (where there is a pipeline); search_tp_overlap the TP overlap's three modes (with a tensor group);
   // search_dp_overlap the DP overlap off and on (with a data group and ZeRO 0–2, where it acts).
   bool search_switches = false;
   bool search_tp_overlap = false;

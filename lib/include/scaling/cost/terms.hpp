@@ -33,7 +33,7 @@ struct CalibratedParts {
   double t_attention_s = 0;    // the attention core (QKᵀ and the product with V), forward and backward
   double t_vector_s = 0;       // norms, residual adds, activations, softmax, embedding and loss: HBM bytes at achieved rates
   double t_recompute_s = 0;    // what the recompute policy reruns (full: the forward; selective: the attention core)
-  double t_tp_s = 0;           // tensor-parallel collectives on the critical path (0 with tp_overlap when hidden)
+  double t_tp_s = 0;           // tensor-parallel collectives on the critical path (what tp_overlap leaves exposed, plus σ of what it hides)
   double t_pipeline_send_s = 0;  // activations and their gradients between stages
   double t_dp_exposed_s = 0;   // the data-parallel / ZeRO traffic the overlap rule leaves exposed
   double t_optimizer_s = 0;    // the optimizer update: its bytes at the achieved HBM rate
