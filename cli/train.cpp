@@ -164,8 +164,9 @@ void run_train(const TrainArgs& a) {
   }
   row("batch per chip", format_number(B / n));
   const auto& [l, t] = step;
-  fmt::print("layout: dp {} × tp {} × pp {}, {} microbatches, ZeRO-{} over {}, saved {} (axes {})\n",
-             data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches, l.zero, to_string(l.zero_scope),
+  fmt::print("layout: dp {} × tp {} × pp {}, {} microbatch{}, ZeRO-{} over {}, saved {} (axes {})\n",
+             data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches, l.microbatches == 1 ? "" : "es",
+             l.zero, to_string(l.zero_scope),
              label(l.saved), describe_axes(step, system));
   if (!default_layout.empty()) fmt::print("  ({})\n", default_layout);
   // The parts of memory_per_chip, each printed (the calibrated ones where the model has them): they sum to

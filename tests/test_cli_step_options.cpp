@@ -271,4 +271,9 @@ TEST_CASE("train's min_chips: the whole model's state and the whole batch's acti
   const auto text = run(base + "--microbatches 32");
   CHECK(has(text.out, "total (all the batch's activations at once)"));
   CHECK(has(text.out, "chips whose HBM holds that total"));
+  // README's example: a layout with microbatches fits on fewer chips than min_chips counts.
+  const auto readme = answer("train --model llama3-70b --chip h100 --nodes 64 --batch-tokens 4194304 --dp 64 --tp 8 "
+                             "--microbatches 8");
+  CHECK(readme["fits"] == true);
+  CHECK(readme["min_chips"].get<double>() > readme["chips"].get<double>());
 }
