@@ -42,22 +42,22 @@ void add_machine_options(CLI::App* sub, MachineArgs& m) {
 // with two degrees given plan times one layout, with train's defaults.
 void add_step_options(CLI::App* sub, StepArgs& s, bool plan) {
   // plan: the degrees a search leaves open, and the one-layout mode's defaults (train's).
-  const std::string degree_plan =
-      "; plan: searched when not given (every degree dividing the chips; the book model: no pipeline); one given "
-      "is fixed and the rest searched; two given fix one layout, where a missing --tp or --pp is 1 and a missing "
-      "--dp the chips left";
+  const std::string given_plan = "; one degree given is fixed and the rest searched; two given fix one layout";
   add_size(sub, "--dp", s.dp,
-           plan ? "data-parallel degree" + degree_plan
+           plan ? "data-parallel degree: searched when not given (every degree dividing the chips and, calibrated, "
+                  "the batch's sequences)" + given_plan + ", a missing --dp then the chips left"
                 : "data-parallel degree (default: the chips left by --tp and --pp; with no degree given, every chip, "
                   "or under the calibrated model the split `default_layout` names when every chip breaks the "
                   "whole-sequence rule)",
            limits::kMaxChips);
   add_size(sub, "--tp", s.tp,
-           plan ? "tensor-parallel degree" + degree_plan
+           plan ? "tensor-parallel degree: searched when not given (every degree inside a slice or node that "
+                  "divides the heads)" + given_plan + ", a missing --tp then 1"
                 : "tensor-parallel degree (default 1, unless no degree is given and `default_layout` names a split)",
            limits::kMaxChips);
   add_size(sub, "--pp", s.pp,
-           plan ? "pipeline degree" + degree_plan
+           plan ? "pipeline degree: searched when not given (up to the layers; the book model has none)" + given_plan +
+                      ", a missing --pp then 1"
                 : "pipeline degree (default 1, unless no degree is given and `default_layout` names a split)",
            limits::kMaxChips);
   add_size(sub, "--fsdp", s.fsdp,
@@ -107,7 +107,7 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool plan) {
   // plan's calibrated search tries sequence parallelism and the interleaved schedule unless one of --sp,
   // --vp, --schedule is given (PlanRequest::search_switches); then each takes its value or default.
   const std::string layout_search =
-      "; plan: unless --sp, --vp or --schedule is given, the search tries ";
+      "; unless --sp, --vp or --schedule is given, the search tries ";
   add_size(sub, "--vp", s.vp,
            plan ? "virtual pipeline stages per stage (interleaved 1F1B; needs --pp)" + layout_search +
                       "1F1B and interleaved at every v that splits a stage's layers evenly; given any of the three, "
@@ -131,8 +131,8 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool plan) {
                 : "hide tensor-parallel collectives behind the matmuls: yes or no (default no)" + cal,
            [](const std::string& t) { parse_yes_no(t); });
   add_name(sub, "--dp-overlap", s.dp_overlap,
-           plan ? "overlap the data-parallel gradient reduce with the backward pass: yes or no (plan: searched off "
-                  "and on where dp > 1 under ZeRO 0-2 unless given; two degrees given: default yes)" + cal
+           plan ? "overlap the data-parallel gradient reduce with the backward pass: yes or no (searched off and "
+                  "on where dp > 1 under ZeRO 0-2 unless given; two degrees given: default yes)" + cal
                 : "overlap the data-parallel gradient reduce with the backward pass: yes or no (default yes)" + cal,
            [](const std::string& t) { parse_yes_no(t); });
   add_name(sub, "--recompute", s.recompute,
@@ -185,7 +185,8 @@ void add_plan(CLI::App& app) {
   add_step_options(planner, pl.step, true);
   add_size(planner, "--batch-tokens", pl.batch_tokens, "global batch per step, tokens");
   add_size(planner, "--top", pl.top, "print the K fastest layouts (default 1, at most 1000)", limits::kMaxTop);
-  add_size(planner, "--max-microbatches", pl.max_microbatches, "largest microbatch count (every count dividing the batch up to this; default 256)", limits::kMaxMicrobatches);
+  add_size(planner, "--max-microbatches", pl.max_microbatches, "largest microbatch count the search tries (every count dividing the batch up to this; default 256; "
+           "the book model: 1)", limits::kMaxMicrobatches);
   planner->add_flag("--json", pl.json, "print one JSON object, SI units");
   run_when_chosen(planner, [owned] { run_plan(*owned); });
 }
