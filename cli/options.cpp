@@ -61,6 +61,13 @@ CLI::Validator name_check(const std::string& name, std::function<void(const std:
     for_option(name, [&] { parse(t); });
   });
 }
+CLI::Validator parse_check(const std::string& label, const std::string& name,
+                           std::function<void(const std::string&)> parse) {
+  return check(label, [name, parse](const std::string& t) {
+    v::text(name, t);
+    parse(t);  // its message names the option (for_option where the parser's does not)
+  });
+}
 CLI::Validator shape_check(const std::string& name) {
   return check("AxBxC", [name](const std::string& t) { strict_shape(name, t); });
 }

@@ -41,6 +41,11 @@ CLI::Validator text_check(const std::string& name);
 CLI::Validator path_check(const std::string& name);
 CLI::Validator list_check(const std::string& name, double max_entries);
 CLI::Validator name_check(const std::string& name, std::function<void(const std::string&)> parse);
+// As name_check, shown in --help as `label` ("RULE", "0-3"): for a value that is not a name (a number
+// with a range, a rule's sum), so the help says what the option takes. `parse` names the option in its
+// message itself.
+CLI::Validator parse_check(const std::string& label, const std::string& name,
+                           std::function<void(const std::string&)> parse);
 // A slice shape as typed: digits joined by 'x' and nothing else (no space, no '+'), at most 8 axes,
 // each at most the largest pod side, the chips at most limits::kMaxChips.
 CLI::Validator shape_check(const std::string& name);

@@ -122,6 +122,7 @@ void run_plan(const PlanArgs& a) {
       return best_placement(r.model, r.system, d.data, d.tensor, d.pipeline, base, {r.batch_tokens, r.seq_len},
                             r.cost_model, r.setup);
     })};
+    as_timed(out.top.front(), r.cost_model);  // the book's step: ZeRO-3, one microbatch (as its search says)
     out.configs_evaluated = 1;
     out.configs_fit = out.top.front().terms.memory.total <= r.system.chip.hbm_bytes ? 1 : 0;
   } else {
@@ -196,6 +197,8 @@ void run_plan(const PlanArgs& a) {
                                               out.configs_evaluated, format_quantity(r.system.chip.hbm_bytes, "B"),
                                               inputs));
   }
+  // Options given that the cost model does not read: said in the answer (stdout), not on stderr.
+  const auto ignored = ignored_options(a.step, r.cost_model, {{"--max-microbatches", a.max_microbatches}});
   nlohmann::json top = nlohmann::json::array();
   for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model));
   const nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
@@ -207,6 +210,7 @@ void run_plan(const PlanArgs& a) {
                          {"fast_network", r.system.fast_name},
                          {"slow_network", r.system.slow.name},
                          {"cost_model", to_string(r.cost_model)},
+                         {"ignored_options", ignored},
                          {"mode", mode},
                          {"fixed", fixed},
                          {"tie_break", kTieRule},
@@ -222,6 +226,7 @@ void run_plan(const PlanArgs& a) {
   fmt::print("{} on {}, batch {} tokens ({} cost model, {})\n", model_title(a.model, a.config), escape_for_message(r.system.name),
              format_number(r.batch_tokens), to_string(r.cost_model),
              one_layout || g.count() == 0 ? mode : mode + " with " + g.text() + " fixed");
+  if (!ignored.empty()) fmt::print("{}\n", ignored_note(ignored, r.cost_model));
   if (!fixed.empty() && !one_layout)
     fmt::print("every layout with {} is searched (the other degrees, microbatches, ZeRO, saved rules, switches)\n", g.text());
   if (r.cost_model == CostModel::calibrated && !one_layout)

@@ -339,18 +339,21 @@ std::vector<int> parse_zero_stages(const std::string& text) {
   return out;
 }
 
+int parse_zero_stage(const std::string& text) {
+  const auto stages = parse_zero_stages(text);
+  if (stages.size() != 1)
+    scaling::check::fail(scaling::check::subject("--zero", text),
+                         "one layout takes one stage (plan searches a list when fewer than two degrees are given)");
+  return stages.front();
+}
+
 scaling::Layout resolve_layout(const StepArgs& s) {
   using namespace scaling;
   Layout l;
   if (!s.microbatches.empty()) l.microbatches = whole("--microbatches", s.microbatches, limits::kMaxMicrobatches);
   if (!s.fsdp.empty() && !s.zero.empty() && s.zero != "3")
     throw std::invalid_argument("--fsdp with --zero '" + escape_for_message(s.zero) + "': FSDP is ZeRO stage 3 (use --dp)");
-  if (!s.zero.empty()) {
-    const auto stages = parse_zero_stages(s.zero);
-    if (stages.size() != 1)
-      scaling::check::fail(scaling::check::subject("--zero", s.zero), "one layout takes one stage (plan searches a list only without degrees)");
-    l.zero = stages.front();
-  }
+  if (!s.zero.empty()) l.zero = parse_zero_stage(s.zero);
   if (!s.zero_scope.empty()) l.zero_scope = for_option("--zero-scope", [&] { return parse_zero_scope(s.zero_scope); });
   if (!s.recompute.empty() && !s.saved.empty())
     throw UsageError("--recompute names one of --saved's rules: give one of them");
@@ -358,6 +361,56 @@ scaling::Layout resolve_layout(const StepArgs& s) {
   else l.saved = for_option("--saved", [&] { return parse_plan_rule(s.saved.empty() ? "D+2F" : s.saved); });
   apply_switches(s, l);
   return l;
+}
+
+nlohmann::json memory_parts_json(const scaling::MemoryPerChip& m) {
+  return {{"params", m.params},       {"grads", m.grads},     {"optimizer", m.optimizer},
+          {"master", m.master},       {"activations", m.activations}, {"buffers", m.working},
+          {"allocator_reserve", m.reserve}};
+}
+
+std::vector<std::string> ignored_options(const StepArgs& s, scaling::CostModel cost_model,
+                                         const std::vector<std::pair<std::string, std::string>>& book_only) {
+  using scaling::CostModel;
+  std::vector<std::string> out;
+  if (cost_model == CostModel::calibrated) return out;
+  auto add = [&](const char* option, const std::string& text) {
+    if (!text.empty()) out.emplace_back(option);
+  };
+  if (cost_model == CostModel::book) {
+    add("--microbatches", s.microbatches);
+    add("--zero", s.zero);
+  }
+  add("--vp", s.vp);
+  add("--schedule", s.schedule);
+  add("--sp", s.sp);
+  add("--tp-overlap", s.tp_overlap);
+  add("--dp-overlap", s.dp_overlap);
+  add("--attention", s.attention);
+  if (cost_model == CostModel::book)
+    for (const auto& [option, text] : book_only) add(option.c_str(), text);
+  return out;
+}
+
+std::string ignored_note(const std::vector<std::string>& ignored, scaling::CostModel cost_model) {
+  if (ignored.empty()) return {};
+  std::string names;
+  for (const auto& o : ignored) {
+    if (!names.empty()) names += ", ";
+    names += o;
+  }
+  const bool book = cost_model == scaling::CostModel::book;
+  return fmt::format("note: the {} cost model ignores {}: {}", to_string(cost_model), names,
+                     book ? "§5.1.4's step is ZeRO-3 over the whole batch at once, and the pipeline schedule, "
+                            "sequence parallelism, overlaps and attention kernel are the calibrated model's"
+                          : "the pipeline schedule, sequence parallelism, overlaps and attention kernel are the "
+                            "calibrated model's (use --cost-model calibrated)");
+}
+
+void as_timed(scaling::Planned& p, scaling::CostModel cost_model) {
+  if (cost_model != scaling::CostModel::book) return;
+  p.layout.zero = 3;
+  p.layout.microbatches = 1;
 }
 
 nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model) {
@@ -377,12 +430,7 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, sc
           {"axes", describe_axes(p, s)},
           {"step_s", t.step_s},
           {"bytes_per_chip", t.memory.total},
-          {"memory_per_chip",
-           {{"params", t.memory.params},
-            {"grads", t.memory.grads},
-            {"optimizer", t.memory.optimizer},
-            {"master", t.memory.master},
-            {"activations", t.memory.activations}}},
+          {"memory_per_chip", memory_parts_json(t.memory)},
           {"t_math_s", t.t_math_s},
           {"t_hbm_s", t.t_hbm_s},
           {"t_bubble_s", t.t_bubble_s},
@@ -406,8 +454,7 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, sc
             {"t_dp_exposed_s", t.calibrated.t_dp_exposed_s},
             {"t_optimizer_s", t.calibrated.t_optimizer_s},
             {"t_latency_s", t.calibrated.t_latency_s},
-            {"matmul_efficiency", t.calibrated.matmul_efficiency},
-            {"working_bytes", t.memory.working}}}};
+            {"matmul_efficiency", t.calibrated.matmul_efficiency}}}};
   if (cost_model != CostModel::calibrated) {
     j.erase("calibrated");
   } else if (const MfuRecord* rec = published_mfu_record(s.chip.name)) {

@@ -82,10 +82,34 @@ void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, do
 
 // --zero's stages, "1,3" -> {1, 3}: each 0, 1, 2 or 3 (train takes one, plan a list); one wording for both.
 std::vector<int> parse_zero_stages(const std::string& text);
+// One layout's stage (train, and plan given two degrees): a list is refused naming the option.
+int parse_zero_stage(const std::string& text);
 
 // One layout's microbatches, ZeRO stage and scope and rule (the defaults: 1, 3, all, D+2F). Throws
 // std::invalid_argument naming the option (a list given where one value is needed, a stage above 3, …).
 scaling::Layout resolve_layout(const StepArgs& s);
+
+// Memory per chip by part, each named for what it holds; the parts sum to bytes_per_chip (the total).
+// memory_per_chip's keys: params, grads, optimizer, master, activations, buffers (MemoryPerChip::working:
+// the calibrated model's ZeRO-3 working set, the layers gathered whole, the one in use and the one
+// prefetched, and its collective buffers, two 25 MB gradient buckets) and allocator_reserve
+// (MemoryPerChip::reserve: what a GPU's caching allocator reserves beyond the live bytes,
+// calibrated.hpp's allocator_fragmentation); both 0 in the ideal and book models, the reserve 0 on TPUs.
+nlohmann::json memory_parts_json(const scaling::MemoryPerChip& m);
+
+// The options given that `cost_model` does not read, in the order of --help: under ideal and book the
+// calibrated model's switches (layout.hpp's list: --vp, --schedule, --sp, --tp-overlap, --dp-overlap,
+// --attention); under book also --zero and --microbatches (§5.1.4's step is ZeRO-3 over the whole batch
+// at once: planner.hpp) and what `book_only` names (plan's --max-microbatches). Empty under calibrated.
+// `train` and `plan` print them as `ignored_options` and one line of text, never on stderr (an answer
+// prints nothing there: fuzz/cli_fuzz.cpp).
+std::vector<std::string> ignored_options(const StepArgs& s, scaling::CostModel cost_model,
+                                         const std::vector<std::pair<std::string, std::string>>& book_only = {});
+// The text's line for them ("note: the ideal cost model ignores --sp, --vp: ..."), empty when none.
+std::string ignored_note(const std::vector<std::string>& ignored, scaling::CostModel cost_model);
+// The book model times ZeRO-3 with one microbatch whatever the layout says (planner.hpp; its search's
+// layouts say so already): `p`'s layout is set to what was timed, so the printed layout is that one.
+void as_timed(scaling::Planned& p, scaling::CostModel cost_model);
 
 // The layout and its terms as JSON: dp, tp, pp, microbatches, zero, zero_scope, saved, step_s,
 // bytes_per_chip, memory parts, every time term, bound, mfu, axes.

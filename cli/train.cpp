@@ -51,9 +51,11 @@ void run_train(const TrainArgs& a) {
   const auto m = for_option("--batch-tokens", [&] { return training_memory(cfg, B, s); });
   const double flops_per_token = six_active_flops_per_token(cfg);
   // A layout the batch cannot take (more replicas × microbatches than tokens) is refused naming the inputs.
-  const Planned step = for_option(step_inputs(a.chip, a.machine, a.batch_tokens) + layout_inputs(a.step), [&] {
+  Planned step = for_option(step_inputs(a.chip, a.machine, a.batch_tokens) + layout_inputs(a.step), [&] {
     return best_placement(cfg, system, d.data, d.tensor, d.pipeline, base, {B, resolve_seq(a.step)}, cost_model, s);
   });
+  as_timed(step, cost_model);  // the book's step: ZeRO-3, one microbatch, whatever --zero and --microbatches say
+  const auto ignored = ignored_options(a.step, cost_model);
   const double per_chip = step.terms.memory.total;
 
   nlohmann::json j{{"total_params", count_json(p.total)},
@@ -68,12 +70,17 @@ void run_train(const TrainArgs& a) {
                    {"hardware", system.name},
                    {"fast_network", system.fast_name},
                    {"slow_network", system.slow.name},
-                   // Chips are whole (as serve's min_chips): the fewest whose HBM holds the whole model's state
-                   // and activations, ⌈total / HBM per chip⌉.
+                   // Chips are whole (as serve's min_chips): ⌈total_bytes / HBM per chip⌉, the chips whose HBM
+                   // together holds the whole model's state and the whole batch's activations at once. What it
+                   // assumes (README): no microbatching and no pipeline schedule (every token's activations
+                   // live together), everything sharded evenly over the chips, no buffers or allocator
+                   // reserve. A §5-style count, not the layout's: the layout's own answer is bytes_per_chip
+                   // and fits, and `scaling plan` finds the layouts that fit.
                    {"min_chips", count_json(std::ceil(m.total / chip.hbm_bytes))},
                    {"fits", per_chip <= chip.hbm_bytes},
                    {"flops_per_token", flops_per_token},
                    {"cost_model", to_string(cost_model)},
+                   {"ignored_options", ignored},
                    {"tie_break", kTieRule}};
   // The layout and its terms: the same keys and values as `scaling plan`'s best with the same flags.
   const nlohmann::json layout_terms = step_json(step, system, cost_model);
@@ -136,6 +143,7 @@ void run_train(const TrainArgs& a) {
     return;
   }
   fmt::print("{} on {} ({} cost model)\n", model_title(a.model, a.config), escape_for_message(system.name), to_string(cost_model));
+  if (!ignored.empty()) fmt::print("{}\n", ignored_note(ignored, cost_model));
   auto row = [&](const std::string& what, const std::string& value) { fmt::print("  {:<44} {:>18}\n", what, value); };
   auto bytes = [&](const char* key) { return format_quantity(j[key].get<double>(), "B"); };
   row("parameters (total / active)", format_number(p.total) + " / " + format_number(p.active));
@@ -144,8 +152,9 @@ void run_train(const TrainArgs& a) {
   row("optimizer state", bytes("optimizer_bytes"));
   row("fp32 master copy", bytes("master_bytes"));
   row("activations (" + to_string(s.saved) + " per layer per token)", bytes("activation_bytes"));
-  row("total", bytes("total_bytes"));
-  row("chips needed for memory (whole chips)", format_number(j["min_chips"].get<double>()));
+  row("total (all the batch's activations at once)", bytes("total_bytes"));
+  // min_chips' assumptions are in its label: the README says why it is not the layout's count.
+  row("chips whose HBM holds that total", format_number(j["min_chips"].get<double>()));
   row("FLOPs per token (6 × active)", format_quantity(flops_per_token, "FLOPs"));
   if (j.contains("time_s")) {
     row("training time at the modelled step", format_number(j["time_at_step_s"].get<double>() / 86400) + " days (" +
@@ -155,15 +164,24 @@ void run_train(const TrainArgs& a) {
   }
   row("batch per chip", format_number(B / n));
   const auto& [l, t] = step;
-  fmt::print("layout: dp {} × tp {} × pp {}, {} microbatches, ZeRO-{} over {}, saved {} (axes {})\n",
-             data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches, l.zero, to_string(l.zero_scope),
+  fmt::print("layout: dp {} × tp {} × pp {}, {} microbatch{}, ZeRO-{} over {}, saved {} (axes {})\n",
+             data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches, l.microbatches == 1 ? "" : "es",
+             l.zero, to_string(l.zero_scope),
              label(l.saved), describe_axes(step, system));
   if (!default_layout.empty()) fmt::print("  ({})\n", default_layout);
-  row("per chip: weights", format_quantity(t.memory.params, "B"));
-  row("per chip: gradients", format_quantity(t.memory.grads, "B"));
-  row("per chip: optimizer state + master", format_quantity(t.memory.optimizer + t.memory.master, "B"));
-  row("per chip: activations", format_quantity(t.memory.activations, "B"));
-  if (t.memory.working > 0) row("per chip: buffers (+ ZeRO-3 working set)", format_quantity(t.memory.working, "B"));
+  // The parts of memory_per_chip, each printed (the calibrated ones where the model has them): they sum to
+  // the total.
+  const auto& mp = j["memory_per_chip"];
+  auto part = [&](const char* what, const char* key) { row(what, format_quantity(mp[key].get<double>(), "B")); };
+  part("per chip: weights", "params");
+  part("per chip: gradients", "grads");
+  part("per chip: optimizer state", "optimizer");
+  part("per chip: fp32 master copy", "master");
+  part("per chip: activations in flight", "activations");
+  if (cost_model == CostModel::calibrated) {
+    part("per chip: ZeRO-3 layers + comm buffers", "buffers");
+    if (mp["allocator_reserve"].get<double>() > 0) part("per chip: allocator reserve (fragmentation)", "allocator_reserve");
+  }
   row("per chip: total", format_quantity(per_chip, "B") + (j["fits"].get<bool>() ? " (fits)" : " (does not fit)"));
   const bool cal = cost_model == CostModel::calibrated;
   if (cal) {

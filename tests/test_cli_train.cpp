@@ -379,7 +379,7 @@ TEST_CASE("scaling train and serve: min_chips is a whole number of chips in both
   REQUIRE_MESSAGE(s.exit_code == 0, s.err);
   CHECK(nlohmann::json::parse(s.out)["min_chips"].is_number_integer());
   const auto text = run("train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --cost-model ideal");
-  CHECK(text.out.find("chips needed for memory (whole chips)") != std::string::npos);
+  CHECK(text.out.find("chips whose HBM holds that total") != std::string::npos);
 }
 
 TEST_CASE("scaling train: --tokens gives the training time at the modelled step beside the one at an assumed --mfu") {

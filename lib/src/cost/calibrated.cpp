@@ -614,13 +614,13 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
     t.memory.activations += lps * b * heads_per_chip * s * (2 * a + 1) * inflight;
   const double x_zero_mem = zero_all ? X : X_fast;
   t.memory.working = (l.zero == 3 && x_zero_mem > 1 ? 2 * ctx.p_layer / Y * a_w : 0) + 2 * 25e6;
-  // What the allocator holds beyond what is live (see allocator_fragmentation), counted with the buffers.
+  // What the allocator holds beyond what is live (see allocator_fragmentation), its own part.
   const double live = t.memory.params + t.memory.grads + t.memory.optimizer + t.memory.master + t.memory.activations +
                       t.memory.working;
   const double frag = ctx.allocator_fragmentation;
-  t.memory.working += live * frag / (1 - frag);
+  t.memory.reserve = live * frag / (1 - frag);
   t.memory.total = t.memory.params + t.memory.grads + t.memory.optimizer + t.memory.master + t.memory.activations +
-                   t.memory.working;
+                   t.memory.working + t.memory.reserve;
   return t;
 }
 

@@ -22,8 +22,10 @@ struct MemoryPerChip {
   double params = 0, grads = 0, optimizer = 0, master = 0, activations = 0;
   double total = 0;
   // Calibrated only (0 in the others), included in total: ZeRO-3's gathered layers and the collective
-  // buffers real runs hold (cost/calibrated.hpp).
+  // buffers real runs hold, and on GPUs what the allocator reserves beyond the live bytes, its fragments
+  // (cost/calibrated.hpp: allocator_fragmentation). The parts sum to total.
   double working = 0;
+  double reserve = 0;
 };
 
 // Where the calibrated model's step goes (cost/calibrated.hpp has each formula and source); all 0 in the
