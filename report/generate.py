@@ -2001,6 +2001,8 @@ CALCULON_VALIDATION = ("https://github.com/calculon-ai/calculon/blob/caa4b11f8fe
                        "calculon/llm/validation.py#L319")
 MEGATRON_ASYNC = ("https://github.com/NVIDIA/Megatron-LM/blob/d898a8991d1a08d29074f87819d1bf41517e35f5/"
                   "megatron/mpu/layers.py")
+MEGATRON_P2P = ("https://github.com/NVIDIA/Megatron-LM/blob/d898a8991d1a08d29074f87819d1bf41517e35f5/"
+                "megatron/p2p_communication.py")
 PALLAS_MATMUL = ("https://github.com/jax-ml/jax/blob/1082251cde876f91608b403d1995b5e0025f0398/"
                  "docs/pallas/tpu/matmul.ipynb")
 _FA = "https://github.com/Dao-AILab/flash-attention/blob/"
@@ -2029,7 +2031,10 @@ CITED_SOURCES = [
     f"table's other A100 file.",
     f"- **Megatron-LM at d898a89** — [`megatron/mpu/layers.py`]({MEGATRON_ASYNC}) "
     f"(`LinearWithGradAccumulationAndAsyncCommunication`): the asynchronous backward collectives of the code that "
-    f"published Korthikanti et al.'s sequence parallelism, the Korthikanti rows' tensor-parallel overlap.",
+    f"brought Korthikanti et al.'s sequence parallelism to main, the Korthikanti rows' tensor-parallel overlap "
+    f"(the Narayanan rows' code of March 2021, b4bc51b, has none); "
+    f"[`megatron/p2p_communication.py`]({MEGATRON_P2P}): the pipeline's scatter/gather, whose receive-side "
+    f"AllGather the calibrated model charges without sequence parallelism.",
     f"- **JAX, Pallas TPU guide, 'Matrix Multiplication'** — [`jax/docs/pallas/tpu/matmul.ipynb` at 1082251]"
     f"({PALLAS_MATMUL}): XLA's bf16 matmul timed on one TPU v5e, the v5e's matmul ceiling.",
     f"- **How to Scale Your Model, Part 3, 'Sharded Matrices and How to Multiply Them'** — [§3.2, Case 2]"

@@ -79,8 +79,9 @@ AttentionKernel parse_attention_kernel(std::string_view text);
 // Which tensor-parallel collectives run beside compute instead of before or after it (calibrated.hpp
 // times each):
 //   none      every TP collective on the critical path (plain PyTorch TP, XLA without collective matmul).
-//   backward  Megatron-LM's asynchronous backward collectives (megatron/mpu/layers.py,
-//             LinearWithGradAccumulationAndAsyncCommunication, on by default from 2022): in the backward
+//   backward  Megatron-LM's asynchronous backward collectives (megatron/mpu/layers.py: the AllReduce on by
+//             default since September 2021, merge b462d25; with sequence parallelism
+//             LinearWithGradAccumulationAndAsyncCommunication, on main since May 2022): in the backward
 //             pass of each column-parallel linear (QKV, MLP in) the input gradient's AllReduce — with
 //             sequence parallelism its ReduceScatter — runs beside that linear's weight-gradient GEMM, and
 //             with sequence parallelism the AllGather that rebuilds the linear's saved, sequence-sharded
