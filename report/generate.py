@@ -2920,7 +2920,7 @@ def serving_section(program, source_dir, out_dir):
         lines += ["", f"The ctest `validation_serving_runs` fails when the calibrated model's mean |error| passes "
                       f"{100 * t['calibrated_mean_abs_error']:.0f}% or any run's {100 * t['calibrated_max_abs_error']:.0f}%. "
                       + t.get("why", "")]
-    return "\n".join(lines)
+    return keep_units("\n".join(lines))  # "−30.7 %" and "0.6604 s" stay on one line in a narrow cell
 
 
 def render(args):
