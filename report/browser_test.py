@@ -11,9 +11,11 @@ notation in prose (2^34, T_math: a superscript or subscript written as ^ or _ ou
 heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
 390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read); a link into the book without its section anchor (a bare "§N" aside); a text written twice in the Errata or a
 value row there that restates its finding's explanation; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
-generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline; in the appendix "The model
-against reality", a hyphen for a minus sign or "->" for an arrow, a run id or Terms name in its prose, or a linked
-source not listed under Sources. Saves screenshots of the first page, of one exercise and of the phone layout
+generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline; in the appendices "The model
+against reality" and "Serving models against published runs", a hyphen for a minus sign or "->" for an arrow, a run
+id or Terms name in its prose, a linked source not listed under Sources, or a table of one row per run not folded;
+at 390 px, a name in inline code (a path, an identifier) broken inside a part rather than after "/", "_", "::" or a
+hyphen. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
 import json
@@ -231,6 +233,20 @@ CHECK_APPENDIX = r"""(() => {
   if (!start) return ['no appendix #model-vs-reality'];
   const inside = [];
   for (let el = start.nextElementSibling; el && el.tagName !== 'H1'; el = el.nextElementSibling) inside.push(el);
+  // The serving appendix, where the page has one, is held to the same rules.
+  const serving = document.getElementById('serving-validation');
+  for (let el = serving && serving.nextElementSibling; el && el.tagName !== 'H1'; el = el.nextElementSibling)
+    inside.push(el);
+  // A table of one row per run (its first column "run") is folded, as generate.py's runs_table folds them: 44 or
+  // 153 runs in the open become pages of labelled cards on a phone.
+  for (const el of inside)
+    for (const t of el.matches('table') ? [el] : el.querySelectorAll('table')) {
+      const first = t.querySelector('thead th');
+      if (first && first.textContent.trim() === 'run' && t.querySelectorAll('tbody tr').length > 1 &&
+          !t.closest('details'))
+        out.push('a table of ' + t.querySelectorAll('tbody tr').length + ' runs not folded, after "' +
+                 ((t.previousElementSibling || {}).textContent || '').trim().slice(0, 60) + '"');
+    }
   const runId = /\b(?:narayanan2021|korthikanti2022|maxtext-v5[ep]|foundry-(?:a100|h100)|llama3-\d|torchtitan-llama3)-[\w.-]+/;
   const terms = /^t_\w+_s$/;
   const links = new Set();
@@ -259,6 +275,45 @@ CHECK_APPENDIX = r"""(() => {
     for (const a of el.querySelectorAll('a[href^="http"]')) listed.add(a.getAttribute('href').split('#')[0]);
   // A run's own link goes to its source's table; the Sources list names each source by that same address.
   for (const href of links) if (!listed.has(href)) out.push('linked in the appendix, not listed under Sources: ' + href);
+  return out;
+})()"""
+
+# A name in inline code (a path, an identifier, a run id: no spaces or brackets) wraps only after "/", "_", "::" or
+# a hyphen, where generate.py's break_code_names put a <wbr>; in the middle of a part only where that part alone is
+# wider than its line (style.css: overflow-wrap: break-word).
+CHECK_CODE_BREAKS = r"""(() => {
+  const out = [];
+  for (const c of document.querySelectorAll('code')) {
+    if (c.closest('pre') || c.getClientRects().length < 2) continue;
+    const text = c.textContent;
+    if (!/^[\w.\/:<>-]+$/.test(text)) continue;
+    // the widest its line could be: in a table, the column the table sits in (a cell is as narrow as the layout
+    // squeezed it, which is what is checked)
+    const table = c.closest('table');
+    const line = table ? table.parentElement.clientWidth : (c.closest('li, p, div, dd') || c.parentElement).clientWidth;
+    let top = null, at = 0;
+    const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode())
+      for (let i = 0; i < n.length; ++i, ++at) {
+        const range = document.createRange(); range.setStart(n, i); range.setEnd(n, i + 1);
+        const rect = range.getClientRects()[0];
+        if (!rect) continue;
+        if (top !== null && rect.top > top + 2 && !/[\/_:-]/.test(text[at - 1])) {
+          // the part it breaks: from the separator before to the one after, measured on one line
+          const from = Math.max(...['/', '_', ':', '-'].map(s => text.lastIndexOf(s, at - 1))) + 1;
+          const seps = ['/', '_', ':', '-'].map(s => text.indexOf(s, at)).filter(k => k >= 0);
+          const part = text.slice(from, seps.length ? Math.min(...seps) + 1 : text.length);
+          const probe = document.createElement('code');
+          probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap';
+          probe.textContent = part; c.parentElement.appendChild(probe);
+          const wide = probe.getBoundingClientRect().width; probe.remove();
+          if (wide <= line && out.length < 20)
+            out.push('code "' + text.slice(0, 60) + '" breaks inside a name: "' + text.slice(Math.max(0, at - 12), at) +
+                     '|' + text.slice(at, at + 12) + '"');
+        }
+        top = rect.top;
+      }
+  }
   return out;
 })()"""
 
@@ -345,6 +400,7 @@ def main():
         failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_OVERFLOW)]
         failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_FIT)]
         failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_FIGURES)]
+        failures += [f"at 390 px, folds open: {o}" for o in browser.evaluate(CHECK_CODE_BREAKS)]
         clip = element_clip(browser, ".card")
         if clip:
             browser.screenshot(os.path.join(shots, "phone-card.png"), clip=dict(clip, height=844))

@@ -137,6 +137,14 @@ def markdown_table(columns, rows, raw=()):
     return "\n".join(lines)
 
 
+def runs_table(what, columns, rows, raw=()):
+    """A table of one row per run, folded (a reader opens it): on a phone each row becomes a labelled card
+    (fitTables), and 44 or 153 cards in the open would run on for pages past what follows them. Every per-run table
+    of the appendices goes through here, so they fold alike."""
+    return "\n".join([f'<details class="runs"><summary>{what}, one row each</summary>', "",
+                      markdown_table(columns, rows, raw=raw), "", "</details>"])
+
+
 def exercise_source(source_dir, exercise_id):
     """The EXERCISE(...) block of a chapter source, by brace matching."""
     chapters_dir = os.path.join(source_dir, "chapters")
@@ -2346,8 +2354,8 @@ def validation_section(data, plot_dir, source_dir):
             "Step time in seconds (error). `book` has no prediction where the run spans nodes or slices or uses a "
             "pipeline, which §5.1.4's model does not express. Each run's id links to its source; how an id reads:",
             "", markdown_table(["id", "what its parts say"], CALIBRATION_ID_LEGEND, raw=(0, 1)), "",
-            f'<details class="runs"><summary>The {len(rows)} calibration runs, one row each</summary>', "",
-            markdown_table(["run", "measured", "book", "ideal", "calibrated"], rows, raw=(0,)), "", "</details>", ""]
+            runs_table(f"The {len(rows)} calibration runs", ["run", "measured", "book", "ideal", "calibrated"], rows,
+                       raw=(0,)), ""]
 
     # The planner's best layout for each run, under the calibrated model, beside the published one, held to
     # what real runs reach (the ctest validation_planner_best).
@@ -2418,8 +2426,9 @@ def validation_section(data, plot_dir, source_dir):
                 "the layer recomputed). The speed-up is the model's ratio of its own two predictions, so where the "
                 "model already predicts the published layout too slow (the MaxText 128B rows), the speed-up and "
                 "its flag inherit that error rather than show an implausible best.", "",
-                markdown_table(["run", "published layout, predicted (s)", "planner's best, predicted (s)", "speed-up",
-                                "bound", "measured MFU", "best's MFU", "planner's layout", "beyond"], rows, raw=(0,)),
+                runs_table(f"The planner's best for the {len(rows)} runs",
+                           ["run", "published layout, predicted (s)", "planner's best, predicted (s)", "speed-up",
+                            "bound", "measured MFU", "best's MFU", "planner's layout", "beyond"], rows, raw=(0,)),
                 ""]
     if data.get("holdout"):
         out.append(holdout_section(data["holdout"], inputs, source_dir))
@@ -2766,11 +2775,24 @@ def holdout_section(h, inputs, source_dir="."):
             "as the calibrated model predicts it. `book` has no prediction where the run spans nodes or slices or "
             "uses a pipeline, which §5.1.4's model does not express. Each run's id links to its source; how an id "
             "reads:", "", markdown_table(["id", "what its parts say"], HOLDOUT_ID_LEGEND, raw=(0, 1)), "",
-            f'<details class="runs"><summary>The {len(rows)} held-out runs, one row each</summary>', "",
-            markdown_table(["run", "measured", "book", "ideal", "calibrated", "measured MFU", "calibrated MFU"], rows,
-                           raw=(0,)),
-            "", "</details>", ""]
+            runs_table(f"The {len(rows)} held-out runs",
+                       ["run", "measured", "book", "ideal", "calibrated", "measured MFU", "calibrated MFU"], rows,
+                       raw=(0,)), ""]
     return "\n".join(out)
+
+
+# Where a name in inline code may break across lines: after a path's "/", an identifier's "_" or "::", and a
+# hyphen between words (a run id's parts, an option's words; not the "--" of an option, not before a digit).
+CODE_BREAK = re.compile(r"(?:/|_|::)(?=[A-Za-z0-9&])|(?<=[\w;])-(?=[A-Za-z&])")
+
+
+def break_code_names(page):
+    """Inline code on the rendered page with a <wbr> after each place CODE_BREAK names, so a narrow column wraps a
+    path such as lib/src/cost/calibrated.cpp after a separator and never in the middle of a name (style.css lets
+    a name break elsewhere only where one part alone is wider than the line). Listings (<pre>) are left alone,
+    and so is code that holds markup already (the answer keys, broken by key_html)."""
+    return re.sub(r"(?<!<pre>)<code>([^<]*)</code>",
+                  lambda m: "<code>" + CODE_BREAK.sub(lambda b: b.group(0) + "<wbr>", m.group(1)) + "</code>", page)
 
 
 def pandoc_self_contained_flag(pandoc):
@@ -2802,6 +2824,48 @@ def as_code_names(text):
     """A source's note with its file and identifier names (benchmark.py, llama_70b) set as code."""
     text = re.sub(r"(?<!<)(https?://[^\s)]+)", r"<\1>", text)  # a bare address as a link
     return re.sub(r"(?<![`\w/.<-])([\w.-]*_[\w.-]*\w|[\w-]+\.(?:py|sh|json|yaml|md))(?![`\w/])", r"`\1`", text)
+
+
+def serving_sources(inputs):
+    """The serving runs' sources, each once, in the file's order, with how many runs each gives."""
+    by_key = {}
+    for run in inputs.values():
+        src = run.get("source", {})
+        if src.get("url"):
+            entry = by_key.setdefault(json.dumps(src, sort_keys=True), [src, 0])
+            entry[1] += 1
+    return [tuple(e) for e in by_key.values()]
+
+
+def serving_source_text(src):
+    """A serving source as the page names it: its linked name and where in it the figures are."""
+    return (f"[{as_code_names(typeset(src['name']))}]({src['url']})"
+            + (f" ({as_code_names(typeset(src['where']))})" if src.get("where") else ""))
+
+
+def address_text(url):
+    """An address as the Sources list links it: a repository's file at a commit by its repository, file and short
+    commit (as source_link names the training runs' files), any other address as itself."""
+    m = re.fullmatch(r"https://github\.com/[\w.-]+/([\w.-]+)/blob/([0-9a-f]{40})/((?:[\w.-]+/)*[\w.-]+)", url)
+    return f"[{m[1]} `{m[3]}` at {m[2][:7]}]({url})" if m else f"<{url}>"
+
+
+def with_serving_sources(glossary, inputs):
+    """The glossary with the serving runs' sources added at the end of its Sources section, so every address the
+    serving appendix links (each run's id, pinned to a commit where the source is a repository's file) is listed
+    there too."""
+    start = glossary.find("## Sources")
+    if start < 0:
+        return glossary
+    end = glossary.find("\n## ", start + 1)
+    end = len(glossary) if end < 0 else end + 1
+    block = ["### Published serving runs {#sources-serving-runs}", "",
+             "The runs of [Serving models against published runs](#serving-validation); each run's measurement and "
+             "what its source leaves unstated are in `validation/serving-runs.json`.", ""] + [
+             f"- **{as_code_names(typeset(src['name']))}** — {address_text(src['url'])}"
+             + (f" ({as_code_names(typeset(src['where']))})" if src.get("where") else "")
+             + f". {n} serving run{'s' if n != 1 else ''}." for src, n in serving_sources(inputs)]
+    return glossary[:end].rstrip("\n") + "\n\n" + keep_units("\n".join(block + ["", ""])) + glossary[end:]
 
 
 def serving_section(program, source_dir, out_dir):
@@ -2839,13 +2903,12 @@ def serving_section(program, source_dir, out_dir):
              "error (predicted / measured − 1; negative: the model predicts a faster run). The calibrated model's "
              "constants and their sources are in `lib/include/scaling/cost/serving_calibration.hpp`; none is fitted "
              "to these rows.", "",
-             markdown_table(["run", "model", "machine", "batch", "tokens in → out", "published", "implied time",
-                             "book", "ideal", "calibrated"], rows, raw=(0,)), "",
-             "Each run's id links to its source. The sources: " + "; ".join(
-                 f"[{as_code_names(typeset(src['name']))}]({src['url']})" + (f" ({as_code_names(typeset(src['where']))})"
-                                                              if src.get("where") else "")
-                 for src in {json.dumps(x["source"], sort_keys=True): x["source"] for x in inputs.values()
-                             if x.get("source", {}).get("url")}.values()) + ".", "",
+             runs_table(f"The {len(rows)} serving runs",
+                        ["run", "model", "machine", "batch", "tokens in → out", "published", "implied time",
+                         "book", "ideal", "calibrated"], rows, raw=(0,)), "",
+             "Each run's id links to its source. The sources (also listed under "
+             "[Sources](#sources-serving-runs)): " + "; ".join(serving_source_text(src) for src, _ in
+                                                              serving_sources(inputs)) + ".", "",
              "Mean |error|: " + ", ".join(f"{m} {100 * s[m]['mean_abs_error']:.1f} %" for m in models) +
              "; largest: " + ", ".join(f"{m} {100 * s[m]['max_abs_error']:.1f} %" for m in models) + "."]
     # A time-to-first-token row measures the prefill of a run whose decode has its own row: its decode step is
@@ -2859,17 +2922,18 @@ def serving_section(program, source_dir, out_dir):
                       "AllReduces); the context is the prompt plus half the output, in tokens. The "
                       "time-to-first-token rows above time the prefill of a run listed here, so they have no row "
                       "of their own:", "",
-                  markdown_table(["run", "context (tokens)", "decode step", "matmuls", "KV read", "non-matmul",
-                                  "collectives"],
-                                 [[r["id"], f"{int(m['context']):,}", f"{1e3 * m['step_s']:.3g} ms",
-                                   part(m, "t_math_s"), part(m, "t_hbm_s"), part(m, "t_vector_s"),
-                                   part(m, "t_comms_s")]
-                                  for r in steps for m in [r["calibrated_mid_step"]]])]
+                  runs_table(f"The decode step of the {len(steps)} runs",
+                             ["run", "context (tokens)", "decode step", "matmuls", "KV read", "non-matmul",
+                              "collectives"],
+                             [[r["id"], f"{int(m['context']):,}", f"{1e3 * m['step_s']:.3g} ms",
+                               part(m, "t_math_s"), part(m, "t_hbm_s"), part(m, "t_vector_s"),
+                               part(m, "t_comms_s")]
+                              for r in steps for m in [r["calibrated_mid_step"]]])]
     if t:
         lines += ["", f"The ctest `validation_serving_runs` fails when the calibrated model's mean |error| passes "
                       f"{100 * t['calibrated_mean_abs_error']:.0f}% or any run's {100 * t['calibrated_max_abs_error']:.0f}%. "
                       + t.get("why", "")]
-    return "\n".join(lines)
+    return keep_units("\n".join(lines))  # "−30.7 %" and "0.6604 s" stay on one line in a narrow cell
 
 
 def render(args):
@@ -2928,6 +2992,9 @@ def render(args):
             glossary = with_run_sources(glossary, load_run_inputs(args.source))
     if args.serving_runs:
         parts.append(serving_section(args.serving_runs, args.source, out_dir))
+        if glossary:
+            with open(os.path.join(args.source, "validation", "serving-runs.json")) as f:
+                glossary = with_serving_sources(glossary, {r["id"]: r for r in json.load(f)["runs"]})
     if glossary:
         parts.append(glossary)
     document = "\n\n".join(parts) + "\n"
@@ -2967,6 +3034,7 @@ def render(args):
         page = open(html_path).read()
         page = re.sub(r"<mn>(\d{1,3})</mn>((?:<mo>,</mo><mn>\d{3}</mn>)+)(?!<mo>,</mo>)",
                       lambda m: "<mn>" + m.group(1) + re.sub(r"</?m[no]>", "", m.group(2)) + "</mn>", page)
+        page = break_code_names(page)
         with open(html_path, "w") as f:
             f.write(page)
         with open(stamp, "w") as f:
