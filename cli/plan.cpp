@@ -238,16 +238,18 @@ void run_plan(const PlanArgs& a) {
   if (r.system.slow.groups > 1) fmt::print("(zero N*: ZeRO shards across the {} as well)\n", r.system.slow.name);
   const bool cal = r.cost_model == CostModel::calibrated;
   fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>6} {:<10} {}\n", "#", "dp", "tp", "pp",
-             "micro", "zero", "saved", cal ? "sp  vp  tpo dpo " : "", "step", "mem/chip", "MFU", "bound",
+             "micro", "zero", "saved", cal ? "sp  vp  tpo      dpo " : "", "step", "mem/chip", "MFU", "bound",
              "axes (data·tensor·pipeline)");
   int rank = 1;
   for (const auto& p : out.top) {
     const auto& [l, t] = p;
-    // Calibrated: sequence parallelism, virtual stages (1 without interleaving), TP and DP overlap.
+    // Calibrated: sequence parallelism, virtual stages (1 without interleaving), TP overlap ("-" without a
+    // tensor group: nothing to overlap) and DP overlap.
     auto yes_no = [](bool b) { return b ? "yes" : "no"; };
-    const std::string switches = cal ? fmt::format("{:<3} {:<3} {:<3} {:<3} ", yes_no(l.sequence_parallel), l.virtual_stages,
-                                                   to_string(l.tp_overlap), yes_no(l.dp_overlap))
-                                     : "";
+    const std::string switches =
+        cal ? fmt::format("{:<3} {:<3} {:<8} {:<3} ", yes_no(l.sequence_parallel), l.virtual_stages,
+                          tensor_degree(l) > 1 ? to_string(l.tp_overlap) : "-", yes_no(l.dp_overlap))
+            : "";
     fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>5.1f}% {:<10} {}\n", rank++,
                data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches,
                std::to_string(l.zero) + (l.zero_scope == ZeroScope::all && r.system.slow.groups > 1 ? "*" : ""),

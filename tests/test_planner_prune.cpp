@@ -241,6 +241,8 @@ Brute brute_force(const PlanRequest& r) {
         for (int zero = 0; zero <= 3; ++zero) {
           for (const auto scope : {ZeroScope::group, ZeroScope::all}) {
             if (scope == ZeroScope::all && (zero == 0 || sd == 1)) continue;  // the same layout as group
+            // A stage over a ZeRO group of one chip shards nothing: ZeRO-0's layout, counted once.
+            if (zero > 0 && (scope == ZeroScope::all ? X : X / sd) == 1) continue;
             for (const auto& rule : saved_rules()) {
               for (int v = 1; v <= (S > 1 ? lps : 1); ++v) {
                 // Interleaving: every one of the S·v virtual stages the same whole number of layers, the

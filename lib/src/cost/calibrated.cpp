@@ -514,6 +514,9 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   const double p_stage = lps * ctx.p_layer + ctx.p_other;
   const double W = p_stage / Y * a_w, G = p_stage / Y * a_g;
   const bool zero_all = l.zero_scope == ZeroScope::all;
+  // ZeRO over a group of one chip shards nothing: the stage acts as ZeRO-0 (one AllReduce of the
+  // accumulated gradients, where there are replicas over the slow tier).
+  const int zero = (zero_all ? X : X_fast) > 1 ? l.zero : 0;
   double hop_data = 0;
   for (size_t i = 0; i < sys.fast.size(); ++i)
     if (l.fast[i].data > 1) hop_data = std::max(hop_data, sys.fast[i].hop_latency_s);
@@ -521,23 +524,23 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   // reduce-scatter layer by layer (FSDP's per-block units, XLA's scan over layers), so one layer's bytes;
   // ZeRO-0/1 all-reduce the whole gradient buffer in one call (Megatron-LM's contiguous buffer,
   // megatron/model/distributed.py allreduce_gradients, NVIDIA/Megatron-LM b4bc51b, March 2021).
-  auto pattern = [&](double n, double bw, double hop, double share, int zero, bool fast) {
-    const double w_coll = zero >= 2 ? ctx.p_layer / Y * a_w : W, g_coll = zero >= 2 ? ctx.p_layer / Y * a_g : G;
+  auto pattern = [&](double n, double bw, double hop, double share, int stage, bool fast) {
+    const double w_coll = stage >= 2 ? ctx.p_layer / Y * a_w : W, g_coll = stage >= 2 ? ctx.p_layer / Y * a_g : G;
     const Comm ag = fast ? fast_pass(ctx, W * share, w_coll, n, bw, hop) : ring_pass(W * share, n, bw, hop);
     const Comm rs = fast ? fast_pass(ctx, G * share, g_coll, n, bw, hop) : ring_pass(G * share, n, bw, hop);
     Comm out;
-    const double n_ag = zero == 3 ? 2 * m : zero == 2 ? 1 : 1;
-    const double n_rs = zero == 3 ? m : zero == 2 ? m : 1;
+    const double n_ag = stage == 3 ? 2 * m : stage == 2 ? 1 : 1;
+    const double n_rs = stage == 3 ? m : stage == 2 ? m : 1;
     // ZeRO-0/1: one AllReduce = a ReduceScatter and an AllGather of the gradients.
-    const Comm ag_used = zero <= 1 ? rs : ag;
+    const Comm ag_used = stage <= 1 ? rs : ag;
     out.t_s = n_ag * ag_used.t_s + n_rs * rs.t_s;
     out.latency_s = n_ag * ag_used.latency_s + n_rs * rs.latency_s;
     return out;
   };
-  Comm dp_fast = pattern(X_fast, gb.data, hop_data, 1, l.zero, true);
+  Comm dp_fast = pattern(X_fast, gb.data, hop_data, 1, zero, true);
   Comm dp_slow;
   if (X_slow > 1)
-    dp_slow = pattern(X_slow, sys.slow.bytes_per_s, sys.slow.latency_s, 1 / X_fast, zero_all ? l.zero : 0, false);
+    dp_slow = pattern(X_slow, sys.slow.bytes_per_s, sys.slow.latency_s, 1 / X_fast, zero_all ? zero : 0, false);
   const double C = dp_fast.t_s + dp_slow.t_s;
   double t_dp = 0;
   if (C > 0) {
@@ -547,21 +550,21 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
       const double hidden = std::min(C * (1 - 1 / lps), behind);
       return C - hidden + sigma * hidden;
     };
-    if (l.zero == 3) {
+    if (zero == 3) {
       t_dp = hide(m * lps * (t_layer_mm + t_layer_att + t_layer_vec + t_re));
     } else if (l.dp_overlap) {
       // ZeRO-0/1 reduce once, during the last microbatch's backward; ZeRO-2 reduce-scatters each
       // microbatch's gradients during its own backward and gathers the updated weights during a forward.
       const double backward = lps * (2 * g.layer_fwd_s + t_att_bwd + t_vec_bwd);
       const double forward = lps * (g.layer_fwd_s + t_att_fwd + t_vec_fwd);
-      t_dp = hide(l.zero == 2 ? m * backward + forward : backward);
+      t_dp = hide(zero == 2 ? m * backward + forward : backward);
     } else {
       t_dp = C;
     }
   }
   const double lat_dp = C > 0 ? (dp_fast.latency_s + dp_slow.latency_s) * t_dp / C : 0;
   // The optimizer update.
-  const double x_zero = l.zero >= 1 ? (zero_all ? X : X_fast) : 1;
+  const double x_zero = zero >= 1 ? (zero_all ? X : X_fast) : 1;
   const double updated = p_stage / Y / x_zero;
   const bool adam = ctx.setup.optimizer == Optimizer::adam;
   const double a_o = bytes_of(ctx.setup.optimizer_state);
@@ -613,7 +616,7 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   if (l.attention == AttentionKernel::materialized && l.saved.recompute == Remat::none)
     t.memory.activations += lps * b * heads_per_chip * s * (2 * a + 1) * inflight;
   const double x_zero_mem = zero_all ? X : X_fast;
-  t.memory.working = (l.zero == 3 && x_zero_mem > 1 ? 2 * ctx.p_layer / Y * a_w : 0) + 2 * 25e6;
+  t.memory.working = (zero == 3 && x_zero_mem > 1 ? 2 * ctx.p_layer / Y * a_w : 0) + 2 * 25e6;
   // What the allocator holds beyond what is live (see allocator_fragmentation), its own part.
   const double live = t.memory.params + t.memory.grads + t.memory.optimizer + t.memory.master + t.memory.activations +
                       t.memory.working;

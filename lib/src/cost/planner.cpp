@@ -589,6 +589,11 @@ PlanResult plan(const PlanRequest& r) {
         const int per_schedule = sp_options * tpo_options * dpo_options;
         // ZeRO over the slice's data group only, or over every replica (only distinct with pods and a stage).
         for (int all = 0; all <= (zero > 0 && a.X_slow > 1); ++all) {
+          // Under the calibrated model a stage over a ZeRO group of one chip is ZeRO-0 (calibrated.cpp):
+          // only the lowest stage requested is timed, so the list holds no copies of one layout.
+          if (calibrated && zero > *std::min_element(r.zero_stages.begin(), r.zero_stages.end()) &&
+              (all ? a.X : a.X_fast) == 1)
+            continue;
           const double state = state_bytes(a, zero, all);
           for (int rule = 0; rule < f.n_rules; ++rule) {
             for (int mi = 0; mi < f.n_micro && a.X * f.micro[static_cast<size_t>(mi)] <= f.seqs; ++mi) {

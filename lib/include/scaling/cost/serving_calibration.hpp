@@ -5,7 +5,8 @@
 //
 //   achieved HBM rate    H100, H200: the copy kernel measured in validation/gemm (read + write of 1 GiB);
 //                        A100 80GB: "about 1700 GB/s" measured by the gpt-fast authors on their 330 W A100s
-//                        (github.com/pytorch-labs/gpt-fast README, Speculative Sampling note);
+//                        (github.com/pytorch-labs/gpt-fast README at c5d3454, Speculative Sampling note,
+//                        line 130);
 //                        TPUs: no published figure found — the datasheet rate, and `measured` says so.
 //   matmul time          H100, H200: the measured GEMM tables (cost/gemm_efficiency.hpp) of the weights'
 //                        dtype (bf16; fp8 for 1-byte weights). A GPU without its own table (A100) is taken
