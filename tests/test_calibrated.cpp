@@ -300,6 +300,83 @@ TEST_CASE("calibrated: without sequence parallelism a pipeline receive re-gather
         doctest::Approx(64 * 2 * pass_s).epsilon(1e-9));
 }
 
+TEST_CASE("calibrated: the TP overlap modes leave exposed the latency of exactly the passes they leave exposed") {
+  // A TPU v5e slice of 4x4 as one 16-way tensor group (no data or pipeline group, so every latency of the
+  // step is a TP pass's): each ring pass pays its hops' latency, and the overlap slowdown is 0 on TPUs.
+  // Blocking: 8 passes per layer with selective recompute. backward with sequence parallelism leaves the
+  // forward's 4 and the row-parallel linears' 2 AllGathers exposed (calibrated.hpp): 6 of 8. all: the
+  // latency is exposed in the share of the TP time that is.
+  TransformerConfig c;
+  c.name = "small";
+  c.layers = 4, c.d_model = 1024, c.q_heads = 16, c.kv_heads = 16, c.head_dim = 64, c.d_ff = 4096, c.vocab = 32000;
+  const System sys = tpu_pods(chip("tpu-v5e"), {4, 4}, 1);
+  Layout l;
+  l.fast = {AxisRoles{1, 4, 1}, AxisRoles{1, 4, 1}};
+  l.slow = {1, 1, 1};
+  l.zero = 0;
+  l.saved = saved_rule("matmuls");
+  l.sequence_parallel = true;
+  auto at = [&](TpOverlap o) {
+    l.tp_overlap = o;
+    return step_terms(c, sys, l, {16 * 2048, 2048}, CostModel::calibrated).calibrated;
+  };
+  const auto none = at(TpOverlap::none), backward = at(TpOverlap::backward), all = at(TpOverlap::all);
+  REQUIRE(none.t_latency_s > 0);
+  CHECK(backward.t_latency_s == doctest::Approx(none.t_latency_s * 6 / 8).epsilon(1e-12));
+  REQUIRE(all.t_tp_s > 0);  // this small model's collectives outlast its matmuls
+  CHECK(all.t_latency_s == doctest::Approx(none.t_latency_s * all.t_tp_s / none.t_tp_s).epsilon(1e-12));
+  // Without sequence parallelism and with full recompute: 12 passes blocking, the forward's and the
+  // rerun's 8 exposed under backward.
+  l.sequence_parallel = false;
+  l.saved = saved_rule("input");
+  CHECK(at(TpOverlap::backward).t_latency_s == doctest::Approx(at(TpOverlap::none).t_latency_s * 8 / 12).epsilon(1e-12));
+  // A slower backward GEMM hides more of the collective beside it (here the collectives outlast the GEMMs).
+  l.tp_overlap = TpOverlap::backward;
+  const Terms ideal = step_terms(c, sys, l, {16 * 2048, 2048}, CostModel::ideal);
+  auto ctx = calibrated_context(c, sys, 16 * 2048, 2048, {});
+  const double at_forward_rate = calibrated_terms(ctx, l, ideal).calibrated.t_tp_s;
+  ctx.backward_gemm_rate_fraction = 0.5;
+  ctx.cache.clear();
+  CHECK(calibrated_terms(ctx, l, ideal).calibrated.t_tp_s < at_forward_rate);
+}
+
+TEST_CASE("calibrated: the summary terms add up to the step, whichever network each part runs on") {
+  // Data replicas over both tiers, a pipeline across the slow tier, a 2-way tensor group without sequence
+  // parallelism (so the pipeline's receive-side AllGathers run on the tensor group's links): each part
+  // counted once, in t_math, t_hbm, t_bubble, t_ici or t_dcn.
+  for (int zero : {0, 1, 2, 3}) {
+    for (bool sp : {false, true}) {
+      CAPTURE(zero);
+      CAPTURE(sp);
+      Layout l;
+      l.fast = {AxisRoles{4, 2, 1}};
+      l.slow = {2, 1, 4};
+      l.microbatches = 4;
+      l.zero = zero;
+      l.saved = saved_rule("matmuls");
+      l.sequence_parallel = sp;
+      const Terms t = step_terms(gpt175(), a100x64(), l, {64 * 2048, 2048}, CostModel::calibrated);
+      CHECK(t.step_s == doctest::Approx(t.t_math_s + t.t_hbm_s + t.t_bubble_s + t.t_ici_s + t.t_dcn_s).epsilon(1e-12));
+      CHECK(t.calibrated.t_dp_exposed_s > 0);
+      // The pipeline crosses the slow tier: its sends are on it, the receive-side gathers (without sequence
+      // parallelism) on the tensor group's links.
+      CHECK(t.t_dcn_s >= t.calibrated.t_pipeline_send_s * (sp ? 1 : 0) - 1e-12);
+    }
+  }
+}
+
+TEST_CASE("calibrated: a 2-way tensor group re-gathers its pipeline messages too") {
+  Layout l;
+  l.fast = {AxisRoles{1, 2, 4}};
+  l.slow = {1, 1, 8};
+  l.microbatches = 64;
+  l.zero = 0;
+  l.saved = saved_rule("matmuls");
+  const double plain = calibrated(l).calibrated.t_pipeline_send_s;
+  l.sequence_parallel = true;
+  CHECK(calibrated(l).calibrated.t_pipeline_send_s < plain);
+}
+
 TEST_CASE("calibrated: the measured H100 table's best GEMM agrees with a published achievable figure") {
   // stas00/ml-engineering at 744d01e, compute/accelerator/README.md, 'Maximum Achievable Matmul FLOPS
   // comparison table' (BF16): NVIDIA H100 SXM 794.5 TFLOPS (torch 2.7.0+cu126; 792.1 with CUDA 12.1 in the
