@@ -167,6 +167,20 @@ TEST_CASE("calibrated: with nothing rerun the materialized kernel keeps Korthika
   CHECK(calibrated(l).memory.activations == kept_materialized);
 }
 
+TEST_CASE("calibrated: without sequence parallelism a tensor rank keeps the layer input whole") {
+  // Korthikanti et al. 2022 §5 (full recomputation): a layer keeps only its input, 2sbh bytes, and with
+  // tensor parallelism that is sharded t ways only by sequence parallelism (2sbh/t). GPT-3 175B on 8-way
+  // TP, 8 stages of 12 layers, one sequence per microbatch, min(64, 8) = 8 microbatches in flight.
+  Layout l = megatron(64);
+  l.saved = saved_rule("input");
+  l.sequence_parallel = true;
+  const double sp = calibrated(l).memory.activations;
+  l.sequence_parallel = false;
+  const double plain = calibrated(l).memory.activations;
+  const double s = 2048, b = 1, h = 12288, t = 8, layers = 12, in_flight = 8;
+  CHECK(plain - sp == doctest::Approx(2 * s * b * h * (1 - 1 / t) * layers * in_flight).epsilon(1e-9));
+}
+
 TEST_CASE("calibrated: sequence parallelism moves the same TP bytes and splits the vector work") {
   Layout l = megatron(64);
   const Terms plain = calibrated(l);

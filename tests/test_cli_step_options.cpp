@@ -54,7 +54,7 @@ TEST_CASE("plan --help says what plan searches when an option is left out, and t
   // One node of 8 H100s, the tensor degree fixed at 8: data and pipeline degree 1, so the only factors of
   // the counts are the options below (no DP-overlap pair without a data group, no interleaving without a
   // pipeline, no ZeRO scope without a second node).
-  const std::string tp8 = "--model llama3-8b --chip h100 --nodes 1 --batch-tokens 1048576 --max-microbatches 4 --tp 8";
+  const std::string tp8 = "--model llama3-8b --chip h100 --nodes 1 --batch-tokens 1048576 --max-microbatches 16 --tp 8";
   const double base = evaluated(tp8);
 
   // --sp: tried off and on unless given (then fixed, default no).
@@ -99,8 +99,8 @@ TEST_CASE("plan --help says what plan searches when an option is left out, and t
   const auto refused = run("plan " + tp8 + " --microbatches 2");
   CHECK(refused.exit_code == 2);
   CHECK(has(refused.err, "--max-microbatches"));
-  // 1, 2 and 4 divide the batch; 3 does not: three counts against one.
-  CHECK(base == 3 * evaluated("--model llama3-8b --chip h100 --nodes 1 --batch-tokens 1048576 --max-microbatches 1 --tp 8"));
+  // Of 1 to 16, the counts that divide the batch's 256 sequences are 1, 2, 4, 8 and 16: five against one.
+  CHECK(base == 5 * evaluated("--model llama3-8b --chip h100 --nodes 1 --batch-tokens 1048576 --max-microbatches 1 --tp 8"));
 
   // --dp-overlap: tried off and on where a data group reduces gradients (ZeRO 0-2) unless given.
   CHECK(has(help_line(h.out, "--dp-overlap"), "searched off and on"));

@@ -244,6 +244,9 @@ CalibratedContext calibrated_context(const TransformerConfig& model, const Syste
   ctx.overlap_slowdown = overlap_slowdown(system.chip);
   ctx.allocator_fragmentation = allocator_fragmentation(system.chip);
   ctx.six_active_flops_per_token = six_active_flops_per_token(model);
+  ctx.d_input = saved_of_kind(model, ActivationKind::layer_input).d;
+  ctx.d_matmuls = saved_of_kind(model, ActivationKind::matmul_output).d;
+  for (const auto& t : activation_inventory(model)) ctx.d_all += t.per_token.d;
   const auto p = param_counts(model);
   ctx.p_layer = (p.total - p.once) / model.layers;
   ctx.p_other = p.total - ctx.p_layer * model.layers;
@@ -615,6 +618,19 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   // eq. 1's 5as/h term at a = 2). A flash kernel keeps none; selective recompute reruns them.
   if (l.attention == AttentionKernel::materialized && l.saved.recompute == Remat::none)
     t.memory.activations += lps * b * heads_per_chip * s * (2 * a + 1) * inflight;
+  // Without sequence parallelism a tensor rank keeps the [tokens, D]-shaped tensors of the rule whole: the
+  // ideal memory's 1/Y of them made whole.
+  if (Y > 1 && !l.sequence_parallel) {
+    double d_kept = 0;
+    if (l.saved.name == "input") d_kept = ctx.d_input;
+    else if (l.saved.name == "matmuls") d_kept = ctx.d_matmuls;
+    else if (l.saved.name == "all") d_kept = ctx.d_all;
+    else {
+      if (ctx.d_rule_text != l.saved.rule) ctx.d_rule = parse_saved_rule(l.saved.rule).d, ctx.d_rule_text = l.saved.rule;
+      d_kept = ctx.d_rule;
+    }
+    t.memory.activations += d_kept * D * a * lps * b * inflight * (1 - 1 / Y);
+  }
   const double x_zero_mem = zero_all ? X : X_fast;
   t.memory.working = (zero == 3 && x_zero_mem > 1 ? 2 * ctx.p_layer / Y * a_w : 0) + 2 * 25e6;
   // What the allocator holds beyond what is live (see allocator_fragmentation), its own part.

@@ -74,7 +74,11 @@
 // stage's 1/Y with ZeRO ≥ 1), at the fused-Adam HBM rate; SGD 2a_w + a_g.
 // step = step_pipeline + exposed data-parallel traffic + optimizer.
 // Memory: the ideal model's, with the activations of the microbatches the schedule keeps in flight (GPipe
-// m, 1F1B min(m, S), interleaved min(m, S)·(1 + (S − 1)/(S·v)), Narayanan et al. 2021 §2.2.2); with the
+// m, 1F1B min(m, S), interleaved min(m, S)·(1 + (S − 1)/(S·v)), Narayanan et al. 2021 §2.2.2); without
+// sequence parallelism (Y > 1) the [tokens, D]-shaped tensors a rule keeps (the layer input, norm outputs,
+// residuals, the row-parallel linears' outputs: d·D per token, d from the activation inventory) whole on
+// every tensor rank instead of 1/Y of them (Korthikanti et al. 2022 §4.2 and eq. 2: the 10sbh a rank
+// keeps whole without it); with the
 // materialized kernel and nothing rerun, every score element's softmax output, dropout mask and dropout
 // output, (2a + 1)·b·(N_q/Y)·s bytes per layer and microbatch (Korthikanti et al. 2022 eq. 1's 5as/h); plus
 // ZeRO-3's working set (two layers gathered whole: the one in use and the one prefetched) and two
@@ -224,6 +228,12 @@ struct CalibratedContext {
   ChipCalibration cal;
   double p_layer = 0, p_other = 0;  // parameters per layer and outside the layers
   double six_active_flops_per_token = 0;  // the MFU's numerator per token (model/tensors), counted once
+  // The [tokens, D]-shaped share (elements per token per layer, in D) of what each named rule keeps: the
+  // part a tensor-parallel rank keeps whole without sequence parallelism (see Memory above). `all` takes
+  // the activation inventory's; a rule given as a sum its own D term (the last one parsed cached).
+  double d_input = 0, d_matmuls = 0, d_all = 0;
+  std::string d_rule_text;
+  double d_rule = 0;
   struct GemmTimes {
     double b, y;
     double layer_fwd_s, layer_flops, unembed_fwd_s;
