@@ -92,9 +92,11 @@ void run_train(const TrainArgs& a) {
       throw std::invalid_argument("--tokens '" + escape_for_message(a.tokens) + "': the total FLOPs overflow a double");
     j["total_flops"] = total_flops;
     j["time_s"] = training_time_s(total_flops, n, chip.bf16_flops_per_s, mfu);
-    // The same tokens at the step this command models: tokens / batch steps of step_s each.
-    j["steps"] = tokens / B;
-    j["time_at_step_s"] = tokens / B * step.terms.step_s;
+    // The same tokens at the step this command models: whole steps of the batch (the last one may be
+    // partly filled), step_s each.
+    const double steps = std::ceil(tokens / B);
+    j["steps"] = steps;
+    j["time_at_step_s"] = steps * step.terms.step_s;
   }
   j["batch_per_chip"] = B / n;
 
@@ -179,7 +181,7 @@ void run_train(const TrainArgs& a) {
   part("per chip: fp32 master copy", "master");
   part("per chip: activations in flight", "activations");
   if (cost_model == CostModel::calibrated) {
-    part("per chip: ZeRO-3 layers + comm buffers", "buffers");
+    part("per chip: comm buffers (and ZeRO-3's gathered layers)", "buffers");
     if (mp["allocator_reserve"].get<double>() > 0) part("per chip: allocator reserve (fragmentation)", "allocator_reserve");
   }
   row("per chip: total", format_quantity(per_chip, "B") + (j["fits"].get<bool>() ? " (fits)" : " (does not fit)"));

@@ -185,7 +185,7 @@ void add_plan(CLI::App& app) {
   add_chip_options(planner, pl.chip);
   add_machine_options(planner, pl.machine);
   add_step_options(planner, pl.step, true);
-  add_size(planner, "--batch-tokens", pl.batch_tokens, "global batch per step, tokens");
+  add_size(planner, "--batch-tokens", pl.batch_tokens, "global batch per step, tokens")->required();
   add_size(planner, "--top", pl.top, "print the K fastest layouts (default 1, at most 1000)", limits::kMaxTop);
   add_size(planner, "--max-microbatches", pl.max_microbatches, "largest microbatch count the search tries (every count dividing the batch up to this; default 256; "
            "the book model: 1)", limits::kMaxMicrobatches);
