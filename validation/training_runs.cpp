@@ -337,6 +337,14 @@ std::vector<Variant> sensitivity_variants() {
     v.narayanan_interleaved_v2 = true;
     out.push_back(v);
   }
+  {
+    Variant v;
+    v.name = "no asynchronous backward on the Korthikanti rows";
+    v.why = "the rule before round 8: every tensor-parallel collective on the critical path, though Megatron-LM's "
+            "code of 2022 (d898a89, megatron/mpu/layers.py) runs the backward ones beside the GEMMs by default";
+    v.no_tp_overlap = true;
+    out.push_back(v);
+  }
   return out;
 }
 
@@ -384,8 +392,9 @@ std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner,
     res.ideal = predict(c, b, CostModel::ideal, setup, res.measured_step_s);
     const bool moved = variant.v5e_matmul_ceiling_flops_per_s > 0 || variant.a100_gemm != Variant::A100Gemm::model ||
                        variant.backward_gemm_rate_fraction != 1 ||
-                       variant.link_figures || variant.narayanan_interleaved_v2 ||
+                       variant.link_figures || variant.narayanan_interleaved_v2 || variant.no_tp_overlap ||
                        variant.tpu_overlap_slowdown > 0;
+    if (variant.no_tp_overlap) b.layout.tp_overlap = TpOverlap::none;
     if (variant.narayanan_interleaved_v2 && res.group == "narayanan2021") {
       const int S = pipeline_degree(b.layout), per_stage = (c.layers + S - 1) / S;
       if (S > 1 && per_stage % 2 == 0) b.layout.schedule = Schedule::interleaved, b.layout.virtual_stages = 2;

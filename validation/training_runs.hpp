@@ -51,13 +51,14 @@ struct RunResult {
 struct Variant {
   std::string name, why;
   double v5e_matmul_ceiling_flops_per_s = 0;  // 0: the model's (the best published v5e GEMM)
-  // How the A100's GEMMs are timed: the model's rule (Calculon's a100_80e table, capped at the measured
-  // ceiling), Calculon's other A100 system file (a100_80g.json), or the H100's measured shape curve scaled
+  // How the A100's GEMMs are timed: the model's rule (Calculon's a100_80g table, capped at the measured
+  // ceiling), Calculon's other A100 system file (a100_80e.json), or the H100's measured shape curve scaled
   // to the A100's ceiling (the rule before Calculon's table was adopted).
   enum class A100Gemm { model, calculon_80e, h100_shape } a100_gemm = A100Gemm::model;
   double backward_gemm_rate_fraction = 1;     // backward GEMMs at this fraction of the forward shape's rate
   bool link_figures = false;                  // collectives at the link figures (no NCCL sweep, no ICI fraction)
   bool narayanan_interleaved_v2 = false;      // Narayanan et al.'s pipelined rows on the interleaved schedule, v = 2
+  bool no_tp_overlap = false;                 // every row's TP collectives on the critical path (the rule before round 8)
   double tpu_overlap_slowdown = 0;            // > 0: this compute slowdown beside overlapped collectives on TPUs
 };
 std::vector<Variant> sensitivity_variants();
