@@ -71,7 +71,8 @@ TEST_CASE("plan --help says what plan searches when an option is left out, and t
   CHECK(has(help_line(h.out, "--tp-overlap"), "the search does not try it"));
   CHECK(evaluated(tp8 + " --tp-overlap no") == base);
   CHECK(answer("plan " + tp8 + " --top 20")["top"].size() > 1);
-  for (const auto& l : answer("plan " + tp8 + " --top 20")["top"]) CHECK(l["tp_overlap"] == "no");
+  const auto top20 = answer("plan " + tp8 + " --top 20");  // kept alive: a range-for over a temporary's member dangles
+  for (const auto& l : top20["top"]) CHECK(l["tp_overlap"] == "no");
 
   // --attention: not searched, default flash.
   CHECK(has(help_line(h.out, "--attention"), "not searched"));
@@ -208,8 +209,10 @@ TEST_CASE("memory per chip: named parts that sum to the total, on GPUs and TPUs,
         std::vector<nlohmann::json> layouts{answer("train " + args)};
         // plan's best layouts too, where one fits (Mixtral fits no layout of 8 A100s).
         if (machine.find("--tp") == std::string::npos)
-          if (const auto p = run("plan " + args + " --max-microbatches 8 --top 3 --json"); p.exit_code == 0)
-            for (const auto& l : nlohmann::json::parse(p.out)["top"]) layouts.push_back(l);
+          if (const auto p = run("plan " + args + " --max-microbatches 8 --top 3 --json"); p.exit_code == 0) {
+            const auto parsed = nlohmann::json::parse(p.out);  // kept alive over the loop
+            for (const auto& l : parsed["top"]) layouts.push_back(l);
+          }
         for (const auto& l : layouts) {
           const auto& m = l["memory_per_chip"];
           double sum = 0;
