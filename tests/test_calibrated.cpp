@@ -355,12 +355,14 @@ TEST_CASE("calibrated: the TP overlap modes leave exposed the latency of exactly
 }
 
 TEST_CASE("calibrated: the summary terms add up to the step, whichever network each part runs on") {
-  // Data replicas over both tiers, a pipeline across the slow tier, a 2-way tensor group without sequence
-  // parallelism (so the pipeline's receive-side AllGathers run on the tensor group's links): each part
-  // counted once, in t_math, t_hbm, t_bubble, t_ici or t_dcn.
+  // Data replicas over both tiers, a pipeline across the slow tier, a 2-way tensor group: each part counted
+  // once, in t_math, t_hbm, t_bubble, t_ici or t_dcn. Sequence parallelism moves the same TP bytes and, with the
+  // DP reduce not overlapped, the same DP bytes; it drops only the pipeline's receive-side AllGathers, which
+  // run on the tensor group's links: so t_dcn is the same both ways and t_ici differs by exactly the sends'.
   for (int zero : {0, 1, 2, 3}) {
+    CAPTURE(zero);
+    Terms by_sp[2];
     for (bool sp : {false, true}) {
-      CAPTURE(zero);
       CAPTURE(sp);
       Layout l;
       l.fast = {AxisRoles{4, 2, 1}};
@@ -368,14 +370,18 @@ TEST_CASE("calibrated: the summary terms add up to the step, whichever network e
       l.microbatches = 4;
       l.zero = zero;
       l.saved = saved_rule("matmuls");
+      l.dp_overlap = false;
       l.sequence_parallel = sp;
       const Terms t = step_terms(gpt175(), a100x64(), l, {64 * 2048, 2048}, CostModel::calibrated);
       CHECK(t.step_s == doctest::Approx(t.t_math_s + t.t_hbm_s + t.t_bubble_s + t.t_ici_s + t.t_dcn_s).epsilon(1e-12));
       CHECK(t.calibrated.t_dp_exposed_s > 0);
-      // The pipeline crosses the slow tier: its sends are on it, the receive-side gathers (without sequence
-      // parallelism) on the tensor group's links.
-      CHECK(t.t_dcn_s >= t.calibrated.t_pipeline_send_s * (sp ? 1 : 0) - 1e-12);
+      by_sp[sp] = t;
     }
+    const Terms &plain = by_sp[0], &sp = by_sp[1];
+    REQUIRE(plain.calibrated.t_pipeline_send_s > sp.calibrated.t_pipeline_send_s);
+    CHECK(plain.t_dcn_s == doctest::Approx(sp.t_dcn_s).epsilon(1e-12));
+    CHECK(plain.t_ici_s - sp.t_ici_s ==
+          doctest::Approx(plain.calibrated.t_pipeline_send_s - sp.calibrated.t_pipeline_send_s).epsilon(1e-9));
   }
 }
 
