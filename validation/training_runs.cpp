@@ -416,6 +416,18 @@ std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner,
       } catch (const std::invalid_argument&) {
       }
     }
+    // The other reading of an input the source leaves open (see RunResult::OtherReading).
+    for (const auto& [key, entry] : a.items()) {
+      if (!entry.is_object() || !entry.contains("other_reading")) continue;
+      if (key != "zero") fail(run, "an other_reading is supported for the assumption 'zero' only, not '" + key + "'");
+      const json& o = entry["other_reading"];
+      if (!o.contains("value") || !o["value"].is_number_integer() || !o.contains("why"))
+        fail(run, "assumption 'zero': other_reading needs an integer value and a why");
+      Built other = b;
+      other.layout.zero = o["value"].get<int>();
+      res.other_readings.push_back({key, o["value"].dump(), o["why"].get<std::string>(),
+                                    predict(c, other, CostModel::calibrated, setup, res.measured_step_s)});
+    }
     if (with_planner) {
       PlanRequest q;
       q.model = c;
@@ -559,6 +571,9 @@ json runs_json(const std::vector<RunResult>& runs, const std::string& source) {
                                      {"speedup_over_published", r.calibrated.step_s ? *r.calibrated.step_s / t.step_s : 0.0},
                                      {"terms", terms_json(t)}};
     }
+    for (const auto& o : r.other_readings)
+      rows.back()["other_readings"].push_back(
+          {{"assumption", o.assumption}, {"value", json::parse(o.value)}, {"why", o.why}, {"calibrated", prediction_json(o.calibrated)}});
     if (r.dp_split)
       rows.back()["calibrated_dp_split"] = {{"traffic_s", r.dp_split->traffic_s}, {"hidden_s", r.dp_split->hidden_s},
                                             {"overlap_slowdown", r.dp_split->overlap_slowdown}};

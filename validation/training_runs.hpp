@@ -43,6 +43,15 @@ struct RunResult {
     double traffic_s = 0, hidden_s = 0, overlap_slowdown = 0;
   };
   std::optional<DpSplit> dp_split;
+  // Where a source allows two readings of an unstated input, the row's assumption carries the one the file
+  // adopts (`value`) and the other (`other_reading`: its value and why); the calibrated model is evaluated
+  // under each other reading too, the published layout otherwise unchanged. Only `zero` may have one today
+  // (the Llama 3 rows: one gradient ReduceScatter per step, or one per microbatch).
+  struct OtherReading {
+    std::string assumption, value, why;
+    Prediction calibrated;
+  };
+  std::vector<OtherReading> other_readings;
 };
 
 // A what-if for the sensitivity band: the calibrated model with one uncertain input moved to a value
