@@ -375,6 +375,7 @@ std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner,
                                            : parse_tp_overlap(tpo.get<std::string>());
     if (a.contains("sequence_parallel")) b.layout.sequence_parallel = a["sequence_parallel"].at("value").get<bool>();
     res.chip = b.system.chip.name;
+    res.hbm_bytes = b.system.chip.hbm_bytes;
     res.chips = chips(b.system);
     res.slices = b.slices;
     res.dp = b.dp;
@@ -459,6 +460,9 @@ json terms_json(const Terms& t) {
           {"t_dcn_s", t.t_dcn_s},        {"t_bubble_s", t.t_bubble_s},
           {"mfu", t.mfu},                {"bound", to_string(t.bound)},
           {"bytes_per_chip", t.memory.total},
+          {"memory_per_chip", {{"params", t.memory.params}, {"grads", t.memory.grads}, {"optimizer", t.memory.optimizer},
+                               {"master", t.memory.master}, {"activations", t.memory.activations},
+                               {"working", t.memory.working}, {"reserve", t.memory.reserve}}},
           {"t_matmul_s", p.t_matmul_s},  {"t_attention_s", p.t_attention_s},
           {"t_vector_s", p.t_vector_s},  {"t_recompute_s", p.t_recompute_s},
           {"t_tp_s", p.t_tp_s},          {"t_pipeline_send_s", p.t_pipeline_send_s},
@@ -543,6 +547,26 @@ std::vector<BestRealism> planner_best_realism(const std::vector<RunResult>& runs
   return out;
 }
 
+std::vector<MemoryFit> memory_fit(const std::vector<RunResult>& runs) {
+  std::map<std::string, MemoryFit> by;
+  for (const auto& r : runs) {
+    if (!r.calibrated.step_s) continue;
+    const auto& m = r.calibrated.terms.memory;
+    const double live = m.total - m.reserve;
+    for (const std::string& g : {r.group, std::string("all")}) {
+      auto& f = by[g];
+      f.group = g;
+      f.runs += 1;
+      f.over += m.total > r.hbm_bytes;
+      f.over_live += live > r.hbm_bytes;
+      f.worst_live_over_hbm = std::max(f.worst_live_over_hbm, live / r.hbm_bytes);
+    }
+  }
+  std::vector<MemoryFit> out;
+  for (auto& [g, f] : by) out.push_back(f);
+  return out;
+}
+
 json runs_json(const std::vector<RunResult>& runs, const std::string& source) {
   json rows = json::array();
   struct Sum {
@@ -560,6 +584,7 @@ json runs_json(const std::vector<RunResult>& runs, const std::string& source) {
                     {"measured_step_s", r.measured_step_s},
                     {"measured_formula", r.measured_formula},
                     {"measured_mfu", r.measured_mfu},
+                    {"hbm_bytes", r.hbm_bytes},
                     {"book", prediction_json(r.book)},
                     {"ideal", prediction_json(r.ideal)},
                     {"calibrated", prediction_json(r.calibrated)}});
@@ -608,7 +633,11 @@ json runs_json(const std::vector<RunResult>& runs, const std::string& source) {
                          {"speedup_bound", b.speedup_bound}, {"mfu_within_record", b.mfu_within},
                          {"speedup_within_bound", b.speedup_within}});
   }
-  return {{"source", source}, {"summary", summary}, {"runs", rows}, {"not_reproduced", unreproduced},
+  json fit = json::object();
+  for (const auto& f : memory_fit(runs))
+    fit[f.group] = {{"runs", f.runs}, {"over_hbm", f.over}, {"over_hbm_live", f.over_live},
+                    {"worst_live_over_hbm", f.worst_live_over_hbm}};
+  return {{"source", source}, {"summary", summary}, {"memory_fit", fit}, {"runs", rows}, {"not_reproduced", unreproduced},
           {"mfu_records", records}, {"planner_best_realism", realism}};
 }
 

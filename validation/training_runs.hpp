@@ -30,6 +30,7 @@ struct RunResult {
   std::string measured_formula;
   double measured_mfu = 0;      // 6·N·B / (chips · peak · measured step), the workbook's one MFU
   double file_step_s = 0;       // the file's own derived step time, where it gives one (0 otherwise)
+  double hbm_bytes = 0;         // the chip preset's HBM: every published layout ran, so it fit there
   Prediction book, ideal, calibrated;
   // The planner's best layout for the same model, machine, batch and switches under the calibrated model
   // (filled when asked: evaluate_runs(path, true)); its step against the published layout's prediction.
@@ -104,6 +105,16 @@ struct BestRealism {
   bool mfu_within = false, speedup_within = false;
 };
 std::vector<BestRealism> planner_best_realism(const std::vector<RunResult>& runs);
+
+// Memory against the published runs: each ran, so its layout fit in its chip's HBM. Per group, how many the
+// calibrated model says do not (its bytes per chip, the allocator's reserve included, above HBM), how many
+// do not even on their live bytes (the reserve left out), and the largest live bytes over HBM.
+struct MemoryFit {
+  std::string group;
+  int runs = 0, over = 0, over_live = 0;
+  double worst_live_over_hbm = 0;
+};
+std::vector<MemoryFit> memory_fit(const std::vector<RunResult>& runs);
 
 // The per-run table and the per-group summaries (mean and max |error| of ideal and calibrated) as JSON,
 // with the trends not reproduced (where the runs hold the MaxText v5e rows they are about). `source` names

@@ -1,0 +1,92 @@
+// Memory against the published runs (validation/README.md, "Memory: every published layout ran, so it fit").
+// Every run in training-runs.json and holdout-runs.json trained on its chips, so its layout fit there; the
+// calibrated model says a share of them do not. This is a regression guard, not a target: the counts below
+// are what the model gives today, held exactly, so a change that fits more published layouts (or fewer)
+// shows up here and in the README's table, which must read what validation_report prints.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "training_runs.hpp"
+
+namespace {
+
+struct Both {
+  std::vector<validation::RunResult> training, holdout;
+};
+const Both& both() {
+  static const Both b{validation::evaluate_runs(VALIDATION_RUNS_JSON), validation::evaluate_runs(VALIDATION_HOLDOUT_JSON)};
+  return b;
+}
+
+// Per group: {runs, over HBM with the allocator's reserve, over HBM on live bytes}, as the model stands in
+// round 9 (no memory rule changed since round 8).
+const std::map<std::string, std::array<int, 3>> kTraining = {
+    {"all", {44, 6, 6}}, {"korthikanti2022", {10, 0, 0}}, {"maxtext-v5e", {24, 6, 6}}, {"narayanan2021", {10, 0, 0}}};
+const std::map<std::string, std::array<int, 3>> kHoldout = {
+    {"all", {153, 42, 11}},         {"llama3-405b", {2, 2, 2}},         {"llm-foundry-a100", {61, 17, 2}},
+    {"llm-foundry-h100", {70, 21, 5}}, {"maxtext-v5p", {16, 2, 2}}, {"torchtitan-h100-500w", {4, 0, 0}}};
+
+// The counts from each row's named parts, summed here (not memory_fit's total less its reserve).
+std::map<std::string, std::array<int, 3>> counted(const std::vector<validation::RunResult>& runs) {
+  std::map<std::string, std::array<int, 3>> out;
+  for (const auto& r : runs) {
+    REQUIRE(r.calibrated.step_s.has_value());
+    REQUIRE(r.hbm_bytes > 0);
+    const auto& m = r.calibrated.terms.memory;
+    const double live = m.params + m.grads + m.optimizer + m.master + m.activations + m.working;
+    for (const std::string& g : {r.group, std::string("all")}) {
+      auto& c = out[g];
+      c[0] += 1;
+      c[1] += live + m.reserve > r.hbm_bytes;
+      c[2] += live > r.hbm_bytes;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("validation_memory_fit: published layouts the calibrated model says do not fit") {
+  CHECK(counted(both().training) == kTraining);
+  CHECK(counted(both().holdout) == kHoldout);
+  // memory_fit gives the same counts from its own sum.
+  for (const auto* pair : {&both().training, &both().holdout}) {
+    const auto mine = counted(*pair);
+    for (const auto& f : validation::memory_fit(*pair)) {
+      CAPTURE(f.group);
+      REQUIRE(mine.count(f.group) == 1);
+      CHECK(f.runs == mine.at(f.group)[0]);
+      CHECK(f.over == mine.at(f.group)[1]);
+      CHECK(f.over_live == mine.at(f.group)[2]);
+      CHECK(f.worst_live_over_hbm > 0);
+    }
+  }
+}
+
+TEST_CASE("validation README: the memory-fit table is validation_report's") {
+  std::string path = VALIDATION_RUNS_JSON;
+  path = path.substr(0, path.rfind('/')) + "/README.md";
+  std::ifstream in(path);
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  int rows = 0;
+  for (const auto& [file, runs] : {std::pair{"training-runs.json", &both().training},
+                                   std::pair{"holdout-runs.json", &both().holdout}})
+    for (const auto& f : validation::memory_fit(*runs)) {
+      const std::string row = fmt::format("| {} | {} | {} | {} | {} | {:.1f} % |", file, f.group, f.runs, f.over,
+                                          f.over_live, 100 * f.worst_live_over_hbm);
+      CAPTURE(row);
+      CHECK(text.str().find(row) != std::string::npos);
+      ++rows;
+    }
+  CHECK(rows == 10);
+}
