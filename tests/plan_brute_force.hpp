@@ -56,9 +56,12 @@ inline Best plan(const Model& md, const Machine& mc, double B, double T, double 
     double elements, flops, reruns;
   };
   // Input only (the forward rerun); the outputs of the big matmuls — O and W_out (D each), the two MLP
-  // up-projections (F each), Q (N·H), K and V (K·H each) — with attention rerun; everything (20 D).
+  // up-projections (F each), Q (N·H), K and V (K·H each) — with attention rerun; everything the backward
+  // reads: the two norms' inputs and outputs (D each), Q and the attention output (N·H each), K and V, the
+  // two up-projections and their gated product (F each).
   const double big_matmuls = 2 * D + 2 * F + N * H + 2 * K * H;
-  const std::vector<Rule> rules{{1 * D, six_n + layers_fwd, 1}, {big_matmuls, six_n + attention_fwd, 0}, {20 * D, six_n, 0}};
+  const double everything = 4 * D + 3 * F + 2 * N * H + 2 * K * H;
+  const std::vector<Rule> rules{{1 * D, six_n + layers_fwd, 1}, {big_matmuls, six_n + attention_fwd, 0}, {everything, six_n, 0}};
   Best best;
   const int A = static_cast<int>(mc.axes.size());
   std::vector<std::vector<std::array<int, 3>>> options(static_cast<size_t>(A));

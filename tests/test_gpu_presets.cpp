@@ -130,11 +130,23 @@ TEST_CASE("activation inventory: the named rules are its sums") {
   const auto llama = model("llama3-8b");
   CHECK(to_string(saved_elements(saved_rule("input"), llama)) == "D");
   CHECK(to_string(saved_elements(saved_rule("matmuls"), llama)) == "2D+2F+NH+2KH");
-  CHECK(to_string(saved_elements(saved_rule("all"), llama)) == "20D");  // the book's rough count, as written
+  // Everything the backward pass reads: the two norms' inputs and outputs (4D), Q and the attention output
+  // (N·H each), K and V, and the gated MLP's three hidden tensors; not W_O's and W_out's outputs, which only
+  // feed a residual add.
+  CHECK(to_string(saved_elements(saved_rule("all"), llama)) == "4D+3F+2NH+2KH");
   // A plain MLP has one input matrix.
   auto plain = llama;
   plain.gated_mlp = false;
   CHECK(to_string(saved_elements(saved_rule("matmuls"), plain)) == "2D+F+NH+2KH");
+  CHECK(to_string(saved_elements(saved_rule("all"), plain)) == "4D+2F+2NH+2KH");
+  // A GPT block (F = 4D, N·H = K·H = D) keeps 16D: Korthikanti et al. 2022 §4.1, eq. 1, counts 34·s·b·h bytes
+  // a layer besides the attention scores (gone with a fused kernel): two residual-dropout masks of one byte
+  // an element, and 32·s·b·h bytes of 2-byte tensors, 16 of them per token.
+  auto gpt = plain;
+  gpt.d_ff = 4 * gpt.d_model;
+  gpt.kv_heads = gpt.q_heads;
+  gpt.head_dim = gpt.d_model / gpt.q_heads;
+  CHECK(saved_elements_per_layer_token(saved_elements(saved_rule("all"), gpt), gpt) == 16 * gpt.d_model);
   // Every tensor is listed once with a kind; the layer keeps more than its matmul outputs.
   int inputs = 0;
   for (const auto& a : activation_inventory(llama)) inputs += a.kind == ActivationKind::layer_input;

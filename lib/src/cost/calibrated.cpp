@@ -246,7 +246,7 @@ CalibratedContext calibrated_context(const TransformerConfig& model, const Syste
   ctx.six_active_flops_per_token = six_active_flops_per_token(model);
   ctx.d_input = saved_of_kind(model, ActivationKind::layer_input).d;
   ctx.d_matmuls = saved_of_kind(model, ActivationKind::matmul_output).d;
-  for (const auto& t : activation_inventory(model)) ctx.d_all += t.per_token.d;
+  ctx.d_all = saved_for_backward(model).d;
   const auto p = param_counts(model);
   ctx.p_layer = (p.total - p.once) / model.layers;
   ctx.p_other = p.total - ctx.p_layer * model.layers;

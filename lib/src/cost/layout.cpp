@@ -18,7 +18,7 @@ namespace scaling {
 std::span<const PlanRule> saved_rules() {
   static const std::vector<PlanRule> k{{"D", Remat::block, "input"},
                                        {"2D+2F+NH+2KH", Remat::big_matmuls, "matmuls"},
-                                       {"20D", Remat::none, "all"}};
+                                       {"4D+3F+2NH+2KH", Remat::none, "all"}};
   return k;
 }
 
@@ -50,6 +50,7 @@ PlanRule parse_plan_rule(std::string_view text) {
 SavedRule saved_elements(const PlanRule& r, const TransformerConfig& model) {
   if (r.name == "input") return saved_of_kind(model, ActivationKind::layer_input);
   if (r.name == "matmuls") return saved_of_kind(model, ActivationKind::matmul_output);
+  if (r.name == "all") return saved_for_backward(model);
   return parse_saved_rule(r.rule);
 }
 

@@ -128,7 +128,7 @@ std::vector<Activation> activation_inventory(const TransformerConfig& c) {
                               {"K", {0, 0, 0, 1}, K::matmul_output},
                               {"V", {0, 0, 0, 1}, K::matmul_output},
                               {"P·V (attention output)", {0, 0, 1, 0}, K::other},
-                              {"W_O output", D(1), K::matmul_output}};
+                              {"W_O output", D(1), K::matmul_output, false}};
   // A sequential block normalises the residual after attention for the MLP; a parallel block normalises
   // the layer input itself, so there is no intermediate residual to keep.
   if (!c.parallel_blocks) out.push_back({"residual after attention", D(1), K::other});
@@ -141,7 +141,7 @@ std::vector<Activation> activation_inventory(const TransformerConfig& c) {
     out.push_back({"W_in output", Fw(1), K::matmul_output});
     out.push_back({"σ(in)", Fw(1), K::other});
   }
-  out.push_back({"W_out output", D(1), K::matmul_output});
+  out.push_back({"W_out output", D(1), K::matmul_output, false});
   return out;
 }
 
@@ -149,6 +149,15 @@ SavedRule saved_of_kind(const TransformerConfig& c, ActivationKind kind) {
   SavedRule sum;
   for (const auto& a : activation_inventory(c)) {
     if (a.kind != kind) continue;
+    sum.d += a.per_token.d, sum.f += a.per_token.f, sum.nh += a.per_token.nh, sum.kh += a.per_token.kh;
+  }
+  return sum;
+}
+
+SavedRule saved_for_backward(const TransformerConfig& c) {
+  SavedRule sum;
+  for (const auto& a : activation_inventory(c)) {
+    if (!a.read_by_backward) continue;
     sum.d += a.per_token.d, sum.f += a.per_token.f, sum.nh += a.per_token.nh, sum.kh += a.per_token.kh;
   }
   return sum;

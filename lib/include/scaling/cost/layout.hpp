@@ -25,8 +25,9 @@ struct PlanRule {
   std::string name = "";  // "input", "matmuls", "all"; empty for a rule given only as its sum
 };
 // The named rules: only each layer's input (the forward rerun), the outputs of the big matmuls (attention
-// rerun: 2D + 2F + NH + 2KH, §4's inventory of what the big matmuls produce), and everything (nothing rerun:
-// §4's "about 20 [tokens, D] tensors"). The one vocabulary of --saved in train and plan.
+// rerun: 2D + 2F + NH + 2KH, §4's inventory of what the big matmuls produce), and everything the backward
+// pass reads (nothing rerun: 4D + 3F + 2NH + 2KH for a gated MLP; §4.4.2 rounds it to "about 20 [tokens, D]
+// tensors", which chapter 4 keeps as the book's own count). The one vocabulary of --saved in train and plan.
 std::span<const PlanRule> saved_rules();
 // By name; throws std::invalid_argument naming the text and the names.
 const PlanRule& saved_rule(std::string_view name);
@@ -34,9 +35,10 @@ const PlanRule& saved_rule(std::string_view name);
 // rule's is that rule (with its recompute); any other sum is taken as saved with nothing rerun, so the
 // step model counts no recompute FLOPs for it (a lower bound). Throws std::invalid_argument for neither.
 PlanRule parse_plan_rule(std::string_view text);
-// What a rule keeps of `model`, per layer per token: `input` and `matmuls` summed from the model's
-// activation inventory (model/tensors.hpp: for a gated dense model D and 2D+2F+NH+2KH, the texts above;
-// a plain MLP has one input matrix, an MoE layer its experts' widths), any other rule its sum as written.
+// What a rule keeps of `model`, per layer per token: `input`, `matmuls` and `all` summed from the model's
+// activation inventory (model/tensors.hpp: for a gated dense model D, 2D+2F+NH+2KH and 4D+3F+2NH+2KH, the
+// texts above; a plain MLP has one input matrix and no gate, an MoE layer its experts' widths), any other
+// rule its sum as written.
 SavedRule saved_elements(const PlanRule& r, const TransformerConfig& model);
 // The name, or the sum when the rule has none.
 std::string label(const PlanRule& r);

@@ -59,11 +59,19 @@ struct Activation {
   std::string name;
   SavedRule per_token;  // elements per token, in D, F, N·H, K·H
   ActivationKind kind;
+  // Whether the layer's backward pass reads it when nothing is rerun. The outputs of W_O and W_out only
+  // feed a residual add, whose backward reads nothing; the sums they make are kept instead (the residual
+  // after attention, and the next layer's input).
+  bool read_by_backward = true;
 };
 // One layer (an MoE layer counts the k routed experts a token uses, and its shared experts, as fractions
 // of F). Validates the config.
 std::vector<Activation> activation_inventory(const TransformerConfig& c);
 // The sum of the inventory's tensors of one kind.
 SavedRule saved_of_kind(const TransformerConfig& c, ActivationKind kind);
+// The sum of the tensors a layer's backward pass reads with nothing rerun: the `all` rule. For a GPT block
+// (LayerNorm, F = 4D, N·H = K·H = D) that is 16D, the count of Korthikanti et al. 2022 eq. 1 (34·s·b·h bytes
+// at 2 bytes an element, less its dropout masks).
+SavedRule saved_for_backward(const TransformerConfig& c);
 
 }  // namespace scaling
