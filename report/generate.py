@@ -2498,9 +2498,10 @@ def memory_fit_section(data, names):
         "caching allocator's fragments (GMLake's average, taken as a limit: a layout fits only when its live bytes "
         f"are at most {100 * (1 - f):.0f} % of HBM). `validation/README.md` (\"Memory: every published layout ran, so it fit\") reads "
         "what the misses point at: that reserve taken as a hard limit, FSDP's parameters counted as a bf16 shard "
-        "beside the fp32 one, ZeRO-3's gathered layers at fp32 on the v5e, and the activations Llama 3 keeps in "
-        "flight under its own pipeline schedule. Since round 9 a layer that reruns nothing keeps what its backward "
-        "pass reads (16 [tokens, D] for a GPT block, as Korthikanti et al. 2022 count), not the book's rounded 20.", "",
+        "beside the fp32 one, and the activations of Llama 3 under its own pipeline schedule and of MaxText's 64B "
+        "on v5p. Two causes were fixed in round 9: a layer that reruns nothing keeps what its backward pass reads "
+        "(16 [tokens, D] for a GPT block, as Korthikanti et al. 2022 count), not the book's rounded 20; and "
+        "MaxText's FSDP gathers move bf16, since each of its layers casts its fp32 weights before the matmul.", "",
         markdown_table(["group", "runs", "over HBM", "over HBM on live bytes", "largest live bytes / HBM"], rows), ""])
 
 

@@ -277,9 +277,11 @@ def maxtext_assumptions(dims):
                        "not credit them"},
         "zero": {"value": 3, "why": "FSDP over the slice (ici_fsdp_parallelism=-1), replicated across slices "
                                    "(dcn_data_parallelism=-1): ZeRO-3 with scope group"},
-        "dtypes": {"value": {"weights": "fp32", "grads": "fp32", "master": "none", "optimizer_state": "fp32",
+        "dtypes": {"value": {"weights": "bf16", "grads": "fp32", "master": "fp32", "optimizer_state": "fp32",
                              "activations": "bf16"},
-                   "why": "as for the v5e rows: fp32 weights, bf16 activations, gradients and Adam moments in fp32"},
+                   "why": "as for the v5e rows: fp32 parameters cast to bf16 before each matmul, so bf16 gathers (bf16 "
+                          "weights, fp32 master in the model's terms); bf16 activations; gradients and Adam moments in "
+                          "fp32"},
         "network": {"value": {"ici": "the tpu-v5p preset (§2.3)", "dcn": "the tpu-v5p preset (§2.2)"},
                     "why": "unstated: the book's figures"},
         "placement": {"value": "tensor parallelism on whole torus axes from the last inwards, FSDP on the rest",
