@@ -388,6 +388,13 @@ int parse_zero_stage(const std::string& text) {
   return stages.front();
 }
 
+void check_one_saved_rule(const std::string& text) {
+  // A list is plan's search (as --zero's): one layout takes one rule, said before the rule is parsed.
+  if (text.find(',') != std::string::npos)
+    scaling::check::fail(scaling::check::subject("--saved", text),
+                         "one layout takes one rule (plan searches a list when fewer than two degrees are given)");
+}
+
 scaling::Layout resolve_layout(const StepArgs& s) {
   using namespace scaling;
   Layout l;
@@ -398,10 +405,7 @@ scaling::Layout resolve_layout(const StepArgs& s) {
   if (!s.zero_scope.empty()) l.zero_scope = for_option("--zero-scope", [&] { return parse_zero_scope(s.zero_scope); });
   if (!s.recompute.empty() && !s.saved.empty())
     throw UsageError("--recompute names one of --saved's rules: give one of them");
-  // A list is plan's search (as --zero's): one layout takes one rule, said before the rule is parsed.
-  if (s.saved.find(',') != std::string::npos)
-    scaling::check::fail(scaling::check::subject("--saved", s.saved),
-                         "one layout takes one rule (plan searches a list when fewer than two degrees are given)");
+  check_one_saved_rule(s.saved);
   if (!s.recompute.empty()) l.saved = for_option("--recompute", [&] { return recompute_rule(s.recompute); });
   else l.saved = for_option("--saved", [&] { return parse_plan_rule(s.saved.empty() ? "D+2F" : s.saved); });
   apply_switches(s, l);

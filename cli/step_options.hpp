@@ -99,6 +99,9 @@ std::vector<int> parse_zero_stages(const std::string& text);
 // One layout's stage (train, and plan given two degrees): a list is refused naming the option.
 int parse_zero_stage(const std::string& text);
 
+// One layout's --saved: a list is refused naming the option (one wording for train and plan).
+void check_one_saved_rule(const std::string& text);
+
 // One layout's microbatches, ZeRO stage and scope and rule (the defaults: 1, 3, all, D+2F). Throws
 // std::invalid_argument naming the option (a list given where one value is needed, a stage above 3, …).
 scaling::Layout resolve_layout(const StepArgs& s);

@@ -432,3 +432,71 @@ TEST_CASE("train's min_chips: the whole model's state and the whole batch's acti
   CHECK(readme["fits"] == true);
   CHECK(readme["min_chips"].get<double>() > readme["chips"].get<double>());
 }
+
+TEST_CASE("refusals lead with the option and its value, then the rule (issue 17's review)") {
+  // Each message starts with what the user typed ("scaling: --tp 8: …"), not with the list of inputs.
+  const std::string h100 = "--model llama3-8b --chip h100 --batch-tokens 1048576 ";
+  for (const char* sub : {"train", "plan"}) {
+    const std::string s = sub;
+    expect_rejected({
+        // Tensor parallelism wider than a node: the node's size and where it came from.
+        {s + " " + h100 + "--nodes 2 --gpus-per-node 4 --tp 8",
+         "scaling: --tp 8: tensor parallelism stays inside one node (it never crosses InfiniBand), and a node here "
+         "has 4 GPUs (--gpus-per-node 4): give --tp 4 or less"},
+        {s + " " + h100 + "--nodes 4 --tp 16",
+         "scaling: --tp 16: tensor parallelism stays inside one node (it never crosses InfiniBand), and a node here "
+         "has 8 GPUs (the h100 preset's node): give --tp 8 or less"},
+        {s + " --model llama3-8b --chip tpu-v5p --slice 4x4x4 --pods 2 --batch-tokens 1048576 --tp 128 --dp 1",
+         "scaling: --tp 128: tensor parallelism stays inside one slice (it never crosses DCN), and a slice here has "
+         "64 chips (--slice 4x4x4): give --tp 64 or less"},
+        // The book's model has no pipeline: the remedy, with one degree given or two.
+        {s + " " + h100 + "--nodes 1 --cost-model book --pp 2 --tp 2",
+         "scaling: --pp 2: the book's cost model has no pipeline (§5.1.4's FSDP × TP): leave --pp out, or use "
+         "--cost-model calibrated or ideal"},
+    });
+  }
+  expect_rejected({
+      {"train " + h100 + "--nodes 1 --cost-model book --pp 2", "scaling: --pp 2: the book's cost model has no pipeline"},
+      {"train " + h100 + "--nodes 16 --pp 64", "scaling: --pp 64: exceeds the 32 layers"},
+      // Item 4: one layout (every degree given) takes one --saved rule, said as --zero's list is.
+      {"plan " + h100 + "--nodes 8 --dp 8 --tp 8 --saved input,all",
+       "scaling: --saved 'input,all': one layout takes one rule (plan searches a list when fewer than two degrees "
+       "are given)"},
+      {"train " + h100 + "--nodes 1 --saved input,all", "scaling: --saved 'input,all': one layout takes one rule"},
+      // The step model's own refusal of a layout: the layout first, the machine last.
+      {"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 2 --seq 1 --cost-model ideal --tp 2",
+       "scaling: dp 32 × tp 2 × pp 1 (--tp '2'): data degree × microbatches = 32 exceeds the batch of 2 tokens (for "},
+  });
+  // plan's search still takes a list.
+  CHECK(run("plan " + h100 + "--nodes 1 --saved input,all --json").exit_code == 0);
+}
+
+TEST_CASE("a message naming --seq quotes the length given, or says it is the default (issue 17's review)") {
+  // The review saw a message name --seq 4,096 when --seq 8192 was given; no path does that now, and a length
+  // the user did not type is called the default.
+  const std::string h100 = "--model llama3-8b --chip h100 ";
+  struct Case {
+    std::string args, given, missing;
+  };
+  const Case cases[] = {
+      {"train " + h100 + "--nodes 1 --batch-tokens 1000000", "--seq 8,192 (122.07031)", "the default --seq 4,096 (244.14062)"},
+      {"train " + h100 + "--nodes 1 --batch-tokens 1000 --cost-model book", "one sequence of --seq 8,192",
+       "one sequence of the default --seq 4,096"},
+      {"plan " + h100 + "--nodes 2 --batch-tokens 32768 --dp 16", "sequences of --seq 8,192 (--batch-tokens 32,768",
+       "sequences of the default --seq 4,096 (--batch-tokens 32,768"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const auto with = run(c.args + " --seq 8192"), without = run(c.args);
+    CHECK(with.exit_code == 1);
+    CHECK(has(with.err, c.given));
+    CHECK_FALSE(has(with.err, "4,096"));
+    CHECK(without.exit_code == 1);
+    CHECK(has(without.err, c.missing));
+  }
+  // The review's command: the book model on two nodes is refused for --nodes, naming what was typed.
+  const auto r = run("train --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1000000 --cost-model book --seq 8192");
+  CHECK(r.exit_code == 1);
+  CHECK(has(r.err, "scaling: --cost-model book with --nodes '2': the book's FSDP × TP model plans one node"));
+  CHECK_FALSE(has(r.err, "4,096"));
+}

@@ -95,7 +95,10 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool plan) {
     sub->add_option("--saved", s.saved,
                     "activations saved per layer: input, matmuls, all, or a sum of D, F, NH, KH such as 4D or D+2F "
                     "(default D+2F)")
-        ->check(parse_check("RULE", "--saved", [](const std::string& t) { for_option("--saved", [&] { scaling::parse_plan_rule(t); }); }));
+        ->check(parse_check("RULE", "--saved", [](const std::string& t) {
+          check_one_saved_rule(t);
+          for_option("--saved", [&] { scaling::parse_plan_rule(t); });
+        }));
   }
   add_size(sub, "--seq", s.seq, "sequence length (the attention a rerun repeats; default 4096)");
   add_name(sub, "--cost-model", s.cost_model,
