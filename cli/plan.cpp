@@ -60,6 +60,7 @@ void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling:
   if (g.pipeline > r.model.layers)
     throw std::invalid_argument(fmt::format("{}: pipeline degree {} exceeds the {} layers", named, g.pipeline,
                                             format_number(r.model.layers)));
+  check_given_degrees(a.step, a.machine, r.system, r.model, r.cost_model);  // --tp wider than a slice or node
   const bool whole = r.cost_model == scaling::CostModel::calibrated;
   const double seqs = r.batch_tokens / r.seq_len;  // whole under the calibrated model (check_batch)
   if (g.data > 0) check_data_degree(a.step, {true, g.data, 1, 1}, 1, r.batch_tokens, r.seq_len, r.cost_model);
@@ -81,8 +82,8 @@ void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling:
       "inside a slice or node, its degree dividing the {} heads; the pipeline at most the {} layers{})",
       named, scaling::escape_for_message(r.system.name), format_number(rest), format_number(r.model.q_heads),
       format_number(r.model.layers),
-      whole ? fmt::format("; the data degree dividing the {} sequences of --seq {} in --batch-tokens {}",
-                          format_number(seqs), format_number(r.seq_len), format_number(r.batch_tokens))
+      whole ? fmt::format("; the data degree dividing the {} sequences of {} in --batch-tokens {}",
+                          format_number(seqs), seq_text(a.step), format_number(r.batch_tokens))
             : std::string()));
 }
 
@@ -107,18 +108,21 @@ void run_plan(const PlanArgs& a) {
   std::string mode = "search";
   nlohmann::json fixed = nlohmann::json::object();  // the degrees the command line fixed
   const bool one_layout = fixes_every_degree(g);
+  bool reruns = false;  // whether a rule the run times reruns attention (the ideal model's --seq)
   if (one_layout) {
     const Degrees d = resolve_degrees(a.step, chips(r.system));
+    check_given_degrees(a.step, a.machine, r.system, r.model, r.cost_model);
     // One layout: its degrees at their best placement on the axes, as `train` computes it.
     mode = "one layout";
     fixed = {{"dp", d.data}, {"tp", d.tensor}, {"pp", d.pipeline}};
     if (!a.max_microbatches.empty() || !a.top.empty())
       throw UsageError("plan: --top and --max-microbatches search; given every degree there is one layout");
     const Layout base = resolve_layout(a.step);
+    reruns = base.saved.recompute != Remat::none;
     check_virtual_stages(a.step, d, base, r.model.layers);
-    check_batch(r.batch_tokens, r.seq_len, r.cost_model);  // after the usage and layout rules, as train
+    check_batch(r.batch_tokens, a.step, r.cost_model);  // after the usage and layout rules, as train
     check_data_degree(a.step, d, base.microbatches, r.batch_tokens, r.seq_len, r.cost_model);
-    out.top = {for_option(inputs + layout_inputs(a.step), [&] {
+    out.top = {for_layout(a.step, d, inputs, [&] {
       return best_placement(r.model, r.system, d.data, d.tensor, d.pipeline, base, {r.batch_tokens, r.seq_len},
                             r.cost_model, r.setup);
     })};
@@ -135,6 +139,7 @@ void run_plan(const PlanArgs& a) {
       throw UsageError("--recompute names one of --saved's rules: give one of them");
     if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved);
     if (!a.step.recompute.empty()) r.saved_rules = {for_option("--recompute", [&] { return recompute_rule(a.step.recompute); })};
+    for (const auto& rule : r.saved_rules) reruns = reruns || rule.recompute != Remat::none;
     apply_switches(a.step, r.switches);
     // --vp's rule, as train's: interleaving needs --pp (2 or more, its stages' layers divisible by v).
     check_virtual_stages(a.step, {false, 1, 1, g.pipeline > 0 ? g.pipeline : 1}, r.switches, r.model.layers);
@@ -157,7 +162,7 @@ void run_plan(const PlanArgs& a) {
     if (!a.max_microbatches.empty()) {
       r.max_microbatches = static_cast<int>(parse_size("--max-microbatches", a.max_microbatches, limits::kMaxMicrobatches));
     }
-    check_batch(r.batch_tokens, r.seq_len, r.cost_model);
+    check_batch(r.batch_tokens, a.step, r.cost_model);
     if (g.count() == 0) {
       out = for_option(inputs, [&] { return plan(r); });
     } else {
@@ -198,7 +203,9 @@ void run_plan(const PlanArgs& a) {
                                               inputs));
   }
   // Options given that the cost model does not read: said in the answer (stdout), not on stderr.
-  const auto ignored = ignored_options(a.step, r.cost_model, {{"--max-microbatches", a.max_microbatches}});
+  // One layout: the conditions of option_reads on the layout timed; a search: on some layout of the space.
+  const auto ignored = ignored_options(a.step, r.cost_model, {reruns, one_layout ? &out.top.front().layout : nullptr},
+                                       {{"--max-microbatches", a.max_microbatches}});
   nlohmann::json top = nlohmann::json::array();
   for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model));
   const nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
@@ -237,8 +244,14 @@ void run_plan(const PlanArgs& a) {
                kTieRule);
   if (r.system.slow.groups > 1) fmt::print("(zero N*: ZeRO shards across the {} as well)\n", r.system.slow.name);
   const bool cal = r.cost_model == CostModel::calibrated;
-  fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>6} {:<10} {}\n", "#", "dp", "tp", "pp",
-             "micro", "zero", "saved", cal ? "sp  vp  tpo      dpo " : "", "step", "mem/chip", "MFU", "bound",
+  // The book's utilisation is §5.1.4's, of the MLP matmuls' FLOPs only: its own column name (step_json's
+  // mlp_flops_utilisation), not MFU.
+  const bool book = r.cost_model == CostModel::book;
+  if (book)
+    fmt::print("(MLP FU: §5.1.4's utilisation of the MLP matmuls' FLOPs only, the book's step; not the 6N MFU of the "
+               "other models)\n");
+  fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>7} {:<10} {}\n", "#", "dp", "tp", "pp",
+             "micro", "zero", "saved", cal ? "sp  vp  tpo      dpo " : "", "step", "mem/chip", book ? "MLP FU" : "MFU", "bound",
              "axes (data·tensor·pipeline)");
   int rank = 1;
   for (const auto& p : out.top) {
@@ -250,7 +263,7 @@ void run_plan(const PlanArgs& a) {
         cal ? fmt::format("{:<3} {:<3} {:<8} {:<3} ", yes_no(l.sequence_parallel), l.virtual_stages,
                           tensor_degree(l) > 1 ? to_string(l.tp_overlap) : "-", yes_no(l.dp_overlap))
             : "";
-    fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>5.1f}% {:<10} {}\n", rank++,
+    fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>6.1f}% {:<10} {}\n", rank++,
                data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches,
                std::to_string(l.zero) + (l.zero_scope == ZeroScope::all && r.system.slow.groups > 1 ? "*" : ""),
                label(l.saved), switches, format_quantity(t.step_s, "s"), format_quantity(t.memory.total, "B"),

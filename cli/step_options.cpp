@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <tuple>
 
@@ -144,6 +145,10 @@ void apply_switches(const StepArgs& s, scaling::Layout& l) {
 
 double resolve_seq(const StepArgs& s) { return s.seq.empty() ? 4096 : parse_size("--seq", s.seq); }
 
+std::string seq_text(const StepArgs& s) {
+  return fmt::format("{}--seq {}", s.seq.empty() ? "the default " : "", scaling::format_number(resolve_seq(s)));
+}
+
 Degrees resolve_degrees(const StepArgs& s, double chips) {
   Degrees d;
   if (!s.fsdp.empty() && !s.dp.empty()) throw UsageError("--fsdp X is --dp X --zero 3: give one of them");
@@ -234,9 +239,10 @@ GivenDegrees given_degrees(const StepArgs& s) {
 bool fixes_every_degree(const GivenDegrees& g) { return g.count() >= 2; }
 
 DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const scaling::System& system,
-                               const scaling::Layout& base, double batch_tokens, double seq_len,
+                               const scaling::Layout& base, double batch_tokens, const StepArgs& s,
                                scaling::CostModel cost_model) {
   using scaling::format_number;
+  const double seq_len = resolve_seq(s);
   const double n = chips(system);
   DefaultDegrees out;
   out.degrees.data = static_cast<int>(n);
@@ -266,19 +272,19 @@ DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const sc
       out.degrees = {false, data, tensor, pipeline};
       out.why = fmt::format(
           "no degree given: --dp {} (every chip) breaks the whole-sequence rule (data degree × microbatches "
-          "divides the {} sequences of --seq {} in --batch-tokens {}); chose "
+          "divides the {} sequences of {} in --batch-tokens {}); chose "
           "dp {} × tp {} × pp {}: the largest data degree that keeps it, the other chips tensor-parallel inside a "
           "{}{} (`scaling plan` searches for the fastest)",
-          total, format_number(seqs), format_number(seq_len), format_number(batch_tokens), data, tensor, pipeline,
+          total, format_number(seqs), seq_text(s), format_number(batch_tokens), data, tensor, pipeline,
           scaling::is_gpu(system.chip) ? "node" : "slice", pipeline > 1 ? ", then pipelined" : "");
       return out;
     }
   }
   throw std::invalid_argument(fmt::format(
       "no degree given, and no split of the {} chips keeps the whole-sequence rule (data degree × microbatches "
-      "divides the {} sequence{} of --seq {} in --batch-tokens {}; the tensor degree "
+      "divides the {} sequence{} of {} in --batch-tokens {}; the tensor degree "
       "inside a {} dividing the {} heads; the pipeline at most the {} layers): give a larger batch or fewer chips",
-      format_number(n), format_number(seqs), seqs == 1 ? "" : "s", format_number(seq_len), format_number(batch_tokens),
+      format_number(n), format_number(seqs), seqs == 1 ? "" : "s", seq_text(s), format_number(batch_tokens),
       scaling::is_gpu(system.chip) ? "node" : "slice", format_number(model.q_heads), format_number(model.layers)));
 }
 
@@ -304,28 +310,63 @@ void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, do
   const double seqs = batch_tokens / seq_len;  // whole (check_batch)
   if (std::fmod(seqs, d.data) != 0)
     throw std::invalid_argument(fmt::format(
-        "{}: each replica would hold {} sequences of --seq {} (--batch-tokens {} is {} {}): must divide them "
+        "{}: each replica would hold {} sequences of {} (--batch-tokens {} is {} {}): must divide them "
         "(a replica trains on whole sequences)",
-        subject, format_number(seqs / d.data, 6), format_number(seq_len), format_number(batch_tokens),
+        subject, format_number(seqs / d.data, 6), seq_text(s), format_number(batch_tokens),
         format_number(seqs), seqs == 1 ? "sequence" : "sequences"));
   if (std::fmod(seqs, static_cast<double>(d.data) * microbatches) != 0)
     throw std::invalid_argument(fmt::format(
-        "--microbatches {}: each replica's microbatch would hold {} sequences of --seq {} ({} per replica of {}): "
+        "--microbatches {}: each replica's microbatch would hold {} sequences of {} ({} per replica of {}): "
         "must be a whole number of sequences",
-        microbatches, format_number(seqs / d.data / microbatches, 6), format_number(seq_len),
+        microbatches, format_number(seqs / d.data / microbatches, 6), seq_text(s),
         format_number(seqs / d.data), subject));
 }
 
-void check_batch(double batch_tokens, double seq_len, scaling::CostModel cost_model) {
+void check_given_degrees(const StepArgs& s, const MachineArgs& m, const scaling::System& system,
+                         const scaling::TransformerConfig& model, scaling::CostModel cost_model) {
   using scaling::format_number;
+  const GivenDegrees g = given_degrees(s);
+  if (g.pipeline > 1 && cost_model == scaling::CostModel::book)
+    throw std::invalid_argument(fmt::format("--pp {}: the book's cost model has no pipeline (§5.1.4's FSDP × TP): "
+                                            "leave --pp out, or use --cost-model calibrated or ideal",
+                                            g.pipeline));
+  if (g.pipeline > model.layers)
+    throw std::invalid_argument(fmt::format("--pp {}: exceeds the {} layers (a pipeline stage holds whole layers)",
+                                            g.pipeline, format_number(model.layers)));
+  if (g.tensor == 0) return;
+  const double group = chips_per_group(system);
+  if (g.tensor > group) {
+    // Where the group's size came from: the option typed, or the preset.
+    const bool gpu = scaling::is_gpu(system.chip);
+    std::string from;
+    if (gpu && !m.gpus_per_node.empty()) from = "--gpus-per-node " + scaling::escape_for_message(m.gpus_per_node);
+    else if (gpu && !m.chips.empty()) from = "--chips " + scaling::escape_for_message(m.chips);
+    else if (gpu) from = "the " + system.chip.name + " preset's node";
+    else if (!m.slice.empty()) from = "--slice " + scaling::escape_for_message(m.slice);
+    else from = "--chips " + scaling::escape_for_message(m.chips);
+    throw std::invalid_argument(fmt::format(
+        "--tp {}: tensor parallelism stays inside one {} (it never crosses {}), and a {} here has {} {} ({}): give "
+        "--tp {} or less",
+        g.tensor, gpu ? "node" : "slice", system.slow.name, gpu ? "node" : "slice", format_number(group),
+        gpu ? "GPUs" : "chips", from, format_number(group)));
+  }
+  if (std::fmod(model.q_heads, g.tensor) != 0)
+    throw std::invalid_argument(fmt::format("--tp {}: must divide the model's {} attention heads (tensor parallelism "
+                                            "splits the heads)",
+                                            g.tensor, format_number(model.q_heads)));
+}
+
+void check_batch(double batch_tokens, const StepArgs& s, scaling::CostModel cost_model) {
+  using scaling::format_number;
+  const double seq_len = resolve_seq(s);
   // Every model: a step trains on at least one sequence (planner.cpp's fix()).
   if (batch_tokens < seq_len)
-    throw std::invalid_argument(fmt::format("--batch-tokens {} is less than one sequence of --seq {}",
-                                            format_number(batch_tokens), format_number(seq_len)));
+    throw std::invalid_argument(fmt::format("--batch-tokens {} is less than one sequence of {}",
+                                            format_number(batch_tokens), seq_text(s)));
   // The calibrated model: whole sequences (the ideal and book models reason per token, §5).
   if (cost_model == scaling::CostModel::calibrated && std::fmod(batch_tokens, seq_len) != 0)
-    throw std::invalid_argument(fmt::format("--batch-tokens {} is not a whole number of sequences of --seq {} ({})",
-                                            format_number(batch_tokens), format_number(seq_len),
+    throw std::invalid_argument(fmt::format("--batch-tokens {} is not a whole number of sequences of {} ({})",
+                                            format_number(batch_tokens), seq_text(s),
                                             format_number(batch_tokens / seq_len, 8)));
 }
 
@@ -347,6 +388,13 @@ int parse_zero_stage(const std::string& text) {
   return stages.front();
 }
 
+void check_one_saved_rule(const std::string& text) {
+  // A list is plan's search (as --zero's): one layout takes one rule, said before the rule is parsed.
+  if (text.find(',') != std::string::npos)
+    scaling::check::fail(scaling::check::subject("--saved", text),
+                         "one layout takes one rule (plan searches a list when fewer than two degrees are given)");
+}
+
 scaling::Layout resolve_layout(const StepArgs& s) {
   using namespace scaling;
   Layout l;
@@ -357,6 +405,7 @@ scaling::Layout resolve_layout(const StepArgs& s) {
   if (!s.zero_scope.empty()) l.zero_scope = for_option("--zero-scope", [&] { return parse_zero_scope(s.zero_scope); });
   if (!s.recompute.empty() && !s.saved.empty())
     throw UsageError("--recompute names one of --saved's rules: give one of them");
+  check_one_saved_rule(s.saved);
   if (!s.recompute.empty()) l.saved = for_option("--recompute", [&] { return recompute_rule(s.recompute); });
   else l.saved = for_option("--saved", [&] { return parse_plan_rule(s.saved.empty() ? "D+2F" : s.saved); });
   apply_switches(s, l);
@@ -369,42 +418,133 @@ nlohmann::json memory_parts_json(const scaling::MemoryPerChip& m) {
           {"allocator_reserve", m.reserve}};
 }
 
-std::vector<std::string> ignored_options(const StepArgs& s, scaling::CostModel cost_model,
-                                         const std::vector<std::pair<std::string, std::string>>& book_only) {
-  using scaling::CostModel;
-  std::vector<std::string> out;
-  if (cost_model == CostModel::calibrated) return out;
-  auto add = [&](const char* option, const std::string& text) {
-    if (!text.empty()) out.emplace_back(option);
-  };
-  if (cost_model == CostModel::book) {
-    add("--microbatches", s.microbatches);
-    add("--zero", s.zero);
+namespace {
+constexpr const char* kSwitch = "the calibrated model's switches: use --cost-model calibrated";
+constexpr const char* kWhole = "§5.1.4's step takes the whole batch at once";
+constexpr ModelReads kRead{};
+constexpr ModelReads kSwitchIgnored{Reads::ignores, When::always, "", kSwitch};
+// A calibrated switch: read by the calibrated model only (layout.hpp's list), on the layouts where `when` holds.
+constexpr OptionReads calibrated_switch(const char* option, When when, const char* why) {
+  return {option, {Reads::reads, when, "", why}, kSwitchIgnored, kSwitchIgnored};
+}
+constexpr ModelReads kScope{Reads::reads, When::zero_scope, "",
+                            "no ZeRO stage here shards over data replicas across the slow network"};
+
+// In --help's order (train_plan.cpp), then plan's own --max-microbatches.
+constexpr OptionReads kOptionReads[] = {
+    {"--dp", kRead, kRead, kRead},
+    {"--tp", kRead, kRead, kRead},
+    {"--pp", kRead, kRead, kRead},  // the book refuses a pipeline (check_given_degrees): it never ignores one
+    {"--fsdp", kRead, kRead, kRead},
+    {"--microbatches", kRead, kRead, {Reads::fixes, When::always, "1", kWhole}},
+    {"--zero", kRead, kRead, {Reads::fixes, When::always, "3", "§5.1.4's step is ZeRO-3, FSDP"}},
+    {"--zero-scope", kScope, kScope, {Reads::ignores, When::always, "", "§5.1.4 plans one slice or node"}},
+    {"--saved", kRead, kRead, kRead},  // the book: for memory only
+    {"--seq",
+     kRead,
+     {Reads::reads, When::rerun, "",
+      "no --saved rule of this run reruns attention, and the ideal model counts attention FLOPs only in a rerun"},
+     {Reads::ignores, When::always, "", "§5.1.4's step counts no attention"}},
+    calibrated_switch("--vp", When::pipeline, "no pipeline here"),
+    calibrated_switch("--schedule", When::pipeline, "no pipeline here"),
+    calibrated_switch("--sp", When::tensor_group, "no tensor group here"),
+    calibrated_switch("--tp-overlap", When::tensor_group, "no tensor group here"),
+    calibrated_switch("--dp-overlap", When::dp_reduce,
+                      "no data-parallel gradient reduce outside ZeRO-3 here (ZeRO-3's overlaps either way)"),
+    {"--recompute", kRead, kRead, kRead},
+    calibrated_switch("--attention", When::always, ""),
+    {"--weights", kRead, kRead, kRead},
+    {"--grads", kRead, kRead, kRead},
+    {"--optimizer", kRead, kRead, kRead},
+    {"--master", kRead, kRead, kRead},
+    {"--max-microbatches", kRead, kRead, {Reads::fixes, When::always, "1", kWhole}},
+};
+
+const ModelReads& reads_of(const OptionReads& row, scaling::CostModel m) {
+  return m == scaling::CostModel::calibrated ? row.calibrated : m == scaling::CostModel::ideal ? row.ideal : row.book;
+}
+
+// Whether `when` holds for the run: on the layout timed, or (plan's search, no layout) on some layout.
+bool holds(When when, const ReadContext& c) {
+  if (when == When::always) return true;
+  if (when == When::rerun) return c.reruns;
+  if (c.timed == nullptr) return true;
+  const scaling::Layout& l = *c.timed;
+  const int data = scaling::data_degree(l);
+  int data_fast = 1;
+  for (const auto& a : l.fast) data_fast *= a.data;
+  // The stage calibrated.cpp times: ZeRO over a group of one chip shards nothing (ZeRO-0).
+  const bool all = l.zero_scope == scaling::ZeroScope::all;
+  const int zero = (all ? data : data_fast) > 1 ? l.zero : 0;
+  switch (when) {
+    case When::tensor_group: return scaling::tensor_degree(l) > 1;
+    case When::pipeline: return scaling::pipeline_degree(l) > 1;
+    case When::dp_reduce: return data > 1 && zero < 3;
+    case When::zero_scope: return l.slow.data > 1 && l.zero >= 1;
+    default: return true;
   }
-  add("--vp", s.vp);
-  add("--schedule", s.schedule);
-  add("--sp", s.sp);
-  add("--tp-overlap", s.tp_overlap);
-  add("--dp-overlap", s.dp_overlap);
-  add("--attention", s.attention);
-  if (cost_model == CostModel::book)
-    for (const auto& [option, text] : book_only) add(option.c_str(), text);
+}
+
+// Whether `text` (one value or a list, as given) asks only for `value`: "3", "3,3" for ZeRO-3; "1" for one
+// microbatch (read as numbers: "01" is 1).
+bool asks_only(const std::string& text, const std::string& value) {
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(',', start);
+    const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    char* stop = nullptr;
+    const double v = std::strtod(part.c_str(), &stop);
+    if (part.empty() || *stop != '\0' || v != std::strtod(value.c_str(), nullptr)) return false;
+    if (end == std::string::npos) return true;
+    start = end + 1;
+  }
+}
+}  // namespace
+
+std::span<const OptionReads> option_reads() { return kOptionReads; }
+
+std::vector<std::string> ignored_options(const StepArgs& s, scaling::CostModel cost_model, const ReadContext& context,
+                                         const std::vector<std::pair<std::string, std::string>>& extra) {
+  std::vector<std::pair<std::string, std::string>> given = {
+      {"--dp", s.dp},          {"--tp", s.tp},
+      {"--pp", s.pp},          {"--fsdp", s.fsdp},
+      {"--microbatches", s.microbatches}, {"--zero", s.zero},
+      {"--zero-scope", s.zero_scope},     {"--saved", s.saved},
+      {"--seq", s.seq},        {"--vp", s.vp},
+      {"--schedule", s.schedule},         {"--sp", s.sp},
+      {"--tp-overlap", s.tp_overlap},     {"--dp-overlap", s.dp_overlap},
+      {"--recompute", s.recompute},       {"--attention", s.attention}};
+  given.insert(given.end(), extra.begin(), extra.end());
+  std::vector<std::string> out;
+  for (const auto& row : option_reads()) {
+    const auto it = std::find_if(given.begin(), given.end(), [&](const auto& g) { return g.first == row.option; });
+    if (it == given.end() || it->second.empty()) continue;
+    const ModelReads& r = reads_of(row, cost_model);
+    const bool ignored = r.how == Reads::ignores || (r.how == Reads::fixes && !asks_only(it->second, r.value)) ||
+                         (r.how == Reads::reads && !holds(r.when, context));
+    if (ignored) out.emplace_back(row.option);
+  }
   return out;
 }
 
 std::string ignored_note(const std::vector<std::string>& ignored, scaling::CostModel cost_model) {
   if (ignored.empty()) return {};
-  std::string names;
-  for (const auto& o : ignored) {
-    if (!names.empty()) names += ", ";
-    names += o;
+  // Options with the same reason share it: "--sp, --attention (the calibrated model's switches: ...)".
+  std::string text;
+  for (size_t i = 0; i < ignored.size(); ++i) {
+    const auto& rows = option_reads();
+    const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return ignored[i] == r.option; });
+    const std::string why = row == rows.end() ? "" : reads_of(*row, cost_model).why;
+    std::string next_why;
+    if (i + 1 < ignored.size()) {
+      const auto next = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return ignored[i + 1] == r.option; });
+      if (next != rows.end()) next_why = reads_of(*next, cost_model).why;
+    }
+    text += (text.empty() || text.back() == ' ' ? "" : ", ") + ignored[i];
+    if (i + 1 == ignored.size() || next_why != why) text += fmt::format(" ({}); ", why);
   }
-  const bool book = cost_model == scaling::CostModel::book;
-  return fmt::format("note: the {} cost model ignores {}: {}", to_string(cost_model), names,
-                     book ? "§5.1.4's step is ZeRO-3 over the whole batch at once, and the pipeline schedule, "
-                            "sequence parallelism, overlaps and attention kernel are the calibrated model's"
-                          : "the pipeline schedule, sequence parallelism, overlaps and attention kernel are the "
-                            "calibrated model's (use --cost-model calibrated)");
+  text.resize(text.size() - 2);  // the last "; "
+  return fmt::format("note: the {} cost model ignores {}", to_string(cost_model), text);
 }
 
 void as_timed(scaling::Planned& p, scaling::CostModel cost_model) {
@@ -456,10 +596,21 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, sc
             {"t_latency_s", t.calibrated.t_latency_s},
             {"matmul_efficiency", t.calibrated.matmul_efficiency}}}};
   if (cost_model != CostModel::calibrated) {
-    j.erase("calibrated");
-  } else if (const MfuRecord* rec = published_mfu_record(s.chip.name)) {
+    // Only the calibrated model reads the switches (option_reads): the other models' layout leaves them out
+    // rather than echo a request they did not time.
+    for (const char* key : {"calibrated", "schedule", "virtual_stages", "sequence_parallel", "tp_overlap", "dp_overlap",
+                            "attention"})
+      j.erase(key);
+  }
+  if (cost_model == CostModel::book) {
+    // §5.1.4's utilisation counts the two MLP matmuls' FLOPs only (planner.cpp's book_planned), not the 6N
+    // model FLOPs of `mfu` under the other models: another key, so that no reader compares the two.
+    j.erase("mfu");
+    j["mlp_flops_utilisation"] = t.mfu;
+  } else if (cost_model == CostModel::calibrated) {
     // The highest MFU a published run reached on this chip: a predicted MFU above it is optimistic.
-    j["mfu_record"] = {{"mfu", rec->mfu}, {"source", rec->source}, {"exceeded", t.mfu > rec->mfu}};
+    if (const MfuRecord* rec = published_mfu_record(s.chip.name))
+      j["mfu_record"] = {{"mfu", rec->mfu}, {"source", rec->source}, {"exceeded", t.mfu > rec->mfu}};
   }
   return j;
 }

@@ -2,7 +2,10 @@
 // What `scaling train` and `scaling plan` share: the machine options (a System), the layout and setup
 // options, and the JSON of one layout and its terms — one reading and one printing for both, so the two
 // agree on the same flags.
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,9 @@ const scaling::PlanRule& recompute_rule(const std::string& text);
 // The calibrated model's switches of --vp, --schedule, --sp, --tp-overlap, --dp-overlap, --attention on `l`.
 void apply_switches(const StepArgs& s, scaling::Layout& l);
 double resolve_seq(const StepArgs& s);
+// --seq as a message names it: "--seq 8,192" when given, "the default --seq 4,096" when not, so a
+// refusal never quotes a length the user did not type without saying where it came from.
+std::string seq_text(const StepArgs& s);
 
 // The degrees of --dp/--fsdp, --tp, --pp: whether any was given, and (given or not) the three with the
 // missing data degree filled from the chips (tensor and pipeline default to 1).
@@ -61,7 +67,7 @@ struct DefaultDegrees {
   std::string why;
 };
 DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const scaling::System& system,
-                               const scaling::Layout& base, double batch_tokens, double seq_len,
+                               const scaling::Layout& base, double batch_tokens, const StepArgs& s,
                                scaling::CostModel cost_model);
 
 // --vp's rules, named by --vp (and --pp): virtual stages need a pipeline of 2 or more stages, and the
@@ -69,9 +75,17 @@ DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const sc
 // One rule for train and plan: --vp above 1 (or --schedule interleaved) needs --pp given, 2 or more (plan's
 // search too). Throws std::invalid_argument.
 void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers);
+// The degrees given against the machine, the model and the cost model, each refused naming the option
+// first and its rule (one wording for train and plan): --tp wider than one slice or node (tensor
+// parallelism never crosses the slow network), --tp not dividing the heads, --pp above the layers, and
+// --pp above 1 under the book's model (§5.1.4 has no pipeline). Only degrees the user typed are checked
+// here (the default layout keeps these rules). Throws std::invalid_argument.
+void check_given_degrees(const StepArgs& s, const MachineArgs& m, const scaling::System& system,
+                         const scaling::TransformerConfig& model, scaling::CostModel cost_model);
+
 // --batch-tokens against --seq: at least one sequence under every model, a whole number of them under
 // the calibrated one; a one-line refusal naming both options otherwise.
-void check_batch(double batch_tokens, double seq_len, scaling::CostModel cost_model);
+void check_batch(double batch_tokens, const StepArgs& s, scaling::CostModel cost_model);
 // The batch's rules for a layout's data degree, named by --dp/--fsdp (or the chips it was filled from)
 // and --microbatches: the data degree divides the batch's sequences, and data degree × microbatches does
 // too, so each replica's microbatch is a whole number of sequences (the planner's search skips any other
@@ -85,6 +99,9 @@ std::vector<int> parse_zero_stages(const std::string& text);
 // One layout's stage (train, and plan given two degrees): a list is refused naming the option.
 int parse_zero_stage(const std::string& text);
 
+// One layout's --saved: a list is refused naming the option (one wording for train and plan).
+void check_one_saved_rule(const std::string& text);
+
 // One layout's microbatches, ZeRO stage and scope and rule (the defaults: 1, 3, all, D+2F). Throws
 // std::invalid_argument naming the option (a list given where one value is needed, a stage above 3, …).
 scaling::Layout resolve_layout(const StepArgs& s);
@@ -97,15 +114,49 @@ scaling::Layout resolve_layout(const StepArgs& s);
 // calibrated.hpp's allocator_fragmentation); both 0 in the ideal and book models, the reserve 0 on TPUs.
 nlohmann::json memory_parts_json(const scaling::MemoryPerChip& m);
 
-// The options given that `cost_model` does not read, in the order of --help: under ideal and book the
-// calibrated model's switches (layout.hpp's list: --vp, --schedule, --sp, --tp-overlap, --dp-overlap,
-// --attention); under book also --zero and --microbatches (§5.1.4's step is ZeRO-3 over the whole batch
-// at once: planner.hpp) and what `book_only` names (plan's --max-microbatches). Empty under calibrated.
-// `train` and `plan` print them as `ignored_options` and one line of text, never on stderr (an answer
-// prints nothing there: fuzz/cli_fuzz.cpp).
-std::vector<std::string> ignored_options(const StepArgs& s, scaling::CostModel cost_model,
-                                         const std::vector<std::pair<std::string, std::string>>& book_only = {});
-// The text's line for them ("note: the ideal cost model ignores --sp, --vp: ..."), empty when none.
+// Which cost model reads which option: one row per layout and setup option (and plan's
+// --max-microbatches), one entry per model, from what each cost function reads (planner.cpp's ideal
+// score and score_book, calibrated.cpp):
+//   reads    the model reads the option's value — always, or only on the layouts where `when` holds
+//            (the calibrated model's --sp acts only with a tensor group, …);
+//   ignores  it never does (the ideal and book models and the calibrated switches; the book and --seq);
+//   fixes    it times one value whatever the option says (the book: ZeRO-3, one microbatch, §5.1.4):
+//            the option is ignored when its value is another.
+enum class Reads { reads, ignores, fixes };
+enum class When {
+  always,
+  tensor_group,  // tp > 1: sequence parallelism and the TP overlap act on the tensor group's collectives
+  pipeline,      // pp > 1: the schedule decides the bubble and the microbatches in flight
+  dp_reduce,     // data replicas that reduce gradients outside ZeRO-3 (calibrated.cpp: ZeRO-3 overlaps anyway)
+  zero_scope,    // data replicas across the slow network and a ZeRO stage ≥ 1: otherwise the scope shards nothing more
+  rerun,         // a --saved rule that reruns attention: the ideal model counts attention FLOPs only there
+};
+struct ModelReads {
+  Reads how = Reads::reads;
+  When when = When::always;
+  const char* value = "";  // fixes: the value timed
+  const char* why = "";    // why it is ignored (ignores, fixes, or `when` not holding), for the note
+};
+struct OptionReads {
+  const char* option;
+  ModelReads calibrated, ideal, book;
+};
+std::span<const OptionReads> option_reads();
+// What decides `when`: the layout the model timed (train, and plan given every degree; null in plan's
+// search, where some layout of the space may meet each condition), and whether some --saved rule of the
+// run reruns attention.
+struct ReadContext {
+  bool reruns = false;
+  const scaling::Layout* timed = nullptr;
+};
+
+// The options given that `cost_model` does not read, in the order of --help, by option_reads(): `given`
+// holds (option, text as typed) — every layout and setup option of `s`, and `extra` (plan's
+// --max-microbatches). `train` and `plan` print them as `ignored_options` and one line of text, never on
+// stderr (an answer prints nothing there: fuzz/cli_fuzz.cpp).
+std::vector<std::string> ignored_options(const StepArgs& s, scaling::CostModel cost_model, const ReadContext& context,
+                                         const std::vector<std::pair<std::string, std::string>>& extra = {});
+// The text's line for them ("note: the ideal cost model ignores --sp, --vp (...)"), empty when none.
 std::string ignored_note(const std::vector<std::string>& ignored, scaling::CostModel cost_model);
 // The book model times ZeRO-3 with one microbatch whatever the layout says (planner.hpp; its search's
 // layouts say so already): `p`'s layout is set to what was timed, so the printed layout is that one.
@@ -123,6 +174,21 @@ std::string step_inputs(const ChipArgs& c, const MachineArgs& m, const std::stri
 
 // The layout options given (--dp, --fsdp, --tp, --pp, --microbatches), ", "-prefixed for step_inputs' tail.
 std::string layout_inputs(const StepArgs& s);
+
+// A refusal of one layout by the step model, led by its subject: the layout ("dp 1 × tp 8 × pp 1", with
+// the options that set it), then the rule, then the machine and batch it was refused for:
+// "dp 1 × tp 8 × pp 1 (--tp 8): no placement … (for --chip 'h100', --nodes '2', --batch-tokens '1048576')".
+template <class Fn>
+auto for_layout(const StepArgs& s, const Degrees& d, const std::string& machine, Fn&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    const std::string given = layout_inputs(s);
+    throw std::invalid_argument(fmt::format("dp {} × tp {} × pp {}{}: {} (for {})", d.data, d.tensor, d.pipeline,
+                                            given.empty() ? " (no degree given)" : " (" + given.substr(2) + ")",
+                                            e.what(), machine));
+  }
+}
 
 // Every number in `j` (nested objects and arrays too) must be finite before anything is printed: throws
 // std::invalid_argument "<key> is not a finite number for <inputs>: out of range" otherwise.

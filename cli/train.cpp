@@ -34,13 +34,14 @@ void run_train(const TrainArgs& a) {
   // No degree given: every chip a data replica with ZeRO-3 (FSDP over the whole machine), unless the
   // calibrated model's whole-sequence rule refuses that; then default_degrees' split, and it says so.
   Degrees d = resolve_degrees(a.step, n);
+  check_given_degrees(a.step, a.machine, system, cfg, cost_model);  // each degree typed against its rule
   check_virtual_stages(a.step, d, base, cfg.layers);  // before a default layout: --vp needs --pp either way
   // The batch against --seq (after the option and degree rules): at least one sequence, whole ones when
   // calibrated; the default layout and the data degree's rules count those sequences.
-  check_batch(B, resolve_seq(a.step), cost_model);
+  check_batch(B, a.step, cost_model);
   std::string default_layout;
   if (!d.given) {
-    const auto chosen = default_degrees(cfg, system, base, B, resolve_seq(a.step), cost_model);
+    const auto chosen = default_degrees(cfg, system, base, B, a.step, cost_model);
     d = chosen.degrees;
     default_layout = chosen.why;
   }
@@ -51,11 +52,11 @@ void run_train(const TrainArgs& a) {
   const auto m = for_option("--batch-tokens", [&] { return training_memory(cfg, B, s); });
   const double flops_per_token = six_active_flops_per_token(cfg);
   // A layout the batch cannot take (more replicas × microbatches than tokens) is refused naming the inputs.
-  Planned step = for_option(step_inputs(a.chip, a.machine, a.batch_tokens) + layout_inputs(a.step), [&] {
+  Planned step = for_layout(a.step, d, step_inputs(a.chip, a.machine, a.batch_tokens), [&] {
     return best_placement(cfg, system, d.data, d.tensor, d.pipeline, base, {B, resolve_seq(a.step)}, cost_model, s);
   });
   as_timed(step, cost_model);  // the book's step: ZeRO-3, one microbatch, whatever --zero and --microbatches say
-  const auto ignored = ignored_options(a.step, cost_model);
+  const auto ignored = ignored_options(a.step, cost_model, {base.saved.recompute != Remat::none, &step.layout});
   const double per_chip = step.terms.memory.total;
 
   nlohmann::json j{{"total_params", count_json(p.total)},
@@ -166,9 +167,10 @@ void run_train(const TrainArgs& a) {
   }
   row("batch per chip", format_number(B / n));
   const auto& [l, t] = step;
+  // The scope as the JSON's zero_scope: on one slice or node "all" (the same either way).
   fmt::print("layout: dp {} × tp {} × pp {}, {} microbatch{}, ZeRO-{} over {}, saved {} (axes {})\n",
              data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches, l.microbatches == 1 ? "" : "es",
-             l.zero, to_string(l.zero_scope),
+             l.zero, j["zero_scope"].get<std::string>(),
              label(l.saved), describe_axes(step, system));
   if (!default_layout.empty()) fmt::print("  ({})\n", default_layout);
   // The parts of memory_per_chip, each printed (the calibrated ones where the model has them): they sum to
@@ -208,7 +210,15 @@ void run_train(const TrainArgs& a) {
   row("step: " + system.fast_name, format_quantity(t.t_ici_s, "s"));
   row("step: " + system.slow.name, format_quantity(t.t_dcn_s, "s"));
   row("step", format_quantity(t.step_s, "s") + " (" + bound_label(t.bound, system) + "-bound)");
-  row("MFU at that step", format_number(100 * t.mfu, 3) + "%");
+  if (cost_model == CostModel::book) {
+    // Not an MFU: §5.1.4's step and FLOPs are the two MLP matmuls' only (mlp_flops_utilisation).
+    row("MLP-only FLOP utilisation (§5.1.4, not MFU)", format_number(100 * t.mfu, 3) + "%");
+    fmt::print("note: the book model's step and utilisation count only the MLP matmuls' FLOPs (§5.1.4), so its step "
+               "can be shorter than the ideal model's lower bound, and its utilisation is not the 6N MFU of the other "
+               "models\n");
+  } else {
+    row("MFU at that step", format_number(100 * t.mfu, 3) + "%");
+  }
   if (j.contains("mfu_record")) {
     const auto& rec = j["mfu_record"];
     row("highest MFU published on this chip", format_number(100 * rec["mfu"].get<double>(), 3) + "%");

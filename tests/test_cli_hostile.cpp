@@ -345,12 +345,16 @@ TEST_CASE("issue 19, consistency: one rule and one limit for GPUs on nodes, ZeRO
 }
 
 TEST_CASE("issue 19, messages: a layout the batch cannot take and a plan that fits nowhere name the inputs") {
+  // The step model's refusal of a layout leads with the layout (and the options that set it), then the
+  // rule, then the machine and batch it was refused for (issue 17's review: the rule was buried).
   expect_rejected({{"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 2 --seq 1 --cost-model ideal",
-                    "--chip 'tpu-v5p', --slice '4x4x4', --batch-tokens '2': "},
+                    "dp 64 × tp 1 × pp 1 (no degree given): data degree × microbatches = 64 exceeds the batch of 2 "
+                    "tokens (for --chip 'tpu-v5p', --slice '4x4x4', --batch-tokens '2')"},
                    // 65,536 divides the batch (a count that does not is refused naming --microbatches alone),
                    // but 64 replicas × 65,536 microbatches exceed its 1,048,576 tokens.
                    {"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1048576 --microbatches 65536 --cost-model ideal",
-                    "--batch-tokens '1048576', --microbatches '65536': "},
+                    "dp 64 × tp 1 × pp 1 (--microbatches '65536'): data degree × microbatches = 4,194,304 exceeds "
+                    "the batch of 1,048,576 tokens (for --chip 'tpu-v5p', --slice '4x4x4', --batch-tokens '1048576')"},
                    {"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 1M --microbatches 65536 --cost-model ideal",
                     "--microbatches 65536: must divide --batch-tokens 1,000,000"},
                    {"plan --model llama2-13b --chip tpu-v5p --slice 1x1x1 --batch-tokens 1048576",

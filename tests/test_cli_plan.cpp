@@ -171,9 +171,9 @@ TEST_CASE("scaling plan: bad values are one-line errors with exit 1") {
        "--nvlink-bw '0'"},
       {"plan --config /nonexistent/config.json --chip tpu-v5p --slice 4x4x4 --batch-tokens 4096", "config.json"},
       // The calibrated model's batch rules and --vp's, named by the option (issue 16 review).
-      {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--batch-tokens 1,000 is less than one sequence of --seq 4,096"},
+      {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--batch-tokens 1,000 is less than one sequence of the default --seq 4,096"},
       {base + "--slice 4x4x4 --batch-tokens 65536 --dp 64",
-       "--dp 64: each replica would hold 0.25 sequences of --seq 4,096 (--batch-tokens 65,536 is 16 sequences): must divide them"},
+       "--dp 64: each replica would hold 0.25 sequences of the default --seq 4,096 (--batch-tokens 65,536 is 16 sequences): must divide them"},
       {base + "--slice 4x4x4 --batch-tokens 1048576 --tp 4 --vp 3", "--vp 3 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
       {base + "--slice 4x4x4 --batch-tokens 1048576 --vp 3", "--vp 3 without --pp: virtual stages interleave a pipeline: give --pp 2 or more"},
       {base + "--slice 4x4x4 --batch-tokens 1048576 --pp 4 --vp 3",
@@ -219,7 +219,7 @@ TEST_CASE("scaling plan: every data replica's microbatch holds a whole sequence 
   }
   // train refuses the half-sequence layout, naming --dp, its value and the rule.
   expect_rejected({{"train --model llama3-70b --chip tpu-v5p --slice 16x16x8 --batch-tokens 4194304 --dp 2048",
-                    "--dp 2048: each replica would hold 0.5 sequences of --seq 4,096 (--batch-tokens 4,194,304 is 1,024 "
+                    "--dp 2048: each replica would hold 0.5 sequences of the default --seq 4,096 (--batch-tokens 4,194,304 is 1,024 "
                     "sequences): must divide them"}});
   // The ideal model stays §5's per-token lower bound: it takes the layout.
   CHECK(run("train --model llama3-70b --chip tpu-v5p --slice 16x16x8 --batch-tokens 4194304 --dp 2048 --cost-model ideal")
@@ -377,14 +377,15 @@ TEST_CASE("scaling plan: one degree that no layout can fit or take is an error n
       {"plan --model llama3-8b --chip h100 --nodes 16 --batch-tokens 1048576 --pp 64",
        "--pp 64: pipeline degree 64 exceeds the 32 layers"},
       {"plan --model llama3-8b --chip h100 --nodes 8 --batch-tokens 65536 --dp 32",
-       "--dp 32: each replica would hold 0.5 sequences of --seq 4,096"},
+       "--dp 32: each replica would hold 0.5 sequences of the default --seq 4,096"},
       // One degree that takes every chip still leaves microbatches, ZeRO and rules to search: none fits.
       {"plan --model llama3-8b --chip tpu-v5e --slice 4x4 --pods 2 --batch-tokens 1048576 --pp 32",
        "no layout with --pp 32 fits in 16 GB of HBM per chip"},
       {"plan --model llama3-8b --chip tpu-v5p --slice 8x8x8 --batch-tokens 1048576 --cost-model book --pp 2",
        "--pp 2: the book's cost model has no pipeline"},
       {"plan --model llama3-8b --chip h100 --nodes 4 --batch-tokens 1048576 --tp 16",
-       "--tp 16: no layout of 4 × 8 NVIDIA H100 has it"},
+       "--tp 16: tensor parallelism stays inside one node (it never crosses InfiniBand), and a node here has 8 GPUs "
+       "(the h100 preset's node): give --tp 8 or less"},
   });
 }
 

@@ -149,7 +149,7 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 1 --fsdp 0 --tp 4", "--fsdp '0'"},
       {base + "--slice 4x4x4 --batch-tokens 1048576 --tp 3", "--tp 3"},
       {base + "--slice 4x4x4 --batch-tokens 1048576 --pp 41", "--pp 41"},
-      {base + "--slice 4x4x4 --batch-tokens 1048576 --dp 4 --tp 16", "16 does not divide the 40 heads"},
+      {base + "--slice 4x4x4 --batch-tokens 1048576 --dp 4 --tp 16", "--tp 16: must divide the model's 40 attention heads"},
       {base + "--slice 4x4x4 --batch-tokens 1048576 --pp 64", "exceeds the 40 layers"},
       {base + "--slice 4x4x4 --batch-tokens 1048576 --microbatches 0", "--microbatches '0'"},
       {base + "--slice 4x4x4 --batch-tokens 64 --seq 32 --microbatches 2 --cost-model ideal", "exceeds the batch"},
@@ -163,9 +163,9 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
       {base + "--slice 4x4x4 --batch-tokens 64 --seq 64 --microbatches 2",
        "no degree given, and no split of the 64 chips keeps the whole-sequence rule (data degree × microbatches "
        "divides the 1 sequence of --seq 64 in --batch-tokens 64;"},
-      {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--batch-tokens 1,000 is less than one sequence of --seq 4,096"},
+      {base + "--slice 4x4x4 --batch-tokens 1000 --dp 64", "--batch-tokens 1,000 is less than one sequence of the default --seq 4,096"},
       {base + "--slice 4x4x4 --batch-tokens 131072 --dp 64",
-       "--dp 64: each replica would hold 0.5 sequences of --seq 4,096 (--batch-tokens 131,072 is 32 sequences): must divide them"},
+       "--dp 64: each replica would hold 0.5 sequences of the default --seq 4,096 (--batch-tokens 131,072 is 32 sequences): must divide them"},
       {base + "--slice 4x4x4 --batch-tokens 131072 --fsdp 64", "--fsdp 64: each replica would hold 0.5 sequences"},
       // Issue 17 F2: a microbatch of 1.5 sequences (1536 sequences over dp 64 × 16 microbatches) is refused.
       {base + "--slice 4x4x4 --batch-tokens 3145728 --seq 2048 --dp 64 --microbatches 16",
@@ -173,12 +173,12 @@ TEST_CASE("scaling train: bad values are one-line errors with exit 1") {
        "64): must be a whole number of sequences"},
       // Issue 17 F2/F7: the batch itself, against --seq.
       {base + "--slice 4x4x4 --batch-tokens 16M --dp 64",
-       "--batch-tokens 16,000,000 is not a whole number of sequences of --seq 4,096 (3,906.25)"},
+       "--batch-tokens 16,000,000 is not a whole number of sequences of the default --seq 4,096 (3,906.25)"},
       {base + "--slice 4x4x4 --batch-tokens 4095 --dp 1 --tp 4 --pp 16 --cost-model ideal",
-       "--batch-tokens 4,095 is less than one sequence of --seq 4,096"},
+       "--batch-tokens 4,095 is less than one sequence of the default --seq 4,096"},
       {base + "--slice 4x4x4 --batch-tokens 4M --seq 9007199254740991",
        "--batch-tokens 4,000,000 is less than one sequence of --seq 9.007e15"},
-      {base + "--slice 4x4x4 --batch-tokens 100 --cost-model book", "--batch-tokens 100 is less than one sequence of --seq 4,096"},
+      {base + "--slice 4x4x4 --batch-tokens 100 --cost-model book", "--batch-tokens 100 is less than one sequence of the default --seq 4,096"},
       {base + "--slice 4x4x4 --batch-tokens 1e6 --microbatches 3 --cost-model ideal",
        "--microbatches 3: must divide --batch-tokens 1,000,000"},
       // Degrees named as given: --pp 1 and --tp 1 are defaults the user did not type.
@@ -374,7 +374,7 @@ TEST_CASE("scaling train with no degree: the default layout keeps a whole sequen
   CHECK(train_json("--model llama3-70b --chip h100 --chips 256 --batch-tokens 786432 --cost-model ideal")["dp"] == 256);
   // The decimal 1M is not whole sequences: refused, naming both options and the count.
   expect_rejected({{"train --model llama3-70b --chip h100 --chips 256 --batch-tokens 1M",
-                    "--batch-tokens 1,000,000 is not a whole number of sequences of --seq 4,096 (244.14062)"}});
+                    "--batch-tokens 1,000,000 is not a whole number of sequences of the default --seq 4,096 (244.14062)"}});
 }
 
 TEST_CASE("scaling train and serve: min_chips is a whole number of chips in both") {

@@ -95,14 +95,21 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool plan) {
     sub->add_option("--saved", s.saved,
                     "activations saved per layer: input, matmuls, all, or a sum of D, F, NH, KH such as 4D or D+2F "
                     "(default D+2F)")
-        ->check(parse_check("RULE", "--saved", [](const std::string& t) { for_option("--saved", [&] { scaling::parse_plan_rule(t); }); }));
+        ->check(parse_check("RULE", "--saved", [](const std::string& t) {
+          check_one_saved_rule(t);
+          for_option("--saved", [&] { scaling::parse_plan_rule(t); });
+        }));
   }
-  add_size(sub, "--seq", s.seq, "sequence length (the attention a rerun repeats; default 4096)");
+  add_size(sub, "--seq", s.seq,
+           "sequence length (default 4096): the calibrated model's attention span; the ideal model reads it only "
+           "through a --saved rule that reruns attention, the book model not at all (`ignored_options` says so)");
   add_name(sub, "--cost-model", s.cost_model,
            "calibrated (default: what real runs achieve, cost/calibrated.hpp), ideal (the lower bound: peak FLOPs, "
-           "perfect overlap) or book (§5.1.4's FSDP × TP on one slice)",
+           "perfect overlap) or book (§5.1.4's FSDP × TP on one slice: its step and utilisation count the MLP "
+           "matmuls only, printed as mlp_flops_utilisation, not mfu)",
            [](const std::string& t) { scaling::parse_cost_model(t); });
-  // The calibrated model's switches (the ideal and book models ignore them: `ignored_options` says so).
+  // The calibrated model's switches (the ideal and book models ignore them: `ignored_options` says so, and
+  // their layouts leave them out).
   const std::string cal = " (calibrated only)";
   // plan's calibrated search tries sequence parallelism and the interleaved schedule unless one of --sp,
   // --vp, --schedule is given (PlanRequest::search_switches); then each takes its value or default.
