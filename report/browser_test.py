@@ -9,7 +9,7 @@ an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; 
 outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); typed
 notation in prose (2^34, T_math: a superscript or subscript written as ^ or _ outside code and math); a
 heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
-390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read); a link into the book without its section anchor (a bare "§N" aside); a text written twice in the Errata or a
+390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read) or wider than its column at 1280 or 390 px; a link into the book without its section anchor (a bare "§N" aside); a text written twice in the Errata or a
 value row there that restates its finding's explanation; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline; in the appendices "The model
 against reality" and "Serving models against published runs", a hyphen for a minus sign or "->" for an arrow, a run
@@ -198,8 +198,8 @@ CHECK_FIT = r"""(() => {
 })()"""
 
 # A figure's text stays legible: no image drawn below 0.7 of its natural size (generate.py's LEGIBLE_SCALE), where
-# 13 pt tick labels are still ~12 px; a figure wider than the column scrolls sideways inside its <figure>; a
-# formula wider than its column scrolls with a visible cue.
+# 13 pt tick labels are still ~12 px; and the figure fits its column whole, at that scale or above (generate.py
+# draws every figure narrow enough: FIGURE_MAX_PX); a formula wider than its column scrolls with a visible cue.
 CHECK_FIGURES = r"""(() => {
   const out = [];
   for (const img of document.querySelectorAll('figure img')) {
@@ -208,9 +208,13 @@ CHECK_FIGURES = r"""(() => {
     if (scale < 0.7 - 0.01)
       out.push('figure #' + img.id + ' drawn at ' + scale.toFixed(2) + ' of its size (' + img.naturalWidth +
                ' px into ' + Math.round(img.getBoundingClientRect().width) + ' px): its labels are too small to read');
+    // and fits its column whole: a figure that scrolls sideways hides part of itself (its legend, its last
+    // points) from a reader who does not think to swipe it
     const fig = img.closest('figure');
-    if (fig.scrollWidth > fig.clientWidth + 1 && getComputedStyle(fig).overflowX === 'visible')
-      out.push('figure #' + img.id + ' is wider than its column and does not scroll');
+    const drawn = Math.round(img.getBoundingClientRect().width);
+    if (drawn > fig.clientWidth + 1 || fig.scrollWidth > fig.clientWidth + 1)
+      out.push('figure #' + img.id + ' is ' + Math.max(drawn, fig.scrollWidth) + ' px wide in a ' + fig.clientWidth +
+               ' px column');
   }
   // A formula wider than its column scrolls, with the edge shadows that say so (style.css).
   for (const m of document.querySelectorAll('math[display="block"]')) {
