@@ -14,8 +14,8 @@ value row there that restates its finding's explanation; an answer card or table
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline; in the appendices "The model
 against reality" and "Serving models against published runs", a hyphen for a minus sign or "->" for an arrow, a run
 id or Terms name in its prose, a linked source not listed under Sources, or a table of one row per run not folded;
-at 390 px, a name in inline code (a path, an identifier) broken inside a part rather than after "/", "_", "::" or a
-hyphen. Saves screenshots of the first page, of one exercise and of the phone layout
+at 390 px, a name in inline code (a path, an identifier) broken inside a part rather than after "/", "_", "::", a
+hyphen or at a camel-case hump. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
 import json
@@ -283,8 +283,8 @@ CHECK_APPENDIX = r"""(() => {
 })()"""
 
 # A name in inline code (a path, an identifier, a run id: no spaces or brackets) wraps only after "/", "_", "::" or
-# a hyphen, where generate.py's break_code_names put a <wbr>; in the middle of a part only where that part alone is
-# wider than its line (style.css: overflow-wrap: break-word).
+# a hyphen, or at a camel-case hump of a long name (LinearWith|Grad…), where generate.py's break_code_names put a
+# <wbr>; in the middle of a part only where that part alone is wider than its line (style.css: break-word).
 CHECK_CODE_BREAKS = r"""(() => {
   const out = [];
   for (const c of document.querySelectorAll('code')) {
@@ -295,6 +295,9 @@ CHECK_CODE_BREAKS = r"""(() => {
     // squeezed it, which is what is checked)
     const table = c.closest('table');
     const line = table ? table.parentElement.clientWidth : (c.closest('li, p, div, dd') || c.parentElement).clientWidth;
+    // a camel-case hump (Linear|With, HBM|Bandwidth): generate.py's break_code_names breaks a long name there
+    const hump = i => i > 0 && i < text.length && (/[a-z]/.test(text[i - 1]) && /[A-Z]/.test(text[i]) ||
+                      /[A-Z]/.test(text[i - 1]) && /[A-Z]/.test(text[i]) && /[a-z]/.test(text[i + 1] || ''));
     let top = null, at = 0;
     const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode())
@@ -302,11 +305,13 @@ CHECK_CODE_BREAKS = r"""(() => {
         const range = document.createRange(); range.setStart(n, i); range.setEnd(n, i + 1);
         const rect = range.getClientRects()[0];
         if (!rect) continue;
-        if (top !== null && rect.top > top + 2 && !/[\/_:-]/.test(text[at - 1])) {
-          // the part it breaks: from the separator before to the one after, measured on one line
-          const from = Math.max(...['/', '_', ':', '-'].map(s => text.lastIndexOf(s, at - 1))) + 1;
-          const seps = ['/', '_', ':', '-'].map(s => text.indexOf(s, at)).filter(k => k >= 0);
-          const part = text.slice(from, seps.length ? Math.min(...seps) + 1 : text.length);
+        if (top !== null && rect.top > top + 2 && !/[\/_:-]/.test(text[at - 1]) && !hump(at)) {
+          // the part it breaks: from the separator or hump before to the one after, measured on one line
+          let from = Math.max(...['/', '_', ':', '-'].map(s => text.lastIndexOf(s, at - 1))) + 1;
+          for (let k = at - 1; k > from; --k) if (hump(k)) { from = k; break; }
+          let to = at;
+          while (to < text.length && !/[\/_:-]/.test(text[to]) && !(to > at && hump(to))) ++to;
+          const part = text.slice(from, to < text.length && /[\/_:-]/.test(text[to]) ? to + 1 : to);
           const probe = document.createElement('code');
           probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap';
           probe.textContent = part; c.parentElement.appendChild(probe);
