@@ -13,7 +13,8 @@ heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" 
 value row there that restates its finding's explanation; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline; in the appendices "The model
 against reality" and "Serving models against published runs", a hyphen for a minus sign or "->" for an arrow, a run
-id or Terms name in its prose, a linked source not listed under Sources, or a table of one row per run not folded;
+id or Terms name in its prose, a linked source not listed under Sources, a table of one row per run not folded, or a
+table column whose numbers carry different decimals ("10.6", "9", "8.50");
 at 390 px, a name in inline code (a path, an identifier) broken inside a part rather than after "/", "_", "::", a
 hyphen or at a camel-case hump. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
@@ -250,6 +251,27 @@ CHECK_APPENDIX = r"""(() => {
           !t.closest('details'))
         out.push('a table of ' + t.querySelectorAll('tbody tr').length + ' runs not folded, after "' +
                  ((t.previousElementSibling || {}).textContent || '').trim().slice(0, 60) + '"');
+    }
+  // Every number of a table's column carries the same decimals for the same unit (the first number of each cell
+  // that starts with one: "13.75 (−12.7 %)" is 13.75; a size such as "1.7B" is a name, not a measurement). A column headed
+  // "published" or "(recorded)" prints its numbers as their source or file did, and is left alone.
+  for (const el of inside)
+    for (const t of el.matches('table') ? [el] : el.querySelectorAll('table')) {
+      const heads = [...t.querySelectorAll('thead th')].map(th => th.textContent.trim());
+      const digits = heads.map(() => new Map());
+      for (const tr of t.querySelectorAll('tbody tr'))
+        [...tr.children].forEach((td, i) => {
+          const m = td.textContent.trim().match(/^[−+]?\d[\d,]*(?:\.(\d+))?(?![\w.])[\s\u00a0]*(%|×|[A-Za-zµ\/]*)/);
+          if (m && i < heads.length) digits[i].set(m[2] + ':' + (m[1] || '').length, m[0]);
+        });
+      digits.forEach((seen, i) => {  // keyed by unit and decimals: a column of seconds may end in an error in %
+        const units = new Set([...seen.keys()].map(k => k.split(':')[0]));
+        if (seen.size > units.size && !/published|\(recorded\)/.test(heads[i]))
+          out.push('column "' + heads[i].slice(0, 40) + '" of ' + (t.closest('details') ?
+                   '"' + t.closest('details').querySelector('summary').textContent.trim().slice(0, 50) + '"' :
+                   'a table after "' + ((t.previousElementSibling || {}).textContent || '').trim().slice(0, 40) + '"') +
+                   ' mixes decimals: ' + [...seen.values()].join(', '));
+      });
     }
   const runId = /\b(?:narayanan2021|korthikanti2022|maxtext-v5[ep]|foundry-(?:a100|h100)|llama3-\d|torchtitan-llama3)-[\w.-]+/;
   const terms = /^t_\w+_s$/;

@@ -2371,7 +2371,7 @@ def validation_section(data, plot_dir, source_dir):
                 f"ha{'ve' if n_dcn != 1 else 's'} a cause the model lacks: it "
                 "has no mechanism for what slows MaxText's step as slices are added: from "
                 f"{a['slices']:g} to {b['slices']:g} slices the {run_name(b['id']).split(' on ')[0]} step grows by "
-                f"{b['measured_step_s'] - a['measured_step_s']:.2f} s measured and by "
+                f"{b['measured_step_s'] - a['measured_step_s']:.3f} s measured and by "
                 f"{b['calibrated']['step_s'] - a['calibrated']['step_s']:.3f} s predicted; the data-parallel traffic "
                 f"it leaves exposed is {b['calibrated']['terms']['t_dp_exposed_s']:.3f} s of the step at "
                 f"{b['slices']:g} slices: the gradient all-reduce over DCN hides behind the backward pass, and a "
