@@ -126,10 +126,16 @@ class Index:
 # ---------------------------------------------------------------------------------------------
 # Placeholders
 
+def curl_quotes(escaped):
+    """Typographic quotes in an escaped cell, as Pandoc sets them in prose (it leaves an escaped &#x27; straight):
+    after a letter or digit an apostrophe or closing quote (stas00’s, rows’), before one an opening quote."""
+    return re.sub(r"&#x27;(?=\w)", "‘", re.sub(r"(?<=[\w.,])&#x27;", "’", escaped))
+
+
 def markdown_table(columns, rows, raw=()):
     """A Pandoc pipe table. The cells in the columns `raw` names are Markdown already (links) and pass unescaped."""
     def cell(text):  # raw HTML inside the Markdown cell: the notation set as in the cards
-        return notation_html(esc(text)).replace("|", "\\|")
+        return curl_quotes(notation_html(esc(text))).replace("|", "\\|")
     lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
              "|" + "|".join("---" for _ in columns) + "|"]
     lines += ["| " + " | ".join(c.replace("|", "\\|") if i in raw else cell(c) for i, c in enumerate(row)) + " |"
@@ -627,7 +633,8 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             figures.captions.add(caption)
             number = figures.number[name]
             caption = re.sub(r"([\[\]])", r"\\\1", caption)  # brackets in a caption (f32[3,5]) stay text
-            # Never shrunk below LEGIBLE_SCALE of its drawn size: on a phone the figure scrolls sideways instead.
+            # Never shrunk below LEGIBLE_SCALE of its drawn size, and drawn narrow enough (fit_width) that at that
+            # scale it fits a 390 px phone's column whole.
             return (f"![Figure {number}: {caption}.]({path}){{#{figures.anchor(name)} "
                     f"style=\"min-width: {round(LEGIBLE_SCALE * svg_width_px(path))}px\"}}")
         if sep and kind == "fig":
@@ -2449,7 +2456,7 @@ def validation_section(data, plot_dir, source_dir):
             "Step time in seconds (error). `book` has no prediction where the run spans nodes or slices or uses a "
             "pipeline, which §5.1.4's model does not express. Each run's id links to its source; how an id reads:",
             "", markdown_table(["id", "what its parts say"], CALIBRATION_ID_LEGEND, raw=(0, 1)), "",
-            runs_table(f"The {len(rows)} calibration runs", ["run", "measured", "book", "ideal", "calibrated"], rows,
+            runs_table(f"The {len(rows)} calibration runs", ["run", "measured (s)", "book (s)", "ideal (s)", "calibrated (s)"], rows,
                        raw=(0,)), ""]
 
     # The planner's best layout for each run, under the calibrated model, beside the published one, held to
@@ -2885,7 +2892,7 @@ def holdout_section(h, inputs, source_dir="."):
             "uses a pipeline, which §5.1.4's model does not express. Each run's id links to its source; how an id "
             "reads:", "", markdown_table(["id", "what its parts say"], HOLDOUT_ID_LEGEND, raw=(0, 1)), "",
             runs_table(f"The {len(rows)} held-out runs",
-                       ["run", "measured", "book", "ideal", "calibrated", "measured MFU", "calibrated MFU"], rows,
+                       ["run", "measured (s)", "book (s)", "ideal (s)", "calibrated (s)", "measured MFU", "calibrated MFU"], rows,
                        raw=(0,)), ""]
     return "\n".join(out)
 
