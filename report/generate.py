@@ -3042,7 +3042,7 @@ def serving_section(program, source_dir, out_dir):
     steps = [r for r in results["runs"] if "calibrated_mid_step" in r and SERVING_METRICS[r["metric"]][1] != "prefill"]
     if steps:
         def part(m, key):
-            return f"{100 * m[key] / m['step_s']:.0f} %"
+            return f"{100 * m[key] / m['step_s']:.1f} %"  # a tenth of a percent: a small part is not "0 %"
         lines += ["", "Where the calibrated model's decode step goes, halfway through each run's generation "
                       "(matmuls at their measured rates; the KV read; the non-matmul kernels; the tensor-parallel "
                       "AllReduces); the context is the prompt plus half the output, in tokens. The "
