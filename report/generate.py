@@ -344,6 +344,13 @@ def fit_width(fig, ax, ncol=2, max_px=None, what="a figure"):
     it) is at most max_px (FIGURE_MAX_PX) CSS pixels wide, the legend placed under the axes each time."""
     max_px = max_px or FIGURE_MAX_PX
     for _ in range(8):
+        # A y label longer than the axes are tall runs off the saved figure's top: the figure grows to hold it.
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        over = ax.yaxis.label.get_window_extent(renderer).height - ax.get_window_extent(renderer).height
+        if over > 0:
+            w, h = fig.get_size_inches()
+            fig.set_size_inches(w, h + over / fig.dpi + 0.1)
         legend_below(fig, ax, ncol, max_px)
         wide = _saved_width_px(fig)
         if wide <= max_px:
