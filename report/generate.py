@@ -342,11 +342,22 @@ def _saved_width_px(fig):
 def fit_width(fig, ax, ncol=2, max_px=None, what="a figure"):
     """Narrows the axes until the whole figure (tick labels, axis labels and legend, as bbox_inches="tight" saves
     it) is at most max_px (FIGURE_MAX_PX) CSS pixels wide, the legend placed under the axes each time."""
+    import textwrap
     max_px = max_px or FIGURE_MAX_PX
+    x_label = ax.get_xlabel()
     for _ in range(8):
-        # A y label longer than the axes are tall runs off the saved figure's top: the figure grows to hold it.
+        # The tight box counts an axis label only across its axis: a label longer than its axis runs off the saved
+        # figure. An x label wider than the axes is wrapped onto lines as wide as they are; a y label taller than
+        # the axes makes the figure taller.
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
+        axes_px = ax.get_window_extent(renderer).width
+        ax.set_xlabel(x_label)
+        fig.canvas.draw()
+        label_px = ax.xaxis.label.get_window_extent(renderer).width
+        if label_px > axes_px:
+            ax.set_xlabel(textwrap.fill(x_label, max(12, int(len(x_label) * axes_px / label_px))))
+            fig.canvas.draw()
         over = ax.yaxis.label.get_window_extent(renderer).height - ax.get_window_extent(renderer).height
         if over > 0:
             w, h = fig.get_size_inches()
