@@ -9,13 +9,14 @@ an image that did not load; a placeholder ({{…}} or @@CODE) left in the text; 
 outside code and math (a $ that is not a price, \cdot, \times, ^{, _{: Pandoc did not read it as math); typed
 notation in prose (2^34, T_math: a superscript or subscript written as ^ or _ outside code and math); a
 heading that shows a catalog ID, or an exercise exN.M whose name "Exercise N.M" is not on the page; horizontal overflow at
-390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read); a link into the book without its section anchor (a bare "§N" aside); a text written twice in the Errata or a
+390 px (a phone); a figure drawn below 0.7 of its size at 390 px (labels too small to read) or wider than its column at 1280 or 390 px; a link into the book without its section anchor (a bare "§N" aside); a text written twice in the Errata or a
 value row there that restates its finding's explanation; an answer card or table wider than its column at 1280 or 390 px (folds open); a code listing that would not print (folded blocks closed on paper); the
 generator's PDF (REPORT_DIR/index.pdf) missing, or without pages or an outline; in the appendices "The model
 against reality" and "Serving models against published runs", a hyphen for a minus sign or "->" for an arrow, a run
-id or Terms name in its prose, a linked source not listed under Sources, or a table of one row per run not folded;
-at 390 px, a name in inline code (a path, an identifier) broken inside a part rather than after "/", "_", "::" or a
-hyphen. Saves screenshots of the first page, of one exercise and of the phone layout
+id or Terms name in its prose, a linked source not listed under Sources, a table of one row per run not folded, or a
+table column whose numbers carry different decimals ("10.6", "9", "8.50");
+at 390 px, a name in inline code (a path, an identifier) broken inside a part rather than after "/", "_", "::", a
+hyphen or at a camel-case hump. Saves screenshots of the first page, of one exercise and of the phone layout
 in REPORT_DIR/browser/ for a person to look at.
 """
 import json
@@ -198,8 +199,8 @@ CHECK_FIT = r"""(() => {
 })()"""
 
 # A figure's text stays legible: no image drawn below 0.7 of its natural size (generate.py's LEGIBLE_SCALE), where
-# 13 pt tick labels are still ~12 px; a figure wider than the column scrolls sideways inside its <figure>; a
-# formula wider than its column scrolls with a visible cue.
+# 13 pt tick labels are still ~12 px; and the figure fits its column whole, at that scale or above (generate.py
+# draws every figure narrow enough: FIGURE_MAX_PX); a formula wider than its column scrolls with a visible cue.
 CHECK_FIGURES = r"""(() => {
   const out = [];
   for (const img of document.querySelectorAll('figure img')) {
@@ -208,9 +209,13 @@ CHECK_FIGURES = r"""(() => {
     if (scale < 0.7 - 0.01)
       out.push('figure #' + img.id + ' drawn at ' + scale.toFixed(2) + ' of its size (' + img.naturalWidth +
                ' px into ' + Math.round(img.getBoundingClientRect().width) + ' px): its labels are too small to read');
+    // and fits its column whole: a figure that scrolls sideways hides part of itself (its legend, its last
+    // points) from a reader who does not think to swipe it
     const fig = img.closest('figure');
-    if (fig.scrollWidth > fig.clientWidth + 1 && getComputedStyle(fig).overflowX === 'visible')
-      out.push('figure #' + img.id + ' is wider than its column and does not scroll');
+    const drawn = Math.round(img.getBoundingClientRect().width);
+    if (drawn > fig.clientWidth + 1 || fig.scrollWidth > fig.clientWidth + 1)
+      out.push('figure #' + img.id + ' is ' + Math.max(drawn, fig.scrollWidth) + ' px wide in a ' + fig.clientWidth +
+               ' px column');
   }
   // A formula wider than its column scrolls, with the edge shadows that say so (style.css).
   for (const m of document.querySelectorAll('math[display="block"]')) {
@@ -247,6 +252,27 @@ CHECK_APPENDIX = r"""(() => {
         out.push('a table of ' + t.querySelectorAll('tbody tr').length + ' runs not folded, after "' +
                  ((t.previousElementSibling || {}).textContent || '').trim().slice(0, 60) + '"');
     }
+  // Every number of a table's column carries the same decimals for the same unit (the first number of each cell
+  // that starts with one: "13.75 (−12.7 %)" is 13.75; a size such as "1.7B" is a name, not a measurement). A column headed
+  // "published" or "(recorded)" prints its numbers as their source or file did, and is left alone.
+  for (const el of inside)
+    for (const t of el.matches('table') ? [el] : el.querySelectorAll('table')) {
+      const heads = [...t.querySelectorAll('thead th')].map(th => th.textContent.trim());
+      const digits = heads.map(() => new Map());
+      for (const tr of t.querySelectorAll('tbody tr'))
+        [...tr.children].forEach((td, i) => {
+          const m = td.textContent.trim().match(/^[−+]?\d[\d,]*(?:\.(\d+))?(?![\w.])[\s\u00a0]*(%|×|[A-Za-zµ\/]*)/);
+          if (m && i < heads.length) digits[i].set(m[2] + ':' + (m[1] || '').length, m[0]);
+        });
+      digits.forEach((seen, i) => {  // keyed by unit and decimals: a column of seconds may end in an error in %
+        const units = new Set([...seen.keys()].map(k => k.split(':')[0]));
+        if (seen.size > units.size && !/published|\(recorded\)/.test(heads[i]))
+          out.push('column "' + heads[i].slice(0, 40) + '" of ' + (t.closest('details') ?
+                   '"' + t.closest('details').querySelector('summary').textContent.trim().slice(0, 50) + '"' :
+                   'a table after "' + ((t.previousElementSibling || {}).textContent || '').trim().slice(0, 40) + '"') +
+                   ' mixes decimals: ' + [...seen.values()].join(', '));
+      });
+    }
   const runId = /\b(?:narayanan2021|korthikanti2022|maxtext-v5[ep]|foundry-(?:a100|h100)|llama3-\d|torchtitan-llama3)-[\w.-]+/;
   const terms = /^t_\w+_s$/;
   const links = new Set();
@@ -279,8 +305,8 @@ CHECK_APPENDIX = r"""(() => {
 })()"""
 
 # A name in inline code (a path, an identifier, a run id: no spaces or brackets) wraps only after "/", "_", "::" or
-# a hyphen, where generate.py's break_code_names put a <wbr>; in the middle of a part only where that part alone is
-# wider than its line (style.css: overflow-wrap: break-word).
+# a hyphen, or at a camel-case hump of a long name (LinearWith|Grad…), where generate.py's break_code_names put a
+# <wbr>; in the middle of a part only where that part alone is wider than its line (style.css: break-word).
 CHECK_CODE_BREAKS = r"""(() => {
   const out = [];
   for (const c of document.querySelectorAll('code')) {
@@ -291,6 +317,9 @@ CHECK_CODE_BREAKS = r"""(() => {
     // squeezed it, which is what is checked)
     const table = c.closest('table');
     const line = table ? table.parentElement.clientWidth : (c.closest('li, p, div, dd') || c.parentElement).clientWidth;
+    // a camel-case hump (Linear|With, HBM|Bandwidth): generate.py's break_code_names breaks a long name there
+    const hump = i => i > 0 && i < text.length && (/[a-z]/.test(text[i - 1]) && /[A-Z]/.test(text[i]) ||
+                      /[A-Z]/.test(text[i - 1]) && /[A-Z]/.test(text[i]) && /[a-z]/.test(text[i + 1] || ''));
     let top = null, at = 0;
     const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode())
@@ -298,11 +327,13 @@ CHECK_CODE_BREAKS = r"""(() => {
         const range = document.createRange(); range.setStart(n, i); range.setEnd(n, i + 1);
         const rect = range.getClientRects()[0];
         if (!rect) continue;
-        if (top !== null && rect.top > top + 2 && !/[\/_:-]/.test(text[at - 1])) {
-          // the part it breaks: from the separator before to the one after, measured on one line
-          const from = Math.max(...['/', '_', ':', '-'].map(s => text.lastIndexOf(s, at - 1))) + 1;
-          const seps = ['/', '_', ':', '-'].map(s => text.indexOf(s, at)).filter(k => k >= 0);
-          const part = text.slice(from, seps.length ? Math.min(...seps) + 1 : text.length);
+        if (top !== null && rect.top > top + 2 && !/[\/_:-]/.test(text[at - 1]) && !hump(at)) {
+          // the part it breaks: from the separator or hump before to the one after, measured on one line
+          let from = Math.max(...['/', '_', ':', '-'].map(s => text.lastIndexOf(s, at - 1))) + 1;
+          for (let k = at - 1; k > from; --k) if (hump(k)) { from = k; break; }
+          let to = at;
+          while (to < text.length && !/[\/_:-]/.test(text[to]) && !(to > at && hump(to))) ++to;
+          const part = text.slice(from, to < text.length && /[\/_:-]/.test(text[to]) ? to + 1 : to);
           const probe = document.createElement('code');
           probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap';
           probe.textContent = part; c.parentElement.appendChild(probe);

@@ -126,10 +126,16 @@ class Index:
 # ---------------------------------------------------------------------------------------------
 # Placeholders
 
+def curl_quotes(escaped):
+    """Typographic quotes in an escaped cell, as Pandoc sets them in prose (it leaves an escaped &#x27; straight):
+    after a letter or digit an apostrophe or closing quote (stas00’s, rows’), before one an opening quote."""
+    return re.sub(r"&#x27;(?=\w)", "‘", re.sub(r"(?<=[\w.,])&#x27;", "’", escaped))
+
+
 def markdown_table(columns, rows, raw=()):
     """A Pandoc pipe table. The cells in the columns `raw` names are Markdown already (links) and pass unescaped."""
     def cell(text):  # raw HTML inside the Markdown cell: the notation set as in the cards
-        return notation_html(esc(text)).replace("|", "\\|")
+        return curl_quotes(notation_html(esc(text))).replace("|", "\\|")
     lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
              "|" + "|".join("---" for _ in columns) + "|"]
     lines += ["| " + " | ".join(c.replace("|", "\\|") if i in raw else cell(c) for i, c in enumerate(row)) + " |"
@@ -257,7 +263,7 @@ def _drawing_code():
     """The source of the code that draws a figure: a change to it redraws every plot; a change elsewhere in the
     generator (prose, cards, the dashboard) redraws none, so a warm re-render stays fast."""
     import inspect
-    return "".join(inspect.getsource(f) for f in (_draw_plot, _plot_value)).encode()
+    return "".join(inspect.getsource(f) for f in (_draw_plot, _plot_value, legend_below, fit_width, _saved_width_px)).encode()
 
 
 def draw_plot(index, name, options, plot_dir):
@@ -281,15 +287,88 @@ def draw_plot(index, name, options, plot_dir):
 # The smallest scale at which a figure's text stays legible (13 pt ticks at 0.7 are ~12 CSS px, the 11 pt legend
 # ~10 px); the browser test holds every figure to it at 390 px.
 LEGIBLE_SCALE = 0.7
+# The narrowest column a figure sits in on a 390 px phone: an answer's fold, 390 px less the body's padding
+# (0.7 rem each side, a rem is 16 px) and the fold's rule and padding (3 px + 0.9 rem); style.css sets them. A figure
+# drawn at most this over LEGIBLE_SCALE wide fits that column whole at a legible size (the browser test checks it),
+# instead of scrolling sideways with its legend out of sight.
+PHONE_COLUMN_PX = 390 - 2 * 0.7 * 16 - (3 + 0.9 * 16)
+FIGURE_MAX_PX = int(PHONE_COLUMN_PX / LEGIBLE_SCALE) - 2  # 2 px spare for the rounding of its min-width
+PX_PER_INCH = 96  # CSS pixels; matplotlib's SVG is in pt, 72 to the inch
 
 
-def legend_below(fig, ax, ncol=2):
+def _css_px(fig, extent):
+    """A width in the figure's display units (its dpi) as CSS pixels of the saved SVG."""
+    return extent.width / fig.dpi * PX_PER_INCH
+
+
+def legend_below(fig, ax, ncol=2, max_px=None):
     """The legend under the axes, below the x label wherever that ended up (measured, not guessed): inside the axes
-    a legend can cover points."""
-    fig.canvas.draw()
-    below = ax.xaxis.get_tightbbox(fig.canvas.get_renderer()).transformed(ax.transAxes.inverted()).y0
+    a legend can cover points. No wider than max_px (FIGURE_MAX_PX): first fewer columns, then its labels wrapped
+    onto more lines, each step measured."""
+    import textwrap
+    max_px = max_px or FIGURE_MAX_PX
     handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, below - 0.02), ncol=ncol, frameon=False)
+    if not handles:
+        return
+    ncol, wrap = min(ncol, len(handles)), max(map(len, labels))
+    import matplotlib  # the saved figure pads its tight box on each side: the legend has the rest
+    room = max_px - 2 * matplotlib.rcParams["savefig.pad_inches"] * PX_PER_INCH
+    while True:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        below = ax.xaxis.get_tightbbox(renderer).transformed(ax.transAxes.inverted()).y0
+        shown = [textwrap.fill(label, wrap) for label in labels]
+        legend = ax.legend(handles, shown, loc="upper center", bbox_to_anchor=(0.5, below - 0.02), ncol=ncol,
+                           frameon=False)
+        fig.canvas.draw()
+        if _css_px(fig, legend.get_window_extent(renderer)) <= room or wrap <= 16:
+            return
+        if ncol > 1:
+            ncol -= 1
+        else:
+            wrap -= 4
+
+
+def _saved_width_px(fig):
+    """The width the figure's SVG will have, in CSS pixels: saved as it will be (bbox_inches="tight", its padding,
+    the SVG backend's own text metrics) and read back."""
+    import io
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight")
+    m = re.search(rb'<svg[^>]*\swidth="([\d.]+)pt"', buffer.getvalue()[:2000])
+    return float(m.group(1)) * 4 / 3
+
+
+def fit_width(fig, ax, ncol=2, max_px=None, what="a figure"):
+    """Narrows the axes until the whole figure (tick labels, axis labels and legend, as bbox_inches="tight" saves
+    it) is at most max_px (FIGURE_MAX_PX) CSS pixels wide, the legend placed under the axes each time."""
+    import textwrap
+    max_px = max_px or FIGURE_MAX_PX
+    x_label = ax.get_xlabel()
+    for _ in range(8):
+        # The tight box counts an axis label only across its axis: a label longer than its axis runs off the saved
+        # figure. An x label wider than the axes is wrapped onto lines as wide as they are; a y label taller than
+        # the axes makes the figure taller.
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        axes_px = ax.get_window_extent(renderer).width
+        ax.set_xlabel(x_label)
+        fig.canvas.draw()
+        label_px = ax.xaxis.label.get_window_extent(renderer).width
+        if label_px > axes_px:
+            ax.set_xlabel(textwrap.fill(x_label, max(12, int(len(x_label) * axes_px / label_px))))
+            fig.canvas.draw()
+        over = ax.yaxis.label.get_window_extent(renderer).height - ax.get_window_extent(renderer).height
+        if over > 0:
+            w, h = fig.get_size_inches()
+            fig.set_size_inches(w, h + over / fig.dpi + 0.1)
+        legend_below(fig, ax, ncol, max_px)
+        wide = _saved_width_px(fig)
+        if wide <= max_px:
+            return
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(max(w - (wide - max_px) / PX_PER_INCH - 0.02, 1.5), h)
+    raise ReportError(f"{what} stays {wide:.0f} px wide, more than the {max_px} px a phone's column allows")
 
 
 def svg_width_px(path):
@@ -307,9 +386,9 @@ def _draw_plot(index, name, options, path):
     import matplotlib.pyplot as plt
 
     kind, data = index.figures[name]
-    # Sized so that its text stays legible when a phone shrinks the figure to ~360 px: 13 pt on a 6.4-inch width.
+    # 13 pt text, legible at LEGIBLE_SCALE; fit_width narrows the axes until the figure fits a phone's column.
     plt.rcParams.update({"font.size": 13, "legend.fontsize": 11, "axes.titlesize": 13})
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(5.0, 3.8))
     opts = {}
     for opt in options:
         key, _, value = opt.partition("=")
@@ -355,7 +434,12 @@ def _draw_plot(index, name, options, path):
                 seen.add(b["kind"])
                 ax.barh(y, b["duration"], left=b["start"], height=0.36, color=colors.get(b["kind"], "C2"),
                         label=label, edgecolor="white")
-        ax.set_yticks(range(len(data["lanes"])), [l["label"] for l in data["lanes"]])
+        # Long lane names on two lines, each lane tall enough for them: one line of them would take half the width
+        # a phone gives the figure.
+        import textwrap
+        ax.set_yticks(range(len(data["lanes"])), [textwrap.fill(l["label"], 18) for l in data["lanes"]])
+        if any(len(l["label"]) > 18 for l in data["lanes"]):
+            fig.set_size_inches(fig.get_size_inches()[0], max(fig.get_size_inches()[1], 0.6 * len(data["lanes"])))
         ax.invert_yaxis()
         ax.set_xlabel(data["x_label"])
     if "logx" in opts:
@@ -379,15 +463,10 @@ def _draw_plot(index, name, options, path):
         label = opts.get("hline_label") or f"{opts['hline'].split('.')[-1].replace('_', ' ')} = {text}"
         ax.axhline(value, color="gray", linestyle=":", linewidth=1.4, label=label)
     ax.grid(True, which="both", alpha=0.3)
-    handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        # Under the axis label, wherever that ended up (rotated bar labels push it down): measured, not guessed.
-        fig.canvas.draw()
-        below = ax.xaxis.get_tightbbox(fig.canvas.get_renderer()).transformed(ax.transAxes.inverted()).y0
-        # Long labels in one column: two columns of them would make the figure far wider than its axes.
-        ncol = 1 if max(map(len, labels)) > 40 else (2 if len(handles) > 2 else len(handles))
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, below - 0.02), ncol=ncol, frameon=False)
-    fig.savefig(path, format="svg", bbox_inches="tight")  # one layout pass, legend included
+    # The legend under the axis label, wherever that ended up (rotated bar labels push it down), and the whole
+    # figure no wider than a phone's column allows: both measured, not guessed.
+    fit_width(fig, ax, ncol=2, what=f"plot {name}")
+    fig.savefig(path, format="svg", bbox_inches="tight")
     plt.close(fig)
 
 
@@ -572,7 +651,8 @@ def fill(text, where, index, source_dir, plot_dir, mentioned, figures):
             figures.captions.add(caption)
             number = figures.number[name]
             caption = re.sub(r"([\[\]])", r"\\\1", caption)  # brackets in a caption (f32[3,5]) stay text
-            # Never shrunk below LEGIBLE_SCALE of its drawn size: on a phone the figure scrolls sideways instead.
+            # Never shrunk below LEGIBLE_SCALE of its drawn size, and drawn narrow enough (fit_width) that at that
+            # scale it fits a 390 px phone's column whole.
             return (f"![Figure {number}: {caption}.]({path}){{#{figures.anchor(name)} "
                     f"style=\"min-width: {round(LEGIBLE_SCALE * svg_width_px(path))}px\"}}")
         if sep and kind == "fig":
@@ -1657,6 +1737,22 @@ def run_validation(program):
 
 MINUS = "\u2212"
 
+# The digits of each kind of number in the appendices' tables: fixed decimals, the same in every row of a column
+# (a column of "10.6", "9" and "8.50" reads as three precisions, and "9" hides whether it is 9.00 or 8.6 rounded).
+STEP_DECIMALS = 2  # a step or run time in seconds, to the hundredth (Korthikanti et al. print 13.75 s)
+PART_DECIMALS = 3  # a part of a step in seconds: the optimizer's update is a few milliseconds
+MFU_DECIMALS = 1  # an MFU in %, as the trends table and the published records print it
+
+
+def seconds_text(x, decimals=STEP_DECIMALS):
+    """A time in seconds with its column's fixed decimals (no unit: the column's heading or the caller gives it)."""
+    return f"{x:.{decimals}f}"
+
+
+def mfu_text(fraction):
+    """An MFU as a percentage with MFU_DECIMALS, the unit kept on its line."""
+    return f"{100 * fraction:.{MFU_DECIMALS}f} %"
+
 
 def _pct(x):
     """A signed error or change as the page prints it: "+12.3 %", "−4.5 %" (a true minus sign, as the cards); one
@@ -1895,8 +1991,8 @@ def trends_table(runs):
             verdict = "reproduced"
         verdicts.append((trend, verdict))
         rows.append([trend, where, change,
-                     f"{100 * a['measured_mfu']:.1f} % → {100 * b['measured_mfu']:.1f} % ({_pct(measured)})",
-                     f"{100 * predicted_mfu(a):.1f} % → {100 * predicted_mfu(b):.1f} % ({_pct(predicted)})",
+                     f"{mfu_text(a['measured_mfu'])} → {mfu_text(b['measured_mfu'])} ({_pct(measured)})",
+                     f"{mfu_text(predicted_mfu(a))} → {mfu_text(predicted_mfu(b))} ({_pct(predicted)})",
                      verdict])
     return rows, verdicts
 
@@ -2214,7 +2310,7 @@ def validation_section(data, plot_dir, source_dir):
     ax.set_ylim(lo, hi)
     ax.set_xlabel("measured step (s)")
     ax.set_ylabel("predicted step (s)")
-    legend_below(fig, ax, ncol=2)
+    fit_width(fig, ax, ncol=2)
     path = os.path.join(plot_dir, "validation-predicted-vs-measured.svg")
     fig.savefig(path, format="svg", bbox_inches="tight")
     plt.close(fig)
@@ -2248,7 +2344,7 @@ def validation_section(data, plot_dir, source_dir):
     ax.minorticks_off()
     ax.set_xlabel("TPU v5e-256 slices over DCN")
     ax.set_ylabel("MFU (6 × parameters count), %")
-    legend_below(fig, ax, ncol=2)
+    fit_width(fig, ax, ncol=2)
     path = os.path.join(plot_dir, "validation-mfu-vs-slices.svg")
     fig.savefig(path, format="svg", bbox_inches="tight")
     plt.close(fig)
@@ -2300,7 +2396,7 @@ def validation_section(data, plot_dir, source_dir):
                 f"ha{'ve' if n_dcn != 1 else 's'} a cause the model lacks: it "
                 "has no mechanism for what slows MaxText's step as slices are added: from "
                 f"{a['slices']:g} to {b['slices']:g} slices the {run_name(b['id']).split(' on ')[0]} step grows by "
-                f"{b['measured_step_s'] - a['measured_step_s']:.2f} s measured and by "
+                f"{b['measured_step_s'] - a['measured_step_s']:.3f} s measured and by "
                 f"{b['calibrated']['step_s'] - a['calibrated']['step_s']:.3f} s predicted; the data-parallel traffic "
                 f"it leaves exposed is {b['calibrated']['terms']['t_dp_exposed_s']:.3f} s of the step at "
                 f"{b['slices']:g} slices: the gradient all-reduce over DCN hides behind the backward pass, and a "
@@ -2341,9 +2437,9 @@ def validation_section(data, plot_dir, source_dir):
              ("t_tp_s", "tensor-parallel collectives"), ("t_bubble_s", "pipeline bubble"),
              ("t_pipeline_send_s", "pipeline sends"), ("t_dp_exposed_s", "data-parallel traffic left exposed"),
              ("t_optimizer_s", "optimizer update")]
-    rows = [[label] + [f"{r['calibrated']['terms'][key]:.3g}" for r in picks] for key, label in parts]
-    rows.append(["calibrated step"] + [f"{r['calibrated']['step_s']:.3g}" for r in picks])
-    rows.append(["measured step"] + [f"{r['measured_step_s']:.3g}" for r in picks])
+    rows = [[label] + [seconds_text(r['calibrated']['terms'][key], PART_DECIMALS) for r in picks] for key, label in parts]
+    rows.append(["calibrated step"] + [seconds_text(r['calibrated']['step_s'], PART_DECIMALS) for r in picks])
+    rows.append(["measured step"] + [seconds_text(r['measured_step_s'], PART_DECIMALS) for r in picks])
     rows.append(["error"] + [_pct(r["calibrated"]["error"]) for r in picks])
     out += ["## Where the time goes", "",
             f"The calibrated model's parts of the step, in seconds, for {len(picks)} runs; they add up to the step.", "",
@@ -2371,14 +2467,14 @@ def validation_section(data, plot_dir, source_dir):
     # Every run.
     def pred(r, model):
         p = r[model]
-        return "—" if p.get("step_s") is None else f"{p['step_s']:.3g} ({_pct(p['error'])})"
-    rows = [[run_cell(r, inputs), f"{r['measured_step_s']:.3g}", pred(r, "book"), pred(r, "ideal"),
+        return "—" if p.get("step_s") is None else f"{seconds_text(p['step_s'])} ({_pct(p['error'])})"
+    rows = [[run_cell(r, inputs), seconds_text(r['measured_step_s']), pred(r, "book"), pred(r, "ideal"),
              pred(r, "calibrated")] for r in runs]
     out += ["## Every run", "",
             "Step time in seconds (error). `book` has no prediction where the run spans nodes or slices or uses a "
             "pipeline, which §5.1.4's model does not express. Each run's id links to its source; how an id reads:",
             "", markdown_table(["id", "what its parts say"], CALIBRATION_ID_LEGEND, raw=(0, 1)), "",
-            runs_table(f"The {len(rows)} calibration runs", ["run", "measured", "book", "ideal", "calibrated"], rows,
+            runs_table(f"The {len(rows)} calibration runs", ["run", "measured (s)", "book (s)", "ideal (s)", "calibrated (s)"], rows,
                        raw=(0,)), ""]
 
     # The planner's best layout for each run, under the calibrated model, beside the published one, held to
@@ -2393,10 +2489,10 @@ def validation_section(data, plot_dir, source_dir):
             b = realism.get(r["id"], {})
             beyond = [name for name, key in (("MFU", "mfu_within_record"), ("speed-up", "speedup_within_bound"))
                       if b and not b[key]]
-            rows.append([run_cell(r, inputs), f"{r['calibrated']['step_s']:.3g}", f"{p['step_s']:.3g}",
+            rows.append([run_cell(r, inputs), seconds_text(r['calibrated']['step_s']), seconds_text(p['step_s']),
                          f"{p['speedup_over_published']:.2f}×",
                          f"{b['speedup_bound']:.2f}×" if b else "—",
-                         f"{100 * r['measured_mfu']:.0f} %", f"{100 * p['mfu']:.0f} %",
+                         mfu_text(r['measured_mfu']), mfu_text(p['mfu']),
                          f"dp {p['dp']} tp {p['tp']} pp {p['pp']}, {p['microbatches']} micro, ZeRO-{p['zero']}, "
                          f"{p['saved']}", ", ".join(beyond) if beyond else "within"])
         n_beyond = sum(1 for b in realism.values() if not (b["mfu_within_record"] and b["speedup_within_bound"]))
@@ -2412,7 +2508,7 @@ def validation_section(data, plot_dir, source_dir):
                 return f"[{m[1]} `{m[4]}` at {m[2][:7]}]({full})"
             return re.sub(r"(?:https://)?github\.com/[\w.-]+/([\w.-]+)/blob/([0-9a-f]{7,40})/((?:[\w.-]+/)*([\w.-]+/[\w.-]+))",
                           link, text)
-        record_lines = [f"- {CHIP_NAMES.get(m['chip'], m['chip'])}: {100 * m['mfu']:.1f} % "
+        record_lines = [f"- {CHIP_NAMES.get(m['chip'], m['chip'])}: {mfu_text(m['mfu'])} "
                         f"({linked(name_runs(m['source'], ids))})" for m in records]
         chip_of = {r["id"]: r.get("chip") for r in best}
 
@@ -2877,16 +2973,16 @@ def holdout_section(h, inputs, source_dir="."):
 
     def pred(r, model):
         p = r[model]
-        return "—" if p.get("step_s") is None else f"{p['step_s']:.3g} ({_pct(p['error'])})"
-    rows = [[run_cell(r, inputs), f"{r['measured_step_s']:.3g}", pred(r, "book"), pred(r, "ideal"),
-             pred(r, "calibrated"), f"{100 * r['measured_mfu']:.0f} %", f"{100 * r['calibrated']['terms']['mfu']:.0f} %"]
+        return "—" if p.get("step_s") is None else f"{seconds_text(p['step_s'])} ({_pct(p['error'])})"
+    rows = [[run_cell(r, inputs), seconds_text(r['measured_step_s']), pred(r, "book"), pred(r, "ideal"),
+             pred(r, "calibrated"), mfu_text(r['measured_mfu']), mfu_text(r['calibrated']['terms']['mfu'])]
             for r in runs]
     out += ["Every held-out run: step time in seconds (error), and MFU by the workbook's count (6 × parameters × tokens), measured and "
             "as the calibrated model predicts it. `book` has no prediction where the run spans nodes or slices or "
             "uses a pipeline, which §5.1.4's model does not express. Each run's id links to its source; how an id "
             "reads:", "", markdown_table(["id", "what its parts say"], HOLDOUT_ID_LEGEND, raw=(0, 1)), "",
             runs_table(f"The {len(rows)} held-out runs",
-                       ["run", "measured", "book", "ideal", "calibrated", "measured MFU", "calibrated MFU"], rows,
+                       ["run", "measured (s)", "book (s)", "ideal (s)", "calibrated (s)", "measured MFU", "calibrated MFU"], rows,
                        raw=(0,)), ""]
     return "\n".join(out)
 
@@ -2894,15 +2990,25 @@ def holdout_section(h, inputs, source_dir="."):
 # Where a name in inline code may break across lines: after a path's "/", an identifier's "_" or "::", and a
 # hyphen between words (a run id's parts, an option's words; not the "--" of an option, not before a digit).
 CODE_BREAK = re.compile(r"(?:/|_|::)(?=[A-Za-z0-9&])|(?<=[\w;])-(?=[A-Za-z&])")
+# And at a camel-case hump (Linear|With|Grad, HBM|Bandwidth) inside a part of at least LONG_PART letters, which no
+# separator splits and a phone's line may not hold whole; shorter names (AllGather) stay whole on their line.
+CAMEL_HUMP = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+LONG_PART = 16
+
+
+def _code_breaks(name):
+    """One inline code's escaped text with a <wbr> at each place a line may break (CODE_BREAK, CAMEL_HUMP)."""
+    name = re.sub(r"[A-Za-z0-9]{%d,}" % LONG_PART, lambda p: CAMEL_HUMP.sub("<wbr>", p.group(0)), name)
+    return CODE_BREAK.sub(lambda b: b.group(0) + "<wbr>", name)
 
 
 def break_code_names(page):
-    """Inline code on the rendered page with a <wbr> after each place CODE_BREAK names, so a narrow column wraps a
-    path such as lib/src/cost/calibrated.cpp after a separator and never in the middle of a name (style.css lets
-    a name break elsewhere only where one part alone is wider than the line). Listings (<pre>) are left alone,
-    and so is code that holds markup already (the answer keys, broken by key_html)."""
-    return re.sub(r"(?<!<pre>)<code>([^<]*)</code>",
-                  lambda m: "<code>" + CODE_BREAK.sub(lambda b: b.group(0) + "<wbr>", m.group(1)) + "</code>", page)
+    """Inline code on the rendered page with a <wbr> after each place CODE_BREAK names and at the humps of a long
+    camel-case name, so a narrow column wraps a path such as lib/src/cost/calibrated.cpp after a separator and
+    never in the middle of a word (style.css lets a name break elsewhere only where one part alone is wider than
+    the line). Listings (<pre>) are left alone, and so is code that holds markup already (the answer keys, broken
+    by key_html)."""
+    return re.sub(r"(?<!<pre>)<code>([^<]*)</code>", lambda m: "<code>" + _code_breaks(m.group(1)) + "</code>", page)
 
 
 def pandoc_self_contained_flag(pandoc):
@@ -3000,8 +3106,8 @@ def serving_section(program, source_dir, out_dir):
         cells = [f"[{r['id']}]({url})" if url else r["id"], r["model"], f"{r['gpus']} × {r['chip'].upper()}",
                  str(r["batch"]), lengths,
                  what.format(published_number(r["measured_value"])),
-                 f"{r['measured_time_s']:.4g} s" + ("" if phase == "prefill + decode" else f" ({phase} only)")]
-        cells += [f"{r[m]['time_s']:.4g} s ({signed_percent(r[m]['error'])})" for m in models]
+                 f"{seconds_text(r['measured_time_s'])} s" + ("" if phase == "prefill + decode" else f" ({phase} only)")]
+        cells += [f"{seconds_text(r[m]['time_s'])} s ({signed_percent(r[m]['error'])})" for m in models]
         rows.append(cells)
     s = results["summary"]
     t = results.get("targets", {})
@@ -3026,7 +3132,7 @@ def serving_section(program, source_dir, out_dir):
     steps = [r for r in results["runs"] if "calibrated_mid_step" in r and SERVING_METRICS[r["metric"]][1] != "prefill"]
     if steps:
         def part(m, key):
-            return f"{100 * m[key] / m['step_s']:.0f}%"
+            return f"{100 * m[key] / m['step_s']:.1f} %"  # a tenth of a percent: a small part is not "0 %"
         lines += ["", "Where the calibrated model's decode step goes, halfway through each run's generation "
                       "(matmuls at their measured rates; the KV read; the non-matmul kernels; the tensor-parallel "
                       "AllReduces); the context is the prompt plus half the output, in tokens. The "
@@ -3035,13 +3141,13 @@ def serving_section(program, source_dir, out_dir):
                   runs_table(f"The decode step of the {len(steps)} runs",
                              ["run", "context (tokens)", "decode step", "matmuls", "KV read", "non-matmul",
                               "collectives"],
-                             [[r["id"], f"{int(m['context']):,}", f"{1e3 * m['step_s']:.3g} ms",
+                             [[r["id"], f"{int(m['context']):,}", f"{1e3 * m['step_s']:.1f} ms",
                                part(m, "t_math_s"), part(m, "t_hbm_s"), part(m, "t_vector_s"),
                                part(m, "t_comms_s")]
                               for r in steps for m in [r["calibrated_mid_step"]]])]
     if t:
         lines += ["", f"The ctest `validation_serving_runs` fails when the calibrated model's mean |error| passes "
-                      f"{100 * t['calibrated_mean_abs_error']:.0f}% or any run's {100 * t['calibrated_max_abs_error']:.0f}%. "
+                      f"{100 * t['calibrated_mean_abs_error']:.0f} % or any run's {100 * t['calibrated_max_abs_error']:.0f} %. "
                       + t.get("why", "")]
     return keep_units("\n".join(lines))  # "−30.7 %" and "0.6604 s" stay on one line in a narrow cell
 
