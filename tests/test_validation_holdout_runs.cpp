@@ -21,6 +21,8 @@
 #include <sstream>
 #include <string>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -53,14 +55,14 @@ const std::vector<validation::RunResult>& holdout() {
 // A100 32.6 / 60.5 % -> 9.4 / 33.4 %, H100 37.0 / 71.1 % -> 15.6 / 36.8 %, torchtitan 48.6 / 52.7 % ->
 // 37.0 / 42.1 %, MaxText v5p unchanged (no TPU rate is published), Llama 3 39.2 / 43.2 % -> 42.1 / 46.4 %
 // (both changes together: llm-foundry A100 9.1 / 33.1 %, H100 15.3 / 36.6 %, torchtitan 36.7 / 41.9 %, Llama 3 42.0 / 46.3 %).
-// Round 8's Megatron-LM changes (made for the calibration runs): llm-foundry A100 8.6 / 31.3 %. Round 9, after
-// the predictions had been seen: the Llama 3 rows' gradients reduce-scattered once per step, as §3.3.2
-// says data parallelism synchronizes (validation/README.md, "Held-out runs"): Llama 3 42.0 / 46.3 % -> 6.7 / 13.2 %.
+// Round 8's Megatron-LM changes (made for the calibration runs): llm-foundry A100 8.6 / 31.3 %. Round 9: the
+// Llama 3 rows' other reading (one gradient ReduceScatter a step) is evaluated beside the rule, not adopted
+// (validation/README.md, "Held-out runs"); the rule's figures stay.
 const std::map<std::string, std::pair<double, double>> kGuard = {
     {"llm-foundry-a100", {0.086 + 0.02, 0.313 + 0.02}},
     {"llm-foundry-h100", {0.153 + 0.02, 0.366 + 0.02}},
     {"maxtext-v5p", {0.096 + 0.02, 0.348 + 0.02}},
-    {"llama3-405b", {0.067 + 0.02, 0.132 + 0.02}},
+    {"llama3-405b", {0.420 + 0.02, 0.463 + 0.02}},
     {"torchtitan-h100-500w", {0.367 + 0.02, 0.419 + 0.02}},
 };
 
@@ -91,12 +93,13 @@ TEST_CASE("validation_holdout_runs") {
 }
 
 TEST_CASE("validation_holdout_runs: the Llama 3 rows under both readings of their gradient reduce") {
-  // The file adopts one ReduceScatter of the accumulated fp32 gradients per step (ZeRO-1 traffic) and keeps
-  // the per-microbatch reading (ZeRO-2) as the assumption's other_reading. The other reading must be the row
-  // evaluated with zero = 2, and the two readings' data-parallel traffic must stand as the counts say:
-  // ZeRO-1 all-reduces the fp32 gradients once (a ReduceScatter and an AllGather of the same bytes, 2 G);
-  // ZeRO-2 reduce-scatters them after each of the m microbatches and gathers the bf16 weights (G/2) once:
-  // (m + 1/2) G. Their ratio is (m + 1/2) / 2, with m the file's batch per DP group (one sequence each).
+  // The file keeps one ReduceScatter per microbatch (ZeRO-2) and evaluates one per step of the gradients
+  // accumulated in fp32 (ZeRO-1 traffic) as the assumption's other_reading. The other reading must be the row
+  // evaluated with zero = 1, and the two readings' data-parallel traffic must stand as the counts say:
+  // ZeRO-2 reduce-scatters the fp32 gradients (G) after each of the m microbatches and gathers the bf16
+  // weights (G/2) once: (m + 1/2) G; ZeRO-1 reduce-scatters them once and gathers the updated bf16 weights
+  // once: (1 + 1/2) G. Their ratio is (m + 1/2) / (3/2), with m the file's batch per DP group (one sequence
+  // each).
   std::ifstream in(VALIDATION_HOLDOUT_JSON);
   REQUIRE(in);
   auto file = nlohmann::json::parse(in);
@@ -105,12 +108,17 @@ TEST_CASE("validation_holdout_runs: the Llama 3 rows under both readings of thei
     if (row.at("group") != "llama3-405b") continue;
     m[row.at("id")] = row.at("parallelism").at("batch_per_dp").get<double>();
     auto& zero = row.at("assumptions").at("zero");
-    REQUIRE(zero.at("value") == 1);
-    REQUIRE(zero.at("other_reading").at("value") == 2);
-    zero = {{"value", 2}, {"why", "the other reading, for this test"}};
+    REQUIRE(zero.at("value") == 2);
+    REQUIRE(zero.at("other_reading").at("value") == 1);
+    zero = {{"value", 1}, {"why", "the other reading, for this test"}};
   }
   REQUIRE(m.size() == 2);
-  const std::string path = "holdout-llama3-zero2.json";
+  // A file of this test's own (the process id keeps parallel runs apart), removed however the test ends.
+  const std::string path = fmt::format("holdout-llama3-zero1-{}.json", static_cast<long>(getpid()));
+  struct Remove {
+    std::string p;
+    ~Remove() { std::remove(p.c_str()); }
+  } cleanup{path};
   std::ofstream(path) << file.dump();
   const auto swapped = validation::evaluate_runs(path);
   int checked = 0;
@@ -120,18 +128,17 @@ TEST_CASE("validation_holdout_runs: the Llama 3 rows under both readings of thei
     REQUIRE(r.other_readings.size() == 1);
     const auto& o = r.other_readings.front();
     CHECK(o.assumption == "zero");
-    CHECK(o.value == "2");
+    CHECK(o.value == "1");
     const auto it = std::find_if(swapped.begin(), swapped.end(), [&](const auto& s) { return s.id == r.id; });
     REQUIRE(it != swapped.end());
     REQUIRE(o.calibrated.step_s.has_value());
     CHECK(*o.calibrated.step_s == doctest::Approx(*it->calibrated.step_s).epsilon(1e-12));
     REQUIRE(r.dp_split.has_value());
     REQUIRE(it->dp_split.has_value());
-    CHECK(it->dp_split->traffic_s / r.dp_split->traffic_s == doctest::Approx((m.at(r.id) + 0.5) / 2).epsilon(1e-9));
+    CHECK(r.dp_split->traffic_s / it->dp_split->traffic_s == doctest::Approx((m.at(r.id) + 0.5) / 1.5).epsilon(1e-9));
     ++checked;
   }
   CHECK(checked == 2);
-  std::remove(path.c_str());
 }
 
 TEST_CASE("validation_holdout_runs: one row's attention time by hand from the printed kernel figure") {

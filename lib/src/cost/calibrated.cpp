@@ -534,8 +534,10 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
     Comm out;
     const double n_ag = stage == 3 ? 2 * m : stage == 2 ? 1 : 1;
     const double n_rs = stage == 3 ? m : stage == 2 ? m : 1;
-    // ZeRO-0/1: one AllReduce = a ReduceScatter and an AllGather of the gradients.
-    const Comm ag_used = stage <= 1 ? rs : ag;
+    // ZeRO-0: one AllReduce = a ReduceScatter and an AllGather of the gradients. ZeRO-1: the ReduceScatter of
+    // the gradients, then an AllGather of the updated weights, in the weights' dtype (Rajbhandari et al. 2020,
+    // §7: ZeRO's communication analysis; Megatron-LM's distributed optimizer gathers its 16-bit parameters).
+    const Comm ag_used = stage == 0 ? rs : ag;
     out.t_s = n_ag * ag_used.t_s + n_rs * rs.t_s;
     out.latency_s = n_ag * ag_used.latency_s + n_rs * rs.latency_s;
     return out;

@@ -53,8 +53,9 @@
 // Schedule: step_pipeline = m·t_mb + bubble, bubble = (S − 1)·t_mb for GPipe and 1F1B, (S − 1)/v·t_mb
 // interleaved (Narayanan et al. 2021 §2.2: bubble fraction (S − 1)/(v·m + S − 1) of the whole).
 // Data parallelism and ZeRO, per step, bytes of the stage's weights W and gradients G per chip (1/Y of the
-// stage, weight and gradient dtypes): over the slice's data group ring factor (X_f − 1)/X_f; ZeRO-0/1 one
-// AllReduce of G, ZeRO-2 a ReduceScatter of G per microbatch and one AllGather of W, ZeRO-3 per microbatch
+// stage, weight and gradient dtypes): over the slice's data group ring factor (X_f − 1)/X_f; ZeRO-0 one
+// AllReduce of G, ZeRO-1 one ReduceScatter of G and one AllGather of the updated W (Rajbhandari et al. 2020
+// §7), ZeRO-2 a ReduceScatter of G per microbatch and one AllGather of W, ZeRO-3 per microbatch
 // two AllGathers of W and one ReduceScatter of G; over the slow tier a chip's 1/X_f share the same way
 // (ZeRO scope all) or one AllReduce of it (scope group); one latency per hop. Over the fast axes each
 // collective runs at the achieved bandwidth for its size as above: one layer's bytes under ZeRO-2/3

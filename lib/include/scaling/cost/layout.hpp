@@ -26,8 +26,9 @@ struct PlanRule {
 };
 // The named rules: only each layer's input (the forward rerun), the outputs of the big matmuls (attention
 // rerun: 2D + 2F + NH + 2KH, §4's inventory of what the big matmuls produce), and everything the backward
-// pass reads (nothing rerun: 4D + 3F + 2NH + 2KH for a gated MLP; §4.4.2 rounds it to "about 20 [tokens, D]
-// tensors", which chapter 4 keeps as the book's own count). The one vocabulary of --saved in train and plan.
+// pass reads (nothing rerun: 4D + 3F + 2NH + 2KH for a gated MLP; §4.4.2 counts every intermediate node,
+// "about 20 [tokens, D] tensors", which chapter 4 keeps as the book's own count; no dropout masks). The one
+// vocabulary of --saved in train and plan.
 std::span<const PlanRule> saved_rules();
 // By name; throws std::invalid_argument naming the text and the names.
 const PlanRule& saved_rule(std::string_view name);

@@ -71,7 +71,8 @@ std::vector<Activation> activation_inventory(const TransformerConfig& c);
 SavedRule saved_of_kind(const TransformerConfig& c, ActivationKind kind);
 // The sum of the tensors a layer's backward pass reads with nothing rerun: the `all` rule. For a GPT block
 // (LayerNorm, F = 4D, N·H = K·H = D) that is 16D, the count of Korthikanti et al. 2022 eq. 1 (34·s·b·h bytes
-// at 2 bytes an element, less its dropout masks).
+// besides the attention scores, less its two residual-dropout masks of one byte an element, at 2 bytes an
+// element). The inventory has no dropout: a model that uses it keeps those masks too.
 SavedRule saved_for_backward(const TransformerConfig& c);
 
 }  // namespace scaling
