@@ -504,3 +504,58 @@ TEST_CASE("planner, calibrated: every layout it reports has the terms step_terms
   r.top_k = 1;
   CHECK(plan(r).top.front().terms.step_s < out.top.front().terms.step_s);
 }
+
+TEST_CASE("calibrated: an interleaved schedule needs two or more virtual stages a pipeline stage") {
+  // Megatron-LM interleaves only with 2 or more model chunks a stage; with one it runs 1F1B, whose bubble
+  // and microbatches in flight the model would otherwise mix with the interleaved schedule's memory.
+  Layout l = megatron(64);
+  l.schedule = Schedule::interleaved;
+  l.virtual_stages = 1;
+  CHECK_THROWS_WITH_AS(calibrated(l), doctest::Contains("2 or more virtual stages"), std::invalid_argument);
+  // The planner, asked for the interleaved schedule without a v, tries every v ≥ 2 that splits the layers.
+  PlanRequest r;
+  r.model = gpt175();
+  r.system = a100x64();
+  r.batch_tokens = 64 * 2048;
+  r.seq_len = 2048;
+  r.cost_model = CostModel::calibrated;
+  r.fixed_tensor = 8, r.fixed_pipeline = 8;
+  r.max_pipeline = 8;
+  r.switches.schedule = Schedule::interleaved;
+  r.switches.virtual_stages = 1;
+  r.top_k = 50;
+  const auto out = plan(r);
+  REQUIRE(!out.top.empty());
+  for (const auto& p : out.top) {
+    CHECK(p.layout.schedule == Schedule::interleaved);
+    CHECK(p.layout.virtual_stages >= 2);
+    CHECK(96 % (8 * p.layout.virtual_stages) == 0);  // 12 layers a stage: v in {2, 3, 4, 6, 12}
+  }
+}
+
+TEST_CASE("calibrated: ZeRO-1 reduce-scatters the gradients and gathers the updated weights behind a forward") {
+  // Data parallelism over the slow tier only (8 replicas of a 8-way tensor group, one microbatch), fp32
+  // gradients and bf16 weights: ZeRO-0 all-reduces G (a ReduceScatter and an AllGather of G); ZeRO-1
+  // reduce-scatters G and gathers the updated weights W = G/2 (Rajbhandari et al. 2020 §7). With the overlap
+  // off both are wholly exposed, so their ratio is (1 + 1/2) / 2.
+  TrainingSetup s;
+  s.grads = Dtype::fp32;
+  Layout l;
+  l.fast = {AxisRoles{1, 8, 1}};
+  l.slow = {8, 1, 1};
+  l.microbatches = 1;
+  l.saved = saved_rule("matmuls");
+  auto dp = [&](int zero, bool overlap) {
+    Layout x = l;
+    x.zero = zero;
+    x.dp_overlap = overlap;
+    return step_terms(gpt175(), a100x64(), x, {64 * 2048, 2048}, CostModel::calibrated, s).calibrated.t_dp_exposed_s;
+  };
+  // The ratio holds up to the latency, one per hop of each pass: ZeRO-1 and ZeRO-0 make the same passes.
+  CHECK(dp(1, false) / dp(0, false) == doctest::Approx(0.75).epsilon(1e-3));
+  // With the overlap on, ZeRO-1's gather hides behind a forward pass too, where ZeRO-0's AllReduce has only
+  // the backward: on this layout the traffic outruns the backward, so ZeRO-1 leaves less of its own exposed.
+  const double c1 = dp(1, false), e1 = dp(1, true), c0 = dp(0, false), e0 = dp(0, true);
+  REQUIRE(e0 > 0);
+  CHECK(e1 / c1 < e0 / c0);
+}

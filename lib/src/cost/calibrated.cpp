@@ -376,6 +376,11 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   if (!interleaved && l.virtual_stages != 1)
     throw std::invalid_argument(fmt::format("virtual stages = {} need the interleaved schedule", l.virtual_stages));
   if (interleaved && S < 2) throw std::invalid_argument("the interleaved schedule needs a pipeline (degree ≥ 2)");
+  // Megatron-LM interleaves only with 2 or more model chunks a stage; with one it runs 1F1B.
+  if (interleaved && l.virtual_stages < 2)
+    throw std::invalid_argument(fmt::format("the interleaved schedule needs 2 or more virtual stages a pipeline stage "
+                                            "(virtual stages = {}; with one it is 1F1B)",
+                                            l.virtual_stages));
   if (interleaved && !interleaves_evenly(c.layers, S, l.virtual_stages))
     throw std::invalid_argument(fmt::format(
         "virtual stages = {}: the {} layers do not split into pipeline {} × {} = {} virtual stages of whole layers "
@@ -562,7 +567,9 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
       // microbatch's gradients during its own backward and gathers the updated weights during a forward.
       const double backward = lps * (2 * g.layer_fwd_s + t_att_bwd + t_vec_bwd);
       const double forward = lps * (g.layer_fwd_s + t_att_fwd + t_vec_fwd);
-      t_dp = hide(zero == 2 ? m * backward + forward : backward);
+      // ZeRO-1's AllGather moves the weights the optimizer has just updated, so it cannot run beside the
+      // backward pass that made their gradients: like ZeRO-2's it is prefetched behind a forward pass.
+      t_dp = hide(zero == 2 ? m * backward + forward : zero == 1 ? backward + forward : backward);
     } else {
       t_dp = C;
     }

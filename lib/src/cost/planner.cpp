@@ -521,6 +521,13 @@ double seed_bound(const PlanRequest& r, const Fixed& f, CalibratedContext& ctx) 
     Layout l = s.layout;
     apply_switches(l, r.switches, pipeline_degree(l), f.L);
     if (l.virtual_stages < 0) continue;  // the request's v does not split the layers evenly over the stages
+    if (l.schedule == Schedule::interleaved && l.virtual_stages == 1) {
+      // Interleaving asked for without a v: the search tries every v ≥ 2; the seed takes the smallest.
+      const int S = pipeline_degree(l);
+      for (int v = 2; v <= static_cast<int>(f.L) && l.virtual_stages == 1; ++v)
+        if (interleaves_evenly(f.L, S, v)) l.virtual_stages = v;
+      if (l.virtual_stages == 1) continue;
+    }
     const Terms t = calibrated_terms(ctx, l, s.terms);
     if (t.memory.total <= r.system.chip.hbm_bytes) steps.push_back(t.step_s);
   }
@@ -566,7 +573,11 @@ PlanResult plan(const PlanRequest& r) {
         // schedule at every v ≥ 2 that splits the layers evenly over the S·v virtual stages (Megatron-LM's
         // rule, interleaves_evenly; Calculon tries every such v too).
         v_options.assign(1, 1);
-        if (r.search_switches && a.S >= 2) {
+        // An interleaved schedule asked for without its v: every v ≥ 2 that splits the layers evenly (with
+        // one virtual stage a stage it would be 1F1B, which calibrated_terms refuses to call interleaved).
+        const bool any_v = r.switches.schedule == Schedule::interleaved && r.switches.virtual_stages == 1;
+        if (any_v && a.S >= 2) v_options.clear();
+        if ((r.search_switches || any_v) && a.S >= 2) {
           const int lps = static_cast<int>(a.lps);  // at most the layers, an int
           for (int v = 2; v <= lps; ++v)
             if (interleaves_evenly(f.L, a.S, v)) v_options.push_back(v);

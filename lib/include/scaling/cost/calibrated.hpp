@@ -61,8 +61,9 @@
 // collective runs at the achieved bandwidth for its size as above: one layer's bytes under ZeRO-2/3
 // (gathered and reduce-scattered layer by layer), the whole gradient buffer under ZeRO-0/1 (one AllReduce). Exposed: ZeRO-3's per-layer
 // gathers are prefetched behind the step's compute, so one layer's share (C/l) plus what exceeds the
-// compute; with dp_overlap, ZeRO-0/1's one AllReduce overlaps the last microbatch's backward the same way
-// (one layer's share plus what exceeds it), and ZeRO-2's per-microbatch ReduceScatters each overlap their
+// compute; with dp_overlap, ZeRO-0's one AllReduce overlaps the last microbatch's backward the same way
+// (one layer's share plus what exceeds it), ZeRO-1's ReduceScatter that backward and its AllGather of the
+// updated weights a forward pass, and ZeRO-2's per-microbatch ReduceScatters each overlap their
 // own microbatch's backward while its one AllGather is prefetched layer by layer behind a forward pass, so
 // ZeRO-2 hides behind m backward passes and one forward; without dp_overlap all of it is exposed. What hides is not
 // free: the compute it runs beside slows by σ, so t_dp = C − H + σ·H with H the hidden part.
