@@ -42,7 +42,8 @@ double llm_foundry_a100_record() {
 // capped at stas00's measured best make every large layer run near 271 TFLOP/s; the model predicts most of
 // these published steps 8-15 % too fast, and the best (often no recompute, many microbatches,
 // interleaving, ZeRO-3 over InfiniBand) inherits that optimism.
-// TPU v5e (21 runs): the best drops recomputation by splitting the batch into microbatches under ZeRO-3,
+// TPU v5e (21 runs): the best reruns only attention where the published runs rerun every layer, splitting
+// the batch into microbatches under ZeRO-3,
 // re-gathering the weights per microbatch behind compute. No measurement of what overlapped collectives
 // cost a TPU's compute was found (the GPU figure is not applied to it: validation/README.md, sensitivity).
 const std::map<std::string, std::string>& beyond_bounds() {
