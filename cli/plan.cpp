@@ -208,7 +208,7 @@ void run_plan(const PlanArgs& a) {
                                        {{"--max-microbatches", a.max_microbatches}});
   nlohmann::json top = nlohmann::json::array();
   for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model));
-  const nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
+  nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
                          {"configs_fit", out.configs_fit},
                          {"configs_timed", out.configs_timed},
                          {"configs_pruned", out.configs_pruned},
@@ -224,6 +224,7 @@ void run_plan(const PlanArgs& a) {
                          {"fits", out.configs_fit > 0},
                          {"best", step_json(out.top.front(), r.system, r.cost_model)},
                          {"top", top}};
+  if (r.cost_model == CostModel::calibrated) j["calibration"] = calibration_json(c);
   // Every result finite before anything is printed (the table shows the same numbers as the JSON).
   require_finite_json(j, inputs);
   if (a.json) {
@@ -234,6 +235,7 @@ void run_plan(const PlanArgs& a) {
              format_number(r.batch_tokens), to_string(r.cost_model),
              one_layout || g.count() == 0 ? mode : mode + " with " + g.text() + " fixed");
   if (!ignored.empty()) fmt::print("{}\n", ignored_note(ignored, r.cost_model));
+  if (r.cost_model == CostModel::calibrated) fmt::print("{}\n", calibration_note(c));
   if (!fixed.empty() && !one_layout)
     fmt::print("every layout with {} is searched (the other degrees, microbatches, ZeRO, saved rules, switches)\n", g.text());
   if (r.cost_model == CostModel::calibrated && !one_layout)

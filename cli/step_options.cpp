@@ -16,6 +16,7 @@
 #include "scaling/hardware/topology.hpp"
 #include "scaling/cost/calibrated.hpp"
 #include "scaling/cost/layout.hpp"
+#include "scaling/cost/gemm_efficiency.hpp"
 
 namespace cli {
 
@@ -551,6 +552,39 @@ void as_timed(scaling::Planned& p, scaling::CostModel cost_model) {
   if (cost_model != scaling::CostModel::book) return;
   p.layout.zero = 3;
   p.layout.microbatches = 1;
+}
+
+namespace {
+// The cards with measured tables, for a note: "h100, a100".
+std::string measured_list() {
+  std::string out;
+  for (const auto& card : scaling::measured_cards()) out += (out.empty() ? std::string() : std::string(", ")) + card;
+  return out;
+}
+}  // namespace
+
+nlohmann::json calibration_json(const scaling::Chip& chip) {
+  const scaling::ChipCalibration c = scaling::chip_calibration(chip);
+  const auto cards = scaling::measured_cards();
+  const bool measured = std::find(cards.begin(), cards.end(), chip.name) != cards.end();
+  const scaling::MfuRecord* rec = scaling::published_mfu_record(chip.name);
+  return {{"chip", chip.name},
+          {"measured", measured},
+          {"matmuls", c.matmul_source},
+          {"attention", c.attention_source},
+          {"memory_kernels", c.hbm_source},
+          {"mfu_record", rec ? rec->source : fmt::format("none published for '{}'", chip.name)}};
+}
+
+std::string calibration_note(const scaling::Chip& chip) {
+  const auto cards = scaling::measured_cards();
+  if (std::find(cards.begin(), cards.end(), chip.name) != cards.end())
+    return fmt::format("note: calibrated rates: the measured tables of the {} (validation/gemm/{}.json)",
+                       scaling::escape_for_message(chip.name), scaling::escape_for_message(chip.name));
+  const scaling::ChipCalibration c = scaling::chip_calibration(chip);
+  return fmt::format("note: no measured table for '{}' (the calibrated model finds them by chip name; measured: {}): "
+                     "matmuls from {}; memory kernels from {} (JSON: calibration, with the attention rates and MFU record)",
+                     scaling::escape_for_message(chip.name), measured_list(), c.matmul_source, c.hbm_source);
 }
 
 nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model) {

@@ -168,6 +168,13 @@ void as_timed(scaling::Planned& p, scaling::CostModel cost_model);
 // have no such terms, and a block of zeros would read as measured.
 nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model);
 
+// Where the calibrated model's rates for `chip` come from (cost/calibrated.cpp's chip_calibration, which
+// finds every measured table by the chip's name): a chip file that copies a preset under another name gets
+// no measured table, so its step can be far more optimistic than the preset's. JSON: {chip, measured,
+// matmuls, attention, memory_kernels, mfu_record}; the text's note says the same in one line.
+nlohmann::json calibration_json(const scaling::Chip& chip);
+std::string calibration_note(const scaling::Chip& chip);
+
 // The inputs of a train/plan run for a refusal's message: the chip (or chip file), its overrides, the
 // machine options and the batch, as given() writes them ("--chip-file 'x.json', --slice '16x16', …").
 std::string step_inputs(const ChipArgs& c, const MachineArgs& m, const std::string& batch_tokens);

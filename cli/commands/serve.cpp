@@ -7,6 +7,7 @@
 // smallest allowed slice (GPUs: 1, 2, 4, 8 of a node, then whole nodes) that holds the weights and the
 // batch's KV cache. A configuration that does not fit prints its memory and terms but no throughput.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "scaling/base/validate.hpp"
 #include "scaling/cost/frontier.hpp"
 #include "scaling/cost/inference.hpp"
+#include "scaling/cost/serving_calibration.hpp"
 #include "scaling/hardware/system.hpp"
 #include "scaling/hardware/topology.hpp"
 #include "scaling/model/presets.hpp"
@@ -211,6 +213,30 @@ void run(const Args& a) {
       r.tail += fmt::format("  {:>8} {:>12} {:>18} {}\n", format_number(p.batch), format_quantity(p.step_s, "s"),
                             format_number(p.tokens_per_s_per_chip), p.pareto ? "*" : "");
     }
+  }
+  if (cm == CostModel::calibrated) {
+    // Where the calibrated rates came from: serving_calibration finds a measured card's tables by the chip's
+    // name, so a chip file copying a preset under another name runs at datasheet rates (README "Your own chip").
+    const ServingCalibration sc = serving_calibration(c);
+    const bool own = sc.gemm_bf16 != nullptr;
+    const std::string chip_name = escape_for_message(c.name);
+    const std::string matmuls =
+        own ? fmt::format("measured GEMM tables of the {} (validation/gemm/{}.json)", chip_name, chip_name)
+        : sc.proxy_bf16 ? fmt::format("this chip's roofline times the measured-over-roofline ratio of the {} "
+                                      "(validation/gemm/h100.json) at the same shape",
+                                      sc.proxy_bf16->card)
+                        : std::string("the roofline at the datasheet peak and bandwidth");
+    r.extra["calibration"] = {{"chip", c.name},
+                              {"measured", sc.measured},
+                              {"matmuls", matmuls},
+                              {"memory", sc.hbm_source}};
+    r.tail = (sc.measured ? fmt::format("\nnote: calibrated rates: matmuls from {}; memory from {}\n", matmuls,
+                                        sc.hbm_source)
+                          : fmt::format("\nnote: no measured table for '{}' (the calibrated model finds them by chip "
+                                        "name; measured: {}): matmuls at the roofline of the datasheet peak and bandwidth, "
+                                        "memory at the datasheet bandwidth (JSON: calibration)\n",
+                                        chip_name, fmt::join(measured_cards(), ", "))) +
+             r.tail;
   }
   emit(r, a.json, inputs);
 }
