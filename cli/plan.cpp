@@ -14,6 +14,7 @@
 #include "limits.hpp"
 #include "output.hpp"
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 #include "scaling/cost/calibrated.hpp"
 #include "scaling/cost/planner.hpp"
 #include "scaling/model/presets.hpp"
@@ -23,14 +24,25 @@ namespace cli {
 
 namespace {
 
-// --saved: rules to try, comma-separated, each a name or a sum (parse_plan_rule).
-std::vector<scaling::PlanRule> parse_saved(const std::string& text) {
+// --saved: rules to try, comma-separated, each a name or a sum (parse_plan_rule for this model). Two that
+// come to the same rule for the model (all and its sum) would list every layout twice: refused.
+std::vector<scaling::PlanRule> parse_saved(const std::string& text, const scaling::TransformerConfig& model) {
   std::vector<scaling::PlanRule> out;
+  std::vector<std::string> typed;
   size_t start = 0;
   while (true) {
     const size_t end = text.find(',', start);
     const std::string name = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    out.push_back(for_option("--saved", [&] { return scaling::parse_plan_rule(name); }));
+    const auto rule = for_option("--saved", [&] { return scaling::parse_plan_rule(name, model); });
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].name == rule.name &&
+          scaling::resolved_rule(out[i], model) == scaling::resolved_rule(rule, model))
+        scaling::check::fail(scaling::check::subject("--saved", text),
+                             fmt::format("'{}' and '{}' are the same rule for this model ({}): give each rule once",
+                                         scaling::escape_for_message(typed[i]), scaling::escape_for_message(name),
+                                         scaling::resolved_rule(rule, model)));
+    out.push_back(rule);
+    typed.push_back(name);
     if (end == std::string::npos) return out;
     start = end + 1;
   }
@@ -117,7 +129,7 @@ void run_plan(const PlanArgs& a) {
     fixed = {{"dp", d.data}, {"tp", d.tensor}, {"pp", d.pipeline}};
     if (!a.max_microbatches.empty() || !a.top.empty())
       throw UsageError("plan: --top and --max-microbatches search; given every degree there is one layout");
-    const Layout base = resolve_layout(a.step);
+    const Layout base = resolve_layout(a.step, r.model);
     reruns = base.saved.recompute != Remat::none;
     check_virtual_stages(a.step, d, base, r.model.layers);
     check_batch(r.batch_tokens, a.step, r.cost_model);  // after the usage and layout rules, as train
@@ -137,7 +149,7 @@ void run_plan(const PlanArgs& a) {
     if (!a.step.zero_scope.empty()) throw UsageError("plan: --zero-scope fixes one layout: " + fix_two);
     if (!a.step.saved.empty() && !a.step.recompute.empty())
       throw UsageError("--recompute names one of --saved's rules: give one of them");
-    if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved);
+    if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved, r.model);
     if (!a.step.recompute.empty()) r.saved_rules = {for_option("--recompute", [&] { return recompute_rule(a.step.recompute); })};
     for (const auto& rule : r.saved_rules) reruns = reruns || rule.recompute != Remat::none;
     apply_switches(a.step, r.switches);
@@ -207,7 +219,7 @@ void run_plan(const PlanArgs& a) {
   const auto ignored = ignored_options(a.step, r.cost_model, {reruns, one_layout ? &out.top.front().layout : nullptr},
                                        {{"--max-microbatches", a.max_microbatches}});
   nlohmann::json top = nlohmann::json::array();
-  for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model));
+  for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model, r.model));
   nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
                          {"configs_fit", out.configs_fit},
                          {"configs_timed", out.configs_timed},
@@ -222,7 +234,7 @@ void run_plan(const PlanArgs& a) {
                          {"fixed", fixed},
                          {"tie_break", kTieRule},
                          {"fits", out.configs_fit > 0},
-                         {"best", step_json(out.top.front(), r.system, r.cost_model)},
+                         {"best", step_json(out.top.front(), r.system, r.cost_model, r.model)},
                          {"top", top}};
   if (r.cost_model == CostModel::calibrated) j["calibration"] = calibration_json(c);
   // Every result finite before anything is printed (the table shows the same numbers as the JSON).

@@ -396,7 +396,7 @@ void check_one_saved_rule(const std::string& text) {
                          "one layout takes one rule (plan searches a list when fewer than two degrees are given)");
 }
 
-scaling::Layout resolve_layout(const StepArgs& s) {
+scaling::Layout resolve_layout(const StepArgs& s, const scaling::TransformerConfig& model) {
   using namespace scaling;
   Layout l;
   if (!s.microbatches.empty()) l.microbatches = whole("--microbatches", s.microbatches, limits::kMaxMicrobatches);
@@ -408,7 +408,7 @@ scaling::Layout resolve_layout(const StepArgs& s) {
     throw UsageError("--recompute names one of --saved's rules: give one of them");
   check_one_saved_rule(s.saved);
   if (!s.recompute.empty()) l.saved = for_option("--recompute", [&] { return recompute_rule(s.recompute); });
-  else l.saved = for_option("--saved", [&] { return parse_plan_rule(s.saved.empty() ? "D+2F" : s.saved); });
+  else l.saved = for_option("--saved", [&] { return parse_plan_rule(s.saved.empty() ? "D+2F" : s.saved, model); });
   apply_switches(s, l);
   return l;
 }
@@ -587,7 +587,8 @@ std::string calibration_note(const scaling::Chip& chip) {
                      scaling::escape_for_message(chip.name), measured_list(), c.matmul_source, c.hbm_source);
 }
 
-nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model) {
+nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model,
+                         const scaling::TransformerConfig& model) {
   using namespace scaling;
   const auto& [l, t] = p;
   nlohmann::json j{{"dp", data_degree(l)},
@@ -600,7 +601,7 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, sc
           // One slice or node: ZeRO's scope is the same either way, printed as the default ("all").
           {"zero_scope", s.slow.groups == 1 ? to_string(ZeroScope::all) : to_string(l.zero_scope)},
           {"saved", label(l.saved)},
-          {"saved_rule", l.saved.rule},
+          {"saved_rule", resolved_rule(l.saved, model)},
           {"axes", describe_axes(p, s)},
           {"step_s", t.step_s},
           {"bytes_per_chip", t.memory.total},

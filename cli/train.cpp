@@ -28,7 +28,7 @@ void run_train(const TrainArgs& a) {
   const double mfu = parse_positive("--mfu", a.mfu);  // its range, [1e-6, 1], is the option's check (train_plan.cpp)
   const double tokens = a.tokens.empty() ? 0 : parse_size("--tokens", a.tokens);
   TrainingSetup s = resolve_setup(a.step);
-  const Layout base = resolve_layout(a.step);
+  const Layout base = resolve_layout(a.step, cfg);
   s.saved = saved_elements(base.saved, cfg);  // the whole model's activations by the layout's rule
   const CostModel cost_model = resolve_cost_model(a.step, a.machine, system);
   // No degree given: every chip a data replica with ZeRO-3 (FSDP over the whole machine), unless the
@@ -84,7 +84,7 @@ void run_train(const TrainArgs& a) {
                    {"ignored_options", ignored},
                    {"tie_break", kTieRule}};
   // The layout and its terms: the same keys and values as `scaling plan`'s best with the same flags.
-  const nlohmann::json layout_terms = step_json(step, system, cost_model);
+  const nlohmann::json layout_terms = step_json(step, system, cost_model, cfg);
   for (const auto& [key, value] : layout_terms.items()) j[key] = value;
   if (!default_layout.empty()) j["default_layout"] = default_layout;
   if (cost_model == CostModel::calibrated) j["calibration"] = calibration_json(chip);

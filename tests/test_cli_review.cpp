@@ -62,3 +62,35 @@ TEST_CASE("review 1: a renamed preset says that its measured rates are not found
         std::string::npos);
   std::filesystem::remove(file);
 }
+
+TEST_CASE("review 2 and 3: --saved resolves against the model's own sums (GPT-3: a plain MLP)") {
+  // GPT-3 175B by hand (config: D 12288, F 49152, 96 heads of 128, no GQA): a plain two-matrix MLP, so the
+  // big matmuls' outputs are Q (NH), K and V (2KH), the attention projection (D), the MLP's up (F) and down (D):
+  // 2D+F+NH+2KH, not the gated 2D+2F+NH+2KH.
+  constexpr double D = 12288, F = 49152, NH = 96 * 128, KH = 96 * 128;
+  const std::string base = "train --model gpt3-175b --chip h100 --nodes 64 --batch-tokens 3145728 --tp 8 --pp 8";
+  const auto named = json_of(base + " --saved matmuls");
+  CHECK(named["saved"] == "matmuls");
+  CHECK(named["saved_rule"] == "2D+F+NH+2KH");
+  // The model's own matmuls sum is that named rule (with its attention rerun)...
+  const auto own = json_of(base + " --saved 2D+F+NH+2KH");
+  CHECK(own["saved"] == "matmuls");
+  CHECK(own["step_s"].get<double>() == named["step_s"].get<double>());
+  // ...and the gated text is a sum of its own, counted as typed.
+  const auto gated = json_of(base + " --saved 2D+2F+NH+2KH");
+  CHECK(gated["saved"] == "2D+2F+NH+2KH");
+  CHECK(gated["saved_rule"] == "2D+2F+NH+2KH");
+  CHECK(gated["activation_bytes"].get<double>() / named["activation_bytes"].get<double>() ==
+        doctest::Approx((2 * D + 2 * F + NH + 2 * KH) / (2 * D + F + NH + 2 * KH)).epsilon(1e-12));
+  CHECK(json_of(base + " --saved all")["saved_rule"] == "4D+2F+2NH+2KH");
+  // A gated model keeps the gated texts (LLaMA 3 8B: SwiGLU).
+  CHECK(json_of("train --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576 --saved matmuls")["saved_rule"] ==
+        "2D+2F+NH+2KH");
+  // plan: a rule and its own sum are one rule, refused; the gated text beside matmuls on GPT-3 is two rules.
+  const std::string plan = "plan --model gpt3-175b --chip h100 --nodes 64 --batch-tokens 3145728 --tp 8 --top 2";
+  expect_rejected({{plan + " --saved 4D+2F+2NH+2KH,all", "the same rule for this model"},
+                   {plan + " --saved matmuls,2D+F+NH+2KH", "'matmuls' and '2D+F+NH+2KH'"},
+                   {plan + " --saved D+2F,2F+D", "give each rule once"}});
+  const auto two = json_of(plan + " --saved 2D+2F+NH+2KH,matmuls --dp-overlap yes");
+  CHECK(two["configs_evaluated"].get<double>() > 0);
+}
