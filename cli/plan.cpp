@@ -105,7 +105,7 @@ void run_plan(const PlanArgs& a) {
   using namespace scaling;
   PlanRequest r;
   r.model = resolve_model("plan", a.model, a.config);
-  if (a.batch_tokens.empty()) throw UsageError("plan: --batch-tokens is required");
+  if (a.batch_tokens.empty()) throw UsageError("--batch-tokens is required");
   const Chip c = resolve_chip(a.chip);
   r.system = resolve_system("plan", c, a.machine);
   r.batch_tokens = parse_size("--batch-tokens", a.batch_tokens);
@@ -127,8 +127,13 @@ void run_plan(const PlanArgs& a) {
     // One layout: its degrees at their best placement on the axes, as `train` computes it.
     mode = "one layout";
     fixed = {{"dp", d.data}, {"tp", d.tensor}, {"pp", d.pipeline}};
-    if (!a.max_microbatches.empty() || !a.top.empty())
-      throw UsageError("plan: --top and --max-microbatches search; given every degree there is one layout");
+    // Named as typed: the first of the two search options given.
+    const bool top = !a.top.empty();
+    if (top || !a.max_microbatches.empty())
+      throw UsageError(fmt::format("{} '{}': an option of the search, and with {} given there is one layout: leave it "
+                                   "out, or give one degree fewer",
+                                   top ? "--top" : "--max-microbatches",
+                                   escape_for_message(top ? a.top : a.max_microbatches), g.text()));
     const Layout base = resolve_layout(a.step, r.model);
     reruns = base.saved.recompute != Remat::none;
     check_virtual_stages(a.step, d, base, r.model.layers);
@@ -142,11 +147,18 @@ void run_plan(const PlanArgs& a) {
     out.configs_evaluated = 1;
     out.configs_fit = out.top.front().terms.memory.total <= r.system.chip.hbm_bytes ? 1 : 0;
   } else {
-    const std::string fix_two = "give two of --dp, --tp and --pp (one layout) or none (the search)";
+    // What fixes one layout from here: two degrees, or a second beside the one given.
+    const std::string fix_two = g.count() == 0
+                                    ? std::string("give two of --dp, --tp and --pp to time one layout")
+                                    : "give a second of --dp, --tp and --pp beside " + g.text() + " to time one layout";
     if (!a.step.microbatches.empty())
-      throw UsageError("plan: --microbatches fixes one layout's count: " + fix_two + ", or bound the search with "
-                       "--max-microbatches");
-    if (!a.step.zero_scope.empty()) throw UsageError("plan: --zero-scope fixes one layout: " + fix_two);
+      throw UsageError(fmt::format("--microbatches '{}': one layout's count, and the search tries every count: {}, or "
+                                   "bound the search with --max-microbatches",
+                                   escape_for_message(a.step.microbatches), fix_two));
+    if (!a.step.zero_scope.empty())
+      throw UsageError(fmt::format("--zero-scope '{}': one layout's scope, and the search tries both where there are "
+                                   "pods or nodes: {}",
+                                   escape_for_message(a.step.zero_scope), fix_two));
     if (!a.step.saved.empty() && !a.step.recompute.empty())
       throw UsageError("--recompute names one of --saved's rules: give one of them");
     if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved, r.model);

@@ -27,7 +27,8 @@ int whole(const std::string& option, const std::string& text, double limit) {
 }
 }  // namespace
 
-scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, const MachineArgs& m) {
+// Usage errors lead with the option (main.cpp points at the subcommand's --help); `sub` is not repeated.
+scaling::System resolve_system([[maybe_unused]] const std::string& sub, const scaling::Chip& c, const MachineArgs& m) {
   using namespace scaling;
   const bool gpu_flags = !m.nodes.empty() || !m.gpus_per_node.empty() || !m.nvlink_bw.empty() || !m.ib_bw.empty();
   const bool tpu_flags = !m.slice.empty() || !m.pods.empty();
@@ -41,20 +42,21 @@ scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, c
         throw std::invalid_argument(fmt::format("{} '{}': the {} is a TPU: give --slice [--pods], not {}", option,
                                                 scaling::escape_for_message(text), c.display, option));
   if (gpu_flags && tpu_flags)
-    throw UsageError(sub + ": --slice/--pods (TPU) and --nodes/--gpus-per-node (GPU) exclude each other");
+    throw UsageError("--slice/--pods (TPU) and --nodes/--gpus-per-node (GPU) exclude each other: give one machine");
   if (!m.chips.empty() && (!m.slice.empty() || !m.nodes.empty()))
-    throw UsageError(sub + ": give --chips or " + (m.slice.empty() ? "--nodes" : "--slice") + ", not both");
+    throw UsageError(std::string("--chips and ") + (m.slice.empty() ? "--nodes" : "--slice") + ": give one of them, not both");
   if (is_gpu(c) || gpu_flags) {
     // A slice on a GPU is refused by the one slice-vs-chip check, as serve and collective refuse it.
     if (!m.slice.empty()) slice_on_chip(c, "--slice", m.slice);
-    if (tpu_flags) throw UsageError(sub + ": " + c.name + " is a GPU: give --nodes N (and --gpus-per-node), not --pods");
-    if (m.nodes.empty() && m.chips.empty()) throw UsageError(sub + ": a GPU cluster needs --nodes N (or --chips N)");
+    if (tpu_flags) throw UsageError("--pods '" + escape_for_message(m.pods) + "': " + escape_for_message(c.name) +
+                                    " is a GPU: give --nodes N (and --gpus-per-node), not --pods");
+    if (m.nodes.empty() && m.chips.empty()) throw UsageError("--nodes is needed: a GPU cluster takes --nodes N (or --chips N)");
     GpuOverrides o;
     if (!m.nvlink_bw.empty()) o.nvlink_bytes_per_s = parse_positive("--nvlink-bw", m.nvlink_bw);
     if (!m.ib_bw.empty()) o.ib_bytes_per_s = parse_positive("--ib-bw", m.ib_bw);
     int per_node = m.gpus_per_node.empty() ? c.gpus_per_node
                                            : whole("--gpus-per-node", m.gpus_per_node, limits::kMaxGpusPerNode);
-    if (per_node < 1) throw UsageError(sub + ": chip " + c.name + " has no node size: give --gpus-per-node");
+    if (per_node < 1) throw UsageError("--gpus-per-node is needed: chip " + escape_for_message(c.name) + " has no node size");
     int nodes = 0;
     if (!m.chips.empty())
       std::tie(nodes, per_node) = gpu_nodes("--chips", m.chips, whole("--chips", m.chips, limits::kMaxChips), per_node);
@@ -64,11 +66,11 @@ scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, c
                       [&] { return gpu_cluster(c, nodes, per_node, o); });
   }
   if (!m.chips.empty()) {
-    if (!m.pods.empty()) throw UsageError(sub + ": --pods needs --slice");
+    if (!m.pods.empty()) throw UsageError("--pods '" + escape_for_message(m.pods) + "': needs --slice (not --chips)");
     const int n = whole("--chips", m.chips, limits::kMaxChips);
     return for_option("--chips", [&] { return tpu_pods(c, {n}, 1); });
   }
-  if (m.slice.empty()) throw UsageError(sub + ": give --slice AxBxC (TPU), --nodes N (GPU) or --chips N");
+  if (m.slice.empty()) throw UsageError("--slice, --nodes or --chips is needed: give --slice AxBxC (TPU), --nodes N (GPU) or --chips N");
   // The one slice-vs-chip check every slice-taking subcommand shares (strict shape, axes of the chip's pod).
   const auto slice = slice_on_chip(c, "--slice", m.slice);
   const int pods = m.pods.empty() ? 1 : whole("--pods", m.pods, limits::kMaxPods);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
@@ -93,4 +94,25 @@ TEST_CASE("review 2 and 3: --saved resolves against the model's own sums (GPT-3:
                    {plan + " --saved D+2F,2F+D", "give each rule once"}});
   const auto two = json_of(plan + " --saved 2D+2F+NH+2KH,matmuls --dp-overlap yes");
   CHECK(two["configs_evaluated"].get<double>() > 0);
+}
+
+TEST_CASE("review 4: plan's usage refusals name what was given, led by the option") {
+  const std::string plan = "plan --model llama3-8b --chip h100 --nodes 8 --batch-tokens 1M";
+  for (const auto& [args, says, not_says] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           // No degree given: the message must not offer "or none (the search)" as if none were not given.
+           {plan + " --zero-scope group", "--zero-scope 'group': ", "or none"},
+           {plan + " --tp 8 --zero-scope group", "--zero-scope 'group': ", "or none"},
+           {plan + " --microbatches 2", "--microbatches '2': ", "or none"},
+           // Only --top given: --max-microbatches is not named.
+           {plan + " --tp 8 --pp 8 --top 4", "--top '4': ", "--max-microbatches"},
+           {plan + " --tp 8 --pp 8 --max-microbatches 4", "--max-microbatches '4': ", "--top"},
+           {"train --chip h100 --nodes 1 --batch-tokens 1M", "--model or --config is needed", "train:"}}) {
+    INFO(args);
+    const auto r = run(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("scaling: " + says, 0) == 0);
+    CHECK(r.err.find(not_says) == std::string::npos);
+  }
+  CHECK(run(plan + " --tp 8 --zero-scope group").err.find("a second of --dp, --tp and --pp beside --tp 8") !=
+        std::string::npos);
 }

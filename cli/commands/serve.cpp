@@ -70,7 +70,11 @@ void run(const Args& a) {
   const TransformerConfig cfg = resolve_model("serve", a.model, a.config);
   if (a.slice.empty() == a.chips.empty())
     throw UsageError(a.slice.empty() ? "serve: give --slice AxB[xC] or --chips N" : "serve: give --slice or --chips, not both");
-  if (a.prefill_len.empty() != a.mfu.empty()) throw UsageError("serve: --prefill-len and --mfu go together");
+  if (a.prefill_len.empty() != a.mfu.empty())
+    throw UsageError(a.mfu.empty() ? "--prefill-len '" + escape_for_message(a.prefill_len) +
+                                         "': needs --mfu (the prefill's assumed utilisation); give both or neither"
+                                   : "--mfu '" + escape_for_message(a.mfu) +
+                                         "': serve reads it only for --prefill-len; give both or neither");
   const Chip c = resolve_chip(a.chip);
   const CostModel cm = for_option("--cost-model", [&] { return parse_cost_model(a.cost_model); });
   const double B = parse_size("--batch", a.batch), T = parse_size("--context", a.context);
