@@ -308,6 +308,14 @@ void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, do
     throw std::invalid_argument(fmt::format("--microbatches {}: must divide --batch-tokens {} (each microbatch takes "
                                             "whole tokens)",
                                             microbatches, format_number(batch_tokens)));
+  // Accumulation splits each replica's share: with more than one microbatch, every replica's microbatch is
+  // whole tokens too (data degree × microbatches divides the batch). One microbatch keeps the ideal and book
+  // models' per-token reading of a data degree (§5's B/N tokens per chip need not be whole).
+  if (microbatches > 1 && std::fmod(batch_tokens, static_cast<double>(d.data) * microbatches) != 0)
+    throw std::invalid_argument(fmt::format("--microbatches {}: each replica's microbatch would hold {} tokens "
+                                            "(--batch-tokens {} over {} × {} microbatches): must be whole tokens",
+                                            microbatches, format_number(batch_tokens / d.data / microbatches, 6),
+                                            format_number(batch_tokens), subject, microbatches));
   // The calibrated model's rules (planner.cpp's Fixed::whole); the ideal and book models reason per token.
   if (cost_model != scaling::CostModel::calibrated) return;
   const double seqs = batch_tokens / seq_len;  // whole (check_batch)

@@ -97,7 +97,7 @@ void run_train(const TrainArgs& a) {
     // The same tokens at the step this command models: whole steps of the batch (the last one may be
     // partly filled), step_s each.
     const double steps = std::ceil(tokens / B);
-    j["steps"] = steps;
+    j["steps"] = count_json(steps);
     j["time_at_step_s"] = steps * step.terms.step_s;
   }
   j["batch_per_chip"] = B / n;

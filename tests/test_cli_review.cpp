@@ -116,3 +116,26 @@ TEST_CASE("review 4: plan's usage refusals name what was given, led by the optio
   CHECK(run(plan + " --tp 8 --zero-scope group").err.find("a second of --dp, --tp and --pp beside --tp 8") !=
         std::string::npos);
 }
+
+TEST_CASE("review 5, 7, 8, 9: frontier cap, whole microbatches, integer steps, one --compute list") {
+  // 5: the refusal names --context with its own value; 7,787,993 batches fit (max_batch), above the cap.
+  const std::string serve = "serve --model llama3-8b --chip h100 --chips 64 --batch 1";
+  CHECK(json_of(serve + " --context 5")["max_batch"].get<double>() > 100000);
+  expect_rejected({{serve + " --context 5 --frontier", "--context '5': --frontier: "}});
+  // 7: 3e6 tokens over 64 replicas × 2 microbatches is 23,437.5 tokens each: refused under every model.
+  const std::string tpu = "train --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 3e6 --dp 64";
+  expect_rejected({{tpu + " --microbatches 2 --cost-model ideal", "23,437.5 tokens"},
+                   {tpu + " --microbatches 2 --cost-model book", "23,437.5 tokens"}});
+  // 3,200,000 tokens over 64 × 2 is 25,000: accepted; one microbatch keeps the per-token reading.
+  CHECK(run("train --model llama3-8b --chip tpu-v5p --slice 4x4x4 --batch-tokens 3.2e6 --dp 64 --microbatches 2 "
+            "--cost-model ideal").exit_code == 0);
+  CHECK(run(tpu + " --cost-model ideal").exit_code == 0);
+  // 8: steps is a count: ⌈1e12 / 1,048,576⌉ = 953,675 (1e12 / 2^20 = 953,674.3), an integer in JSON.
+  const auto steps = json_of("train --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576 --tokens 1e12")["steps"];
+  CHECK(steps.is_number_integer());
+  CHECK(steps.get<long long>() == 953675);
+  // 9: one list of --compute dtypes, whatever the dtype.
+  for (const std::string dtype : {"fp4", "int4", "fp32"})
+    expect_rejected({{"serve --model llama3-8b --chip h100 --chips 1 --batch 8 --context 4096 --compute " + dtype,
+                      "--compute '" + dtype + "': expected bf16, int8 or fp8"}});
+}

@@ -30,8 +30,6 @@
 namespace cli {
 
 namespace {
-// More frontier points than this would print millions of lines: ask for a longer context or a smaller slice.
-constexpr double kMaxFrontierPoints = 1e6;
 
 struct Args {
   ChipArgs chip;
@@ -202,12 +200,12 @@ void run(const Args& a) {
     r.outputs.push_back({"prefill_flops", "", p.flops, "FLOPs"});
   }
   if (a.frontier) {
-    if (b_max > kMaxFrontierPoints)
-      check::fail(check::subject("--frontier", a.context),
-                     fmt::format("{} batches fit at this context, more than the {} points the frontier prints; give a "
-                                 "longer context or fewer chips",
-                                 format_number(b_max), format_number(kMaxFrontierPoints)));
-    const auto points = frontier(in, T, cm, kMaxFrontierPoints);
+    if (b_max > limits::kMaxFrontierPoints)
+      check::fail(check::subject("--context", a.context),
+                     fmt::format("--frontier: {} batches fit at this context, more than the {} points the frontier "
+                                 "prints; give a longer context or fewer chips",
+                                 format_number(b_max), format_number(limits::kMaxFrontierPoints)));
+    const auto points = frontier(in, T, cm, limits::kMaxFrontierPoints);
     auto& f = r.extra["frontier"] = nlohmann::json::array();
     r.tail = fmt::format("\n  {:>8} {:>12} {:>18} {}\n", "batch", "step", "tokens/s/chip", "Pareto");
     for (const auto& p : points) {
@@ -268,7 +266,11 @@ void add_serve(CLI::App& app) {
   const auto dtype = [](const std::string& t) { scaling::parse_dtype(t); };
   add_name(sub, "--weights", a->weights, "dtype of the stored weights (bf16, int8, int4, …)", dtype)->capture_default_str();
   add_name(sub, "--kv", a->kv, "dtype of the KV cache (bf16, int8, int4, …)", dtype)->capture_default_str();
-  add_name(sub, "--compute", a->compute, "dtype of the FLOPs: bf16, int8 or fp8 (picks the chip's peak)", dtype)
+  // One list for --compute, while parsing and after: the dtypes with a peak of their own on a chip.
+  add_name(sub, "--compute", a->compute, "dtype of the FLOPs: bf16, int8 or fp8 (picks the chip's peak)",
+           [](const std::string& t) {
+             if (t != "bf16" && t != "int8" && t != "fp8") scaling::check::not_one_of(t, {"bf16", "int8", "fp8"});
+           })
       ->capture_default_str();
   add_name(sub, "--cost-model", a->cost_model,
            "calibrated (measured rates and latencies), ideal (roofline lower bound) or book (§7.1.5's equation)",
@@ -277,7 +279,7 @@ void add_serve(CLI::App& app) {
   add_size(sub, "--decode-len", a->decode_len, "G: tokens decoded per request (adds qps_per_chip)");
   add_size(sub, "--prefill-len", a->prefill_len, "P: prompt tokens of one prefill (with --mfu: adds prefill_s)");
   add_fraction(sub, "--mfu", a->mfu, "model FLOPs utilisation of the prefill, in [1e-6, 1]");
-  sub->add_flag("--frontier", a->frontier, "latency and throughput per chip for every batch that fits, Pareto set marked");
+  sub->add_flag("--frontier", a->frontier, "latency and throughput per chip for every batch that fits (at most 100,000), Pareto set marked");
   sub->add_flag("--json", a->json, "print one JSON object, SI units");
   run_when_chosen(sub, [a] { run(*a); });
 }
