@@ -249,6 +249,8 @@ void run_plan(const PlanArgs& a) {
                          {"best", step_json(out.top.front(), r.system, r.cost_model, r.model)},
                          {"top", top}};
   if (r.cost_model == CostModel::calibrated) j["calibration"] = calibration_json(c);
+  const std::string positions = positions_note(r.model, r.seq_len, seq_text(a.step));
+  if (!positions.empty()) j["notes"] = {positions.substr(std::string("note: ").size())};
   // Every result finite before anything is printed (the table shows the same numbers as the JSON).
   require_finite_json(j, inputs);
   if (a.json) {
@@ -260,6 +262,7 @@ void run_plan(const PlanArgs& a) {
              one_layout || g.count() == 0 ? mode : mode + " with " + g.text() + " fixed");
   if (!ignored.empty()) fmt::print("{}\n", ignored_note(ignored, r.cost_model));
   if (r.cost_model == CostModel::calibrated) fmt::print("{}\n", calibration_note(c));
+  if (!positions.empty()) fmt::print("{}\n", escape_for_message(positions, 400));
   if (!fixed.empty() && !one_layout)
     fmt::print("every layout with {} is searched (the other degrees, microbatches, ZeRO, saved rules, switches)\n", g.text());
   if (r.cost_model == CostModel::calibrated && !one_layout)

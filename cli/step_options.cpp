@@ -308,16 +308,20 @@ void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, do
     throw std::invalid_argument(fmt::format("--microbatches {}: must divide --batch-tokens {} (each microbatch takes "
                                             "whole tokens)",
                                             microbatches, format_number(batch_tokens)));
-  // Accumulation splits each replica's share: with more than one microbatch, every replica's microbatch is
-  // whole tokens too (data degree × microbatches divides the batch). One microbatch keeps the ideal and book
-  // models' per-token reading of a data degree (§5's B/N tokens per chip need not be whole).
-  if (microbatches > 1 && std::fmod(batch_tokens, static_cast<double>(d.data) * microbatches) != 0)
-    throw std::invalid_argument(fmt::format("--microbatches {}: each replica's microbatch would hold {} tokens "
-                                            "(--batch-tokens {} over {} × {} microbatches): must be whole tokens",
-                                            microbatches, format_number(batch_tokens / d.data / microbatches, 6),
-                                            format_number(batch_tokens), subject, microbatches));
   // The calibrated model's rules (planner.cpp's Fixed::whole); the ideal and book models reason per token.
-  if (cost_model != scaling::CostModel::calibrated) return;
+  if (cost_model != scaling::CostModel::calibrated) {
+    // Accumulation splits each replica's share: with more than one microbatch, every replica's microbatch is
+    // whole tokens too (data degree × microbatches divides the batch). One microbatch keeps the ideal and book
+    // models' per-token reading of a data degree (§5's B/N tokens per chip need not be whole). The calibrated
+    // model's whole-sequence rules below imply it; more microbatches than tokens is the step model's refusal.
+    if (microbatches > 1 && static_cast<double>(d.data) * microbatches <= batch_tokens &&
+        std::fmod(batch_tokens, static_cast<double>(d.data) * microbatches) != 0)
+      throw std::invalid_argument(fmt::format("--microbatches {}: each replica's microbatch would hold {} tokens "
+                                              "(--batch-tokens {} over {} × {} microbatches): must be whole tokens",
+                                              microbatches, format_number(batch_tokens / d.data / microbatches, 6),
+                                              format_number(batch_tokens), subject, microbatches));
+    return;
+  }
   const double seqs = batch_tokens / seq_len;  // whole (check_batch)
   if (std::fmod(seqs, d.data) != 0)
     throw std::invalid_argument(fmt::format(
@@ -572,6 +576,13 @@ std::string measured_list() {
   return out;
 }
 }  // namespace
+
+std::string positions_note(const scaling::TransformerConfig& model, double seq_len, const std::string& what) {
+  if (model.max_learned_seq <= 0 || seq_len <= model.max_learned_seq) return {};
+  return fmt::format("note: {} is longer than the model's learned position table ({} positions: the config's "
+                     "n_positions or max_position_embeddings); the model as configured cannot take that many tokens",
+                     what, scaling::format_number(model.max_learned_seq));
+}
 
 nlohmann::json calibration_json(const scaling::Chip& chip) {
   const scaling::ChipCalibration c = scaling::chip_calibration(chip);

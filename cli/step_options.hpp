@@ -176,6 +176,10 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, sc
 // no measured table, so its step can be far more optimistic than the preset's. JSON: {chip, measured,
 // matmuls, attention, memory_kernels, mfu_record}; the text's note says the same in one line.
 nlohmann::json calibration_json(const scaling::Chip& chip);
+// A sequence longer than the model's learned position table (GPT-2's n_positions, OPT's
+// max_position_embeddings) cannot run as configured: the note names the option (`what`: "--seq 4,096",
+// "the default --seq 4,096", "--context 8,192") and the table; empty when within it or without a table.
+std::string positions_note(const scaling::TransformerConfig& model, double seq_len, const std::string& what);
 std::string calibration_note(const scaling::Chip& chip);
 
 // The inputs of a train/plan run for a refusal's message: the chip (or chip file), its overrides, the

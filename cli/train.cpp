@@ -88,6 +88,8 @@ void run_train(const TrainArgs& a) {
   for (const auto& [key, value] : layout_terms.items()) j[key] = value;
   if (!default_layout.empty()) j["default_layout"] = default_layout;
   if (cost_model == CostModel::calibrated) j["calibration"] = calibration_json(chip);
+  const std::string positions = positions_note(cfg, resolve_seq(a.step), seq_text(a.step));
+  if (!positions.empty()) j["notes"] = {positions.substr(std::string("note: ").size())};
   if (!a.tokens.empty()) {
     const double total_flops = flops_per_token * tokens;
     if (!std::isfinite(total_flops))
@@ -149,6 +151,7 @@ void run_train(const TrainArgs& a) {
   fmt::print("{} on {} ({} cost model)\n", model_title(a.model, a.config), escape_for_message(system.name), to_string(cost_model));
   if (!ignored.empty()) fmt::print("{}\n", ignored_note(ignored, cost_model));
   if (cost_model == CostModel::calibrated) fmt::print("{}\n", calibration_note(chip));
+  if (!positions.empty()) fmt::print("{}\n", escape_for_message(positions, 400));
   auto row = [&](const std::string& what, const std::string& value) { fmt::print("  {:<44} {:>18}\n", what, value); };
   auto bytes = [&](const char* key) { return format_quantity(j[key].get<double>(), "B"); };
   row("parameters (total / active)", format_number(p.total) + " / " + format_number(p.active));

@@ -139,3 +139,23 @@ TEST_CASE("review 5, 7, 8, 9: frontier cap, whole microbatches, integer steps, o
     expect_rejected({{"serve --model llama3-8b --chip h100 --chips 1 --batch 8 --context 4096 --compute " + dtype,
                       "--compute '" + dtype + "': expected bf16, int8 or fp8"}});
 }
+
+TEST_CASE("review 10: a sequence past the learned position table is said, naming the option and the table") {
+  // tests/data/gpt2.json: "n_positions": 1024; opt-125m.json: "max_position_embeddings": 2048.
+  const std::string gpt2 = "--config " + std::string(TEST_SOURCE_DIR) + "/data/gpt2.json";
+  const std::string opt = "--config " + std::string(TEST_SOURCE_DIR) + "/data/opt-125m.json";
+  const std::string train = "train " + gpt2 + " --chip h100 --nodes 1 --batch-tokens 1048576";
+  CHECK(run(train).out.find("note: the default --seq 4,096 is longer than the model's learned position table "
+                            "(1,024 positions") != std::string::npos);
+  CHECK(json_of(train).contains("notes"));
+  CHECK_FALSE(json_of(train + " --seq 1024").contains("notes"));
+  CHECK(json_of("plan " + gpt2 + " --chip h100 --nodes 1 --batch-tokens 1048576")["notes"][0].get<std::string>().find(
+            "1,024 positions") != std::string::npos);
+  // OPT: 2048 positions (its two offset rows are not positions): 2048 is within, 2049 past.
+  const std::string serve = "serve " + opt + " --chip h100 --chips 1 --batch 1 --context ";
+  CHECK_FALSE(json_of(serve + "2048").contains("notes"));
+  CHECK(run(serve + "2049").out.find("note: --context 2,049 is longer than the model's learned position table "
+                                     "(2,048 positions") != std::string::npos);
+  // A rotary model has no table: no note at any length.
+  CHECK_FALSE(json_of("train --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576 --seq 1048576").contains("notes"));
+}

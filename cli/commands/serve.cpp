@@ -216,6 +216,10 @@ void run(const Args& a) {
                             format_number(p.tokens_per_s_per_chip), p.pareto ? "*" : "");
     }
   }
+  if (const std::string positions = positions_note(cfg, T, "--context " + format_number(T)); !positions.empty()) {
+    r.extra["notes"] = {positions.substr(std::string("note: ").size())};
+    r.tail = "\n" + escape_for_message(positions, 400) + "\n" + r.tail;
+  }
   if (cm == CostModel::calibrated) {
     // Where the calibrated rates came from: serving_calibration finds a measured card's tables by the chip's
     // name, so a chip file copying a preset under another name runs at datasheet rates (README "Your own chip").
