@@ -145,6 +145,7 @@ void run_plan(const PlanArgs& a) {
     })};
     as_timed(out.top.front(), r.cost_model);  // the book's step: ZeRO-3, one microbatch (as its search says)
     out.configs_evaluated = 1;
+    out.configs_timed = 1;  // the one layout was timed (a search's count of timed layouts)
     out.configs_fit = out.top.front().terms.memory.total <= r.system.chip.hbm_bytes ? 1 : 0;
   } else {
     // What fixes one layout from here: two degrees, or a second beside the one given.
@@ -268,9 +269,11 @@ void run_plan(const PlanArgs& a) {
   if (r.cost_model == CostModel::calibrated && !one_layout)
     fmt::print("layouts evaluated: {}, timed: {} ({} fit in HBM), skipped by the floor: {}; ranked by: {}\n\n",
                out.configs_evaluated, out.configs_timed, out.configs_fit, out.configs_pruned, kTieRule);
-  else
+  else if (!one_layout)
     fmt::print("layouts evaluated: {}, fit in HBM: {}; ranked by: {}\n\n", out.configs_evaluated, out.configs_fit,
                kTieRule);
+  else
+    fmt::print("\n");  // one layout: nothing ranked
   if (r.system.slow.groups > 1) fmt::print("(zero N*: ZeRO shards across the {} as well)\n", r.system.slow.name);
   const bool cal = r.cost_model == CostModel::calibrated;
   // The book's utilisation is §5.1.4's, of the MLP matmuls' FLOPs only: its own column name (step_json's
@@ -285,16 +288,17 @@ void run_plan(const PlanArgs& a) {
   int rank = 1;
   for (const auto& p : out.top) {
     const auto& [l, t] = p;
-    // Calibrated: sequence parallelism, virtual stages (1 without interleaving), TP overlap ("-" without a
-    // tensor group: nothing to overlap) and DP overlap.
+    // Calibrated: sequence parallelism and TP overlap ("-" without a tensor group: nothing to split or
+    // overlap), virtual stages (1 without interleaving) and DP overlap ("-" without data replicas).
     auto yes_no = [](bool b) { return b ? "yes" : "no"; };
     const std::string switches =
-        cal ? fmt::format("{:<3} {:<3} {:<8} {:<3} ", yes_no(l.sequence_parallel), l.virtual_stages,
-                          tensor_degree(l) > 1 ? to_string(l.tp_overlap) : "-", yes_no(l.dp_overlap))
+        cal ? fmt::format("{:<3} {:<3} {:<8} {:<3} ", tensor_degree(l) > 1 ? yes_no(l.sequence_parallel) : "-",
+                          l.virtual_stages, tensor_degree(l) > 1 ? to_string(l.tp_overlap) : "-",
+                          data_degree(l) > 1 ? yes_no(l.dp_overlap) : "-")
             : "";
     fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>6.1f}% {:<10} {}\n", rank++,
                data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches,
-               std::to_string(l.zero) + (l.zero_scope == ZeroScope::all && r.system.slow.groups > 1 ? "*" : ""),
+               std::to_string(l.zero) + (l.zero > 0 && l.zero_scope == ZeroScope::all && r.system.slow.groups > 1 ? "*" : ""),
                label(l.saved), switches, format_quantity(t.step_s, "s"), format_quantity(t.memory.total, "B"),
                100 * t.mfu, bound_label(t.bound, r.system), describe_axes(p, r.system));
   }

@@ -21,6 +21,15 @@
 namespace cli {
 
 namespace {
+// num / den sequences (both whole) for a message: a decimal down to a thousandth ("0.015625"), a fraction
+// in lowest terms below it ("1/16,384", never "6.10352e-5").
+std::string share_text(double num, double den) {
+  const double x = num / den;
+  if (x >= 1e-3) return scaling::format_number(x, 6);
+  double a = num, b = den;
+  while (b != 0) a = std::fmod(a, b), std::swap(a, b);  // a: gcd(num, den)
+  return scaling::format_number(num / a) + "/" + scaling::format_number(den / a);
+}
 // A count as an int, under the same limit (and wording) as the option's own check (limits.hpp).
 int whole(const std::string& option, const std::string& text, double limit) {
   return static_cast<int>(parse_size(option, text, limit));
@@ -327,14 +336,14 @@ void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, do
     throw std::invalid_argument(fmt::format(
         "{}: each replica would hold {} sequences of {} (--batch-tokens {} is {} {}): must divide them "
         "(a replica trains on whole sequences)",
-        subject, format_number(seqs / d.data, 6), seq_text(s), format_number(batch_tokens),
+        subject, share_text(seqs, d.data), seq_text(s), format_number(batch_tokens),
         format_number(seqs), seqs == 1 ? "sequence" : "sequences"));
   if (std::fmod(seqs, static_cast<double>(d.data) * microbatches) != 0)
     throw std::invalid_argument(fmt::format(
         "--microbatches {}: each replica's microbatch would hold {} sequences of {} ({} per replica of {}): "
         "must be a whole number of sequences",
-        microbatches, format_number(seqs / d.data / microbatches, 6), seq_text(s),
-        format_number(seqs / d.data), subject));
+        microbatches, share_text(seqs, static_cast<double>(d.data) * microbatches), seq_text(s),
+        share_text(seqs, d.data), subject));
 }
 
 void check_given_degrees(const StepArgs& s, const MachineArgs& m, const scaling::System& system,

@@ -173,9 +173,10 @@ void run_train(const TrainArgs& a) {
   row("batch per chip", format_number(B / n));
   const auto& [l, t] = step;
   // The scope as the JSON's zero_scope: on one slice or node "all" (the same either way).
-  fmt::print("layout: dp {} × tp {} × pp {}, {} microbatch{}, ZeRO-{} over {}, saved {} (axes {})\n",
+  // ZeRO-0 shards nothing: no scope printed.
+  fmt::print("layout: dp {} × tp {} × pp {}, {} microbatch{}, ZeRO-{}{}, saved {} (axes {})\n",
              data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches, l.microbatches == 1 ? "" : "es",
-             l.zero, j["zero_scope"].get<std::string>(),
+             l.zero, l.zero == 0 ? std::string() : " over " + j["zero_scope"].get<std::string>(),
              label(l.saved), describe_axes(step, system));
   if (!default_layout.empty()) fmt::print("  ({})\n", default_layout);
   // The parts of memory_per_chip, each printed (the calibrated ones where the model has them): they sum to
@@ -188,7 +189,7 @@ void run_train(const TrainArgs& a) {
   part("per chip: fp32 master copy", "master");
   part("per chip: activations in flight", "activations");
   if (cost_model == CostModel::calibrated) {
-    part("per chip: comm buffers (and ZeRO-3's gathered layers)", "buffers");
+    part("per chip: comm buffers, ZeRO-3 gathers", "buffers");
     if (mp["allocator_reserve"].get<double>() > 0) part("per chip: allocator reserve (fragmentation)", "allocator_reserve");
   }
   row("per chip: total", format_quantity(per_chip, "B") + (j["fits"].get<bool>() ? " (fits)" : " (does not fit)"));
@@ -196,9 +197,13 @@ void run_train(const TrainArgs& a) {
   if (cal) {
     // Where the calibrated step goes (cost/calibrated.hpp); the five summary lines below add up to it.
     const auto& c = t.calibrated;
-    fmt::print("  calibrated ({}, {} virtual, sp {}, tp-overlap {}, dp-overlap {}, {} attention):\n",
-               to_string(l.schedule), l.virtual_stages, l.sequence_parallel ? "yes" : "no", to_string(l.tp_overlap),
-               l.dp_overlap ? "yes" : "no", to_string(l.attention));
+    // A switch the layout has nothing for ("-"): a schedule without a pipeline, sequence parallelism and TP
+    // overlap without a tensor group, DP overlap without data replicas (as plan's table prints them).
+    const bool pipe = pipeline_degree(l) > 1, tensor = tensor_degree(l) > 1, data = data_degree(l) > 1;
+    fmt::print("  calibrated (schedule {}, {} virtual, sp {}, tp-overlap {}, dp-overlap {}, {} attention):\n",
+               pipe ? to_string(l.schedule) : "-", l.virtual_stages,
+               tensor ? (l.sequence_parallel ? "yes" : "no") : "-", tensor ? to_string(l.tp_overlap) : "-",
+               data ? (l.dp_overlap ? "yes" : "no") : "-", to_string(l.attention));
     row("  matmuls at " + format_number(100 * c.matmul_efficiency, 3) + "% of peak", format_quantity(c.t_matmul_s, "s"));
     row("  attention core", format_quantity(c.t_attention_s, "s"));
     row("  recompute", format_quantity(c.t_recompute_s, "s"));
@@ -207,7 +212,8 @@ void run_train(const TrainArgs& a) {
     row("  tensor-parallel collectives (exposed)", format_quantity(c.t_tp_s, "s"));
     row("  pipeline sends", format_quantity(c.t_pipeline_send_s, "s"));
     row("  data-parallel reduce (exposed)", format_quantity(c.t_dp_exposed_s, "s"));
-    row("  of which latency", format_quantity(c.t_latency_s, "s"));
+    // Every collective's latency (tensor, pipeline and data), counted inside the lines above.
+    row("  latency of all collectives, in the above", format_quantity(c.t_latency_s, "s"));
   }
   row(cal ? "step: math (achieved rates)" : "step: math at peak", format_quantity(t.t_math_s, "s"));
   row(cal ? "step: HBM (vector work, optimizer)" : "step: HBM", format_quantity(t.t_hbm_s, "s"));

@@ -159,3 +159,30 @@ TEST_CASE("review 10: a sequence past the learned position table is said, naming
   // A rotary model has no table: no note at any length.
   CHECK_FALSE(json_of("train --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576 --seq 1048576").contains("notes"));
 }
+
+TEST_CASE("review 11 and 12: labels fit, one layout ranks nothing, unused switches print as '-'") {
+  const std::string train = "train --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576";
+  const auto t = run(train + " --zero 0");
+  REQUIRE(t.exit_code == 0);
+  // Every table row's label fits the 44-character column: the value column starts at the same place.
+  CHECK(t.out.find("  per chip: comm buffers, ZeRO-3 gathers  ") != std::string::npos);
+  CHECK(t.out.find("ZeRO-0 over") == std::string::npos);
+  CHECK(t.out.find("ZeRO-0,") != std::string::npos);
+  CHECK(t.out.find("of which latency") == std::string::npos);
+  // dp 16 × tp 1 × pp 1: no pipeline, no tensor group; dp 16 overlaps its reduce.
+  CHECK(t.out.find("calibrated (schedule -, 1 virtual, sp -, tp-overlap -, dp-overlap yes,") != std::string::npos);
+  // One layout in plan: timed once, nothing ranked.
+  const std::string one = "plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1048576 --tp 8 --pp 2";
+  const auto j = json_of(one);
+  CHECK(j["configs_timed"] == 1);
+  CHECK(j["configs_evaluated"] == 1);
+  const auto text = run(one);
+  CHECK(text.out.find("ranked by") == std::string::npos);
+  // dp 1: the DP-overlap column is "-" (nothing to overlap), tp 8: the sp column a word.
+  CHECK(text.out.find("D+2F             no  1   no       -  ") != std::string::npos);
+  // A refusal's share of a sequence below a thousandth is a fraction, not 6.10352e-5.
+  const auto tiny = run("train --model llama3-8b --chip h100 --nodes 2048 --batch-tokens 4096 --dp 16384");
+  CHECK(tiny.exit_code == 1);
+  CHECK(tiny.err.find("1/16,384 sequences") != std::string::npos);
+  CHECK(tiny.err.find("e-") == std::string::npos);
+}
