@@ -44,6 +44,12 @@ int scaling_main(int argc, char** argv) {
   auto say = [](const std::string& message, const char* suffix = "") {
     std::cerr << "scaling: " << scaling::escape_for_message(message, 600) << suffix << "\n";
   };
+  // Where a usage error points: the chosen subcommand's help when there is one ("scaling plan --help").
+  auto help_hint = [&app]() {
+    const auto chosen = app.get_subcommands();
+    return chosen.empty() ? std::string(" (see scaling --help)")
+                          : " (see scaling " + chosen.front()->get_name() + " --help)";
+  };
   cli::pending() = nullptr;
   try {
     app.parse(argc, argv);
@@ -63,7 +69,7 @@ int scaling_main(int argc, char** argv) {
           named = x;
           break;
         }
-      say("unknown option or argument '" + named + "'", " (see scaling --help)");
+      say("unknown option or argument '" + named + "'", help_hint().c_str());
       return 2;
     }
     // An option given more than once: CLI11 says "--tp: At Most 1 required but received 2" (it counts
@@ -79,11 +85,11 @@ int scaling_main(int argc, char** argv) {
       if (times >= 2) {
         say(name + " given " + (times == 2 ? std::string("twice") : std::to_string(times) + " times") +
                 ": give it once",
-            " (see scaling --help)");
+            help_hint().c_str());
         return 2;
       }
     }
-    say(e.what(), " (see scaling --help)");
+    say(e.what(), help_hint().c_str());
     return 2;
   } catch (const std::invalid_argument& e) {  // a typed option's check (options.hpp): a bad value, exit 1
     say(e.what());
@@ -102,7 +108,7 @@ int scaling_main(int argc, char** argv) {
     cli::pending()();
     return 0;
   } catch (const cli::UsageError& e) {
-    say(e.what(), " (see scaling --help)");
+    say(e.what(), help_hint().c_str());
     return 2;
   } catch (const std::invalid_argument& e) {
     say(e.what());

@@ -4,11 +4,11 @@
 
 namespace cli {
 
-scaling::TransformerConfig resolve_model(const std::string& subcommand, const std::string& model,
+scaling::TransformerConfig resolve_model([[maybe_unused]] const std::string& subcommand, const std::string& model,
                                          const std::string& config) {
   if (model.empty() == config.empty())
-    throw UsageError(subcommand + (model.empty() ? ": give --model NAME or --config PATH"
-                                                 : ": give --model or --config, not both"));
+    throw UsageError(model.empty() ? "--model or --config is needed: give --model NAME or --config PATH"
+                                   : "--model and --config: give one of them, not both");
   return model.empty() ? for_option("--config", [&] { return scaling::load_hf_config(config); })
                        : for_option("--model", [&] { return scaling::model(model); });
 }

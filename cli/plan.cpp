@@ -14,6 +14,7 @@
 #include "limits.hpp"
 #include "output.hpp"
 #include "scaling/base/format.hpp"
+#include "scaling/base/validate.hpp"
 #include "scaling/cost/calibrated.hpp"
 #include "scaling/cost/planner.hpp"
 #include "scaling/model/presets.hpp"
@@ -23,14 +24,25 @@ namespace cli {
 
 namespace {
 
-// --saved: rules to try, comma-separated, each a name or a sum (parse_plan_rule).
-std::vector<scaling::PlanRule> parse_saved(const std::string& text) {
+// --saved: rules to try, comma-separated, each a name or a sum (parse_plan_rule for this model). Two that
+// come to the same rule for the model (all and its sum) would list every layout twice: refused.
+std::vector<scaling::PlanRule> parse_saved(const std::string& text, const scaling::TransformerConfig& model) {
   std::vector<scaling::PlanRule> out;
+  std::vector<std::string> typed;
   size_t start = 0;
   while (true) {
     const size_t end = text.find(',', start);
     const std::string name = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    out.push_back(for_option("--saved", [&] { return scaling::parse_plan_rule(name); }));
+    const auto rule = for_option("--saved", [&] { return scaling::parse_plan_rule(name, model); });
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].name == rule.name &&
+          scaling::resolved_rule(out[i], model) == scaling::resolved_rule(rule, model))
+        scaling::check::fail(scaling::check::subject("--saved", text),
+                             fmt::format("'{}' and '{}' are the same rule for this model ({}): give each rule once",
+                                         scaling::escape_for_message(typed[i]), scaling::escape_for_message(name),
+                                         scaling::resolved_rule(rule, model)));
+    out.push_back(rule);
+    typed.push_back(name);
     if (end == std::string::npos) return out;
     start = end + 1;
   }
@@ -93,7 +105,7 @@ void run_plan(const PlanArgs& a) {
   using namespace scaling;
   PlanRequest r;
   r.model = resolve_model("plan", a.model, a.config);
-  if (a.batch_tokens.empty()) throw UsageError("plan: --batch-tokens is required");
+  if (a.batch_tokens.empty()) throw UsageError("--batch-tokens is required");
   const Chip c = resolve_chip(a.chip);
   r.system = resolve_system("plan", c, a.machine);
   r.batch_tokens = parse_size("--batch-tokens", a.batch_tokens);
@@ -115,9 +127,14 @@ void run_plan(const PlanArgs& a) {
     // One layout: its degrees at their best placement on the axes, as `train` computes it.
     mode = "one layout";
     fixed = {{"dp", d.data}, {"tp", d.tensor}, {"pp", d.pipeline}};
-    if (!a.max_microbatches.empty() || !a.top.empty())
-      throw UsageError("plan: --top and --max-microbatches search; given every degree there is one layout");
-    const Layout base = resolve_layout(a.step);
+    // Named as typed: the first of the two search options given.
+    const bool top = !a.top.empty();
+    if (top || !a.max_microbatches.empty())
+      throw UsageError(fmt::format("{} '{}': an option of the search, and with {} given there is one layout: leave it "
+                                   "out, or give one degree fewer",
+                                   top ? "--top" : "--max-microbatches",
+                                   escape_for_message(top ? a.top : a.max_microbatches), g.text()));
+    const Layout base = resolve_layout(a.step, r.model);
     reruns = base.saved.recompute != Remat::none;
     check_virtual_stages(a.step, d, base, r.model.layers);
     check_batch(r.batch_tokens, a.step, r.cost_model);  // after the usage and layout rules, as train
@@ -128,16 +145,24 @@ void run_plan(const PlanArgs& a) {
     })};
     as_timed(out.top.front(), r.cost_model);  // the book's step: ZeRO-3, one microbatch (as its search says)
     out.configs_evaluated = 1;
+    out.configs_timed = 1;  // the one layout was timed (a search's count of timed layouts)
     out.configs_fit = out.top.front().terms.memory.total <= r.system.chip.hbm_bytes ? 1 : 0;
   } else {
-    const std::string fix_two = "give two of --dp, --tp and --pp (one layout) or none (the search)";
+    // What fixes one layout from here: two degrees, or a second beside the one given.
+    const std::string fix_two = g.count() == 0
+                                    ? std::string("give two of --dp, --tp and --pp to time one layout")
+                                    : "give a second of --dp, --tp and --pp beside " + g.text() + " to time one layout";
     if (!a.step.microbatches.empty())
-      throw UsageError("plan: --microbatches fixes one layout's count: " + fix_two + ", or bound the search with "
-                       "--max-microbatches");
-    if (!a.step.zero_scope.empty()) throw UsageError("plan: --zero-scope fixes one layout: " + fix_two);
+      throw UsageError(fmt::format("--microbatches '{}': one layout's count, and the search tries every count: {}, or "
+                                   "bound the search with --max-microbatches",
+                                   escape_for_message(a.step.microbatches), fix_two));
+    if (!a.step.zero_scope.empty())
+      throw UsageError(fmt::format("--zero-scope '{}': one layout's scope, and the search tries both where there are "
+                                   "pods or nodes: {}",
+                                   escape_for_message(a.step.zero_scope), fix_two));
     if (!a.step.saved.empty() && !a.step.recompute.empty())
       throw UsageError("--recompute names one of --saved's rules: give one of them");
-    if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved);
+    if (!a.step.saved.empty()) r.saved_rules = parse_saved(a.step.saved, r.model);
     if (!a.step.recompute.empty()) r.saved_rules = {for_option("--recompute", [&] { return recompute_rule(a.step.recompute); })};
     for (const auto& rule : r.saved_rules) reruns = reruns || rule.recompute != Remat::none;
     apply_switches(a.step, r.switches);
@@ -207,8 +232,8 @@ void run_plan(const PlanArgs& a) {
   const auto ignored = ignored_options(a.step, r.cost_model, {reruns, one_layout ? &out.top.front().layout : nullptr},
                                        {{"--max-microbatches", a.max_microbatches}});
   nlohmann::json top = nlohmann::json::array();
-  for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model));
-  const nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
+  for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model, r.model));
+  nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
                          {"configs_fit", out.configs_fit},
                          {"configs_timed", out.configs_timed},
                          {"configs_pruned", out.configs_pruned},
@@ -222,8 +247,11 @@ void run_plan(const PlanArgs& a) {
                          {"fixed", fixed},
                          {"tie_break", kTieRule},
                          {"fits", out.configs_fit > 0},
-                         {"best", step_json(out.top.front(), r.system, r.cost_model)},
+                         {"best", step_json(out.top.front(), r.system, r.cost_model, r.model)},
                          {"top", top}};
+  if (r.cost_model == CostModel::calibrated) j["calibration"] = calibration_json(c);
+  const std::string positions = positions_note(r.model, r.seq_len, seq_text(a.step));
+  if (!positions.empty()) j["notes"] = {positions.substr(std::string("note: ").size())};
   // Every result finite before anything is printed (the table shows the same numbers as the JSON).
   require_finite_json(j, inputs);
   if (a.json) {
@@ -234,14 +262,18 @@ void run_plan(const PlanArgs& a) {
              format_number(r.batch_tokens), to_string(r.cost_model),
              one_layout || g.count() == 0 ? mode : mode + " with " + g.text() + " fixed");
   if (!ignored.empty()) fmt::print("{}\n", ignored_note(ignored, r.cost_model));
+  if (r.cost_model == CostModel::calibrated) fmt::print("{}\n", calibration_note(c));
+  if (!positions.empty()) fmt::print("{}\n", escape_for_message(positions, 400));
   if (!fixed.empty() && !one_layout)
     fmt::print("every layout with {} is searched (the other degrees, microbatches, ZeRO, saved rules, switches)\n", g.text());
   if (r.cost_model == CostModel::calibrated && !one_layout)
     fmt::print("layouts evaluated: {}, timed: {} ({} fit in HBM), skipped by the floor: {}; ranked by: {}\n\n",
                out.configs_evaluated, out.configs_timed, out.configs_fit, out.configs_pruned, kTieRule);
-  else
+  else if (!one_layout)
     fmt::print("layouts evaluated: {}, fit in HBM: {}; ranked by: {}\n\n", out.configs_evaluated, out.configs_fit,
                kTieRule);
+  else
+    fmt::print("\n");  // one layout: nothing ranked
   if (r.system.slow.groups > 1) fmt::print("(zero N*: ZeRO shards across the {} as well)\n", r.system.slow.name);
   const bool cal = r.cost_model == CostModel::calibrated;
   // The book's utilisation is §5.1.4's, of the MLP matmuls' FLOPs only: its own column name (step_json's
@@ -256,16 +288,17 @@ void run_plan(const PlanArgs& a) {
   int rank = 1;
   for (const auto& p : out.top) {
     const auto& [l, t] = p;
-    // Calibrated: sequence parallelism, virtual stages (1 without interleaving), TP overlap ("-" without a
-    // tensor group: nothing to overlap) and DP overlap.
+    // Calibrated: sequence parallelism and TP overlap ("-" without a tensor group: nothing to split or
+    // overlap), virtual stages (1 without interleaving) and DP overlap ("-" without data replicas).
     auto yes_no = [](bool b) { return b ? "yes" : "no"; };
     const std::string switches =
-        cal ? fmt::format("{:<3} {:<3} {:<8} {:<3} ", yes_no(l.sequence_parallel), l.virtual_stages,
-                          tensor_degree(l) > 1 ? to_string(l.tp_overlap) : "-", yes_no(l.dp_overlap))
+        cal ? fmt::format("{:<3} {:<3} {:<8} {:<3} ", tensor_degree(l) > 1 ? yes_no(l.sequence_parallel) : "-",
+                          l.virtual_stages, tensor_degree(l) > 1 ? to_string(l.tp_overlap) : "-",
+                          data_degree(l) > 1 ? yes_no(l.dp_overlap) : "-")
             : "";
     fmt::print("{:>3} {:>6} {:>4} {:>4} {:>5} {:>4} {:<16} {}{:>10} {:>10} {:>6.1f}% {:<10} {}\n", rank++,
                data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches,
-               std::to_string(l.zero) + (l.zero_scope == ZeroScope::all && r.system.slow.groups > 1 ? "*" : ""),
+               std::to_string(l.zero) + (l.zero > 0 && l.zero_scope == ZeroScope::all && r.system.slow.groups > 1 ? "*" : ""),
                label(l.saved), switches, format_quantity(t.step_s, "s"), format_quantity(t.memory.total, "B"),
                100 * t.mfu, bound_label(t.bound, r.system), describe_axes(p, r.system));
   }

@@ -16,17 +16,28 @@
 #include "scaling/hardware/topology.hpp"
 #include "scaling/cost/calibrated.hpp"
 #include "scaling/cost/layout.hpp"
+#include "scaling/cost/gemm_efficiency.hpp"
 
 namespace cli {
 
 namespace {
+// num / den sequences (both whole) for a message: a decimal down to a thousandth ("0.015625"), a fraction
+// in lowest terms below it ("1/16,384", never "6.10352e-5").
+std::string share_text(double num, double den) {
+  const double x = num / den;
+  if (x >= 1e-3) return scaling::format_number(x, 6);
+  double a = num, b = den;
+  while (b != 0) a = std::fmod(a, b), std::swap(a, b);  // a: gcd(num, den)
+  return scaling::format_number(num / a) + "/" + scaling::format_number(den / a);
+}
 // A count as an int, under the same limit (and wording) as the option's own check (limits.hpp).
 int whole(const std::string& option, const std::string& text, double limit) {
   return static_cast<int>(parse_size(option, text, limit));
 }
 }  // namespace
 
-scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, const MachineArgs& m) {
+// Usage errors lead with the option (main.cpp points at the subcommand's --help); `sub` is not repeated.
+scaling::System resolve_system([[maybe_unused]] const std::string& sub, const scaling::Chip& c, const MachineArgs& m) {
   using namespace scaling;
   const bool gpu_flags = !m.nodes.empty() || !m.gpus_per_node.empty() || !m.nvlink_bw.empty() || !m.ib_bw.empty();
   const bool tpu_flags = !m.slice.empty() || !m.pods.empty();
@@ -40,20 +51,21 @@ scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, c
         throw std::invalid_argument(fmt::format("{} '{}': the {} is a TPU: give --slice [--pods], not {}", option,
                                                 scaling::escape_for_message(text), c.display, option));
   if (gpu_flags && tpu_flags)
-    throw UsageError(sub + ": --slice/--pods (TPU) and --nodes/--gpus-per-node (GPU) exclude each other");
+    throw UsageError("--slice/--pods (TPU) and --nodes/--gpus-per-node (GPU) exclude each other: give one machine");
   if (!m.chips.empty() && (!m.slice.empty() || !m.nodes.empty()))
-    throw UsageError(sub + ": give --chips or " + (m.slice.empty() ? "--nodes" : "--slice") + ", not both");
+    throw UsageError(std::string("--chips and ") + (m.slice.empty() ? "--nodes" : "--slice") + ": give one of them, not both");
   if (is_gpu(c) || gpu_flags) {
     // A slice on a GPU is refused by the one slice-vs-chip check, as serve and collective refuse it.
     if (!m.slice.empty()) slice_on_chip(c, "--slice", m.slice);
-    if (tpu_flags) throw UsageError(sub + ": " + c.name + " is a GPU: give --nodes N (and --gpus-per-node), not --pods");
-    if (m.nodes.empty() && m.chips.empty()) throw UsageError(sub + ": a GPU cluster needs --nodes N (or --chips N)");
+    if (tpu_flags) throw UsageError("--pods '" + escape_for_message(m.pods) + "': " + escape_for_message(c.name) +
+                                    " is a GPU: give --nodes N (and --gpus-per-node), not --pods");
+    if (m.nodes.empty() && m.chips.empty()) throw UsageError("--nodes is needed: a GPU cluster takes --nodes N (or --chips N)");
     GpuOverrides o;
     if (!m.nvlink_bw.empty()) o.nvlink_bytes_per_s = parse_positive("--nvlink-bw", m.nvlink_bw);
     if (!m.ib_bw.empty()) o.ib_bytes_per_s = parse_positive("--ib-bw", m.ib_bw);
     int per_node = m.gpus_per_node.empty() ? c.gpus_per_node
                                            : whole("--gpus-per-node", m.gpus_per_node, limits::kMaxGpusPerNode);
-    if (per_node < 1) throw UsageError(sub + ": chip " + c.name + " has no node size: give --gpus-per-node");
+    if (per_node < 1) throw UsageError("--gpus-per-node is needed: chip " + escape_for_message(c.name) + " has no node size");
     int nodes = 0;
     if (!m.chips.empty())
       std::tie(nodes, per_node) = gpu_nodes("--chips", m.chips, whole("--chips", m.chips, limits::kMaxChips), per_node);
@@ -63,11 +75,11 @@ scaling::System resolve_system(const std::string& sub, const scaling::Chip& c, c
                       [&] { return gpu_cluster(c, nodes, per_node, o); });
   }
   if (!m.chips.empty()) {
-    if (!m.pods.empty()) throw UsageError(sub + ": --pods needs --slice");
+    if (!m.pods.empty()) throw UsageError("--pods '" + escape_for_message(m.pods) + "': needs --slice (not --chips)");
     const int n = whole("--chips", m.chips, limits::kMaxChips);
     return for_option("--chips", [&] { return tpu_pods(c, {n}, 1); });
   }
-  if (m.slice.empty()) throw UsageError(sub + ": give --slice AxBxC (TPU), --nodes N (GPU) or --chips N");
+  if (m.slice.empty()) throw UsageError("--slice, --nodes or --chips is needed: give --slice AxBxC (TPU), --nodes N (GPU) or --chips N");
   // The one slice-vs-chip check every slice-taking subcommand shares (strict shape, axes of the chip's pod).
   const auto slice = slice_on_chip(c, "--slice", m.slice);
   const int pods = m.pods.empty() ? 1 : whole("--pods", m.pods, limits::kMaxPods);
@@ -306,20 +318,32 @@ void check_data_degree(const StepArgs& s, const Degrees& d, int microbatches, do
                                             "whole tokens)",
                                             microbatches, format_number(batch_tokens)));
   // The calibrated model's rules (planner.cpp's Fixed::whole); the ideal and book models reason per token.
-  if (cost_model != scaling::CostModel::calibrated) return;
+  if (cost_model != scaling::CostModel::calibrated) {
+    // Accumulation splits each replica's share: with more than one microbatch, every replica's microbatch is
+    // whole tokens too (data degree × microbatches divides the batch). One microbatch keeps the ideal and book
+    // models' per-token reading of a data degree (§5's B/N tokens per chip need not be whole). The calibrated
+    // model's whole-sequence rules below imply it; more microbatches than tokens is the step model's refusal.
+    if (microbatches > 1 && static_cast<double>(d.data) * microbatches <= batch_tokens &&
+        std::fmod(batch_tokens, static_cast<double>(d.data) * microbatches) != 0)
+      throw std::invalid_argument(fmt::format("--microbatches {}: each replica's microbatch would hold {} tokens "
+                                              "(--batch-tokens {} over {} × {} microbatches): must be whole tokens",
+                                              microbatches, format_number(batch_tokens / d.data / microbatches, 6),
+                                              format_number(batch_tokens), subject, microbatches));
+    return;
+  }
   const double seqs = batch_tokens / seq_len;  // whole (check_batch)
   if (std::fmod(seqs, d.data) != 0)
     throw std::invalid_argument(fmt::format(
         "{}: each replica would hold {} sequences of {} (--batch-tokens {} is {} {}): must divide them "
         "(a replica trains on whole sequences)",
-        subject, format_number(seqs / d.data, 6), seq_text(s), format_number(batch_tokens),
+        subject, share_text(seqs, d.data), seq_text(s), format_number(batch_tokens),
         format_number(seqs), seqs == 1 ? "sequence" : "sequences"));
   if (std::fmod(seqs, static_cast<double>(d.data) * microbatches) != 0)
     throw std::invalid_argument(fmt::format(
         "--microbatches {}: each replica's microbatch would hold {} sequences of {} ({} per replica of {}): "
         "must be a whole number of sequences",
-        microbatches, format_number(seqs / d.data / microbatches, 6), seq_text(s),
-        format_number(seqs / d.data), subject));
+        microbatches, share_text(seqs, static_cast<double>(d.data) * microbatches), seq_text(s),
+        share_text(seqs, d.data), subject));
 }
 
 void check_given_degrees(const StepArgs& s, const MachineArgs& m, const scaling::System& system,
@@ -395,7 +419,7 @@ void check_one_saved_rule(const std::string& text) {
                          "one layout takes one rule (plan searches a list when fewer than two degrees are given)");
 }
 
-scaling::Layout resolve_layout(const StepArgs& s) {
+scaling::Layout resolve_layout(const StepArgs& s, const scaling::TransformerConfig& model) {
   using namespace scaling;
   Layout l;
   if (!s.microbatches.empty()) l.microbatches = whole("--microbatches", s.microbatches, limits::kMaxMicrobatches);
@@ -407,7 +431,7 @@ scaling::Layout resolve_layout(const StepArgs& s) {
     throw UsageError("--recompute names one of --saved's rules: give one of them");
   check_one_saved_rule(s.saved);
   if (!s.recompute.empty()) l.saved = for_option("--recompute", [&] { return recompute_rule(s.recompute); });
-  else l.saved = for_option("--saved", [&] { return parse_plan_rule(s.saved.empty() ? "D+2F" : s.saved); });
+  else l.saved = for_option("--saved", [&] { return parse_plan_rule(s.saved.empty() ? "D+2F" : s.saved, model); });
   apply_switches(s, l);
   return l;
 }
@@ -553,7 +577,48 @@ void as_timed(scaling::Planned& p, scaling::CostModel cost_model) {
   p.layout.microbatches = 1;
 }
 
-nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model) {
+namespace {
+// The cards with measured tables, for a note: "h100, a100".
+std::string measured_list() {
+  std::string out;
+  for (const auto& card : scaling::measured_cards()) out += (out.empty() ? std::string() : std::string(", ")) + card;
+  return out;
+}
+}  // namespace
+
+std::string positions_note(const scaling::TransformerConfig& model, double seq_len, const std::string& what) {
+  if (model.max_learned_seq <= 0 || seq_len <= model.max_learned_seq) return {};
+  return fmt::format("note: {} is longer than the model's learned position table ({} positions: the config's "
+                     "n_positions or max_position_embeddings); the model as configured cannot take that many tokens",
+                     what, scaling::format_number(model.max_learned_seq));
+}
+
+nlohmann::json calibration_json(const scaling::Chip& chip) {
+  const scaling::ChipCalibration c = scaling::chip_calibration(chip);
+  const auto cards = scaling::measured_cards();
+  const bool measured = std::find(cards.begin(), cards.end(), chip.name) != cards.end();
+  const scaling::MfuRecord* rec = scaling::published_mfu_record(chip.name);
+  return {{"chip", chip.name},
+          {"measured", measured},
+          {"matmuls", c.matmul_source},
+          {"attention", c.attention_source},
+          {"memory_kernels", c.hbm_source},
+          {"mfu_record", rec ? rec->source : fmt::format("none published for '{}'", chip.name)}};
+}
+
+std::string calibration_note(const scaling::Chip& chip) {
+  const auto cards = scaling::measured_cards();
+  if (std::find(cards.begin(), cards.end(), chip.name) != cards.end())
+    return fmt::format("note: calibrated rates: the measured tables of the {} (validation/gemm/{}.json)",
+                       scaling::escape_for_message(chip.name), scaling::escape_for_message(chip.name));
+  const scaling::ChipCalibration c = scaling::chip_calibration(chip);
+  return fmt::format("note: no measured table for '{}' (the calibrated model finds them by chip name; measured: {}): "
+                     "matmuls from {}; memory kernels from {} (JSON: calibration, with the attention rates and MFU record)",
+                     scaling::escape_for_message(chip.name), measured_list(), c.matmul_source, c.hbm_source);
+}
+
+nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model,
+                         const scaling::TransformerConfig& model) {
   using namespace scaling;
   const auto& [l, t] = p;
   nlohmann::json j{{"dp", data_degree(l)},
@@ -566,7 +631,7 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, sc
           // One slice or node: ZeRO's scope is the same either way, printed as the default ("all").
           {"zero_scope", s.slow.groups == 1 ? to_string(ZeroScope::all) : to_string(l.zero_scope)},
           {"saved", label(l.saved)},
-          {"saved_rule", l.saved.rule},
+          {"saved_rule", resolved_rule(l.saved, model)},
           {"axes", describe_axes(p, s)},
           {"step_s", t.step_s},
           {"bytes_per_chip", t.memory.total},

@@ -102,9 +102,10 @@ int parse_zero_stage(const std::string& text);
 // One layout's --saved: a list is refused naming the option (one wording for train and plan).
 void check_one_saved_rule(const std::string& text);
 
-// One layout's microbatches, ZeRO stage and scope and rule (the defaults: 1, 3, all, D+2F). Throws
+// One layout's microbatches, ZeRO stage and scope and rule (the defaults: 1, 3, all, D+2F; a sum is a named
+// rule only when it equals that rule's sum for `model`: parse_plan_rule's model form). Throws
 // std::invalid_argument naming the option (a list given where one value is needed, a stage above 3, …).
-scaling::Layout resolve_layout(const StepArgs& s);
+scaling::Layout resolve_layout(const StepArgs& s, const scaling::TransformerConfig& model);
 
 // Memory per chip by part, each named for what it holds; the parts sum to bytes_per_chip (the total).
 // memory_per_chip's keys: params, grads, optimizer, master, activations, buffers (MemoryPerChip::working:
@@ -166,7 +167,20 @@ void as_timed(scaling::Planned& p, scaling::CostModel cost_model);
 // bytes_per_chip, memory parts, every time term, bound, mfu, axes.
 // The calibrated block (where the calibrated step goes) only under --cost-model calibrated: the other models
 // have no such terms, and a block of zeros would read as measured.
-nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model);
+// saved_rule is the rule's sum for `model` (resolved_rule), the same text the table prints.
+nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model,
+                         const scaling::TransformerConfig& model);
+
+// Where the calibrated model's rates for `chip` come from (cost/calibrated.cpp's chip_calibration, which
+// finds every measured table by the chip's name): a chip file that copies a preset under another name gets
+// no measured table, so its step can be far more optimistic than the preset's. JSON: {chip, measured,
+// matmuls, attention, memory_kernels, mfu_record}; the text's note says the same in one line.
+nlohmann::json calibration_json(const scaling::Chip& chip);
+// A sequence longer than the model's learned position table (GPT-2's n_positions, OPT's
+// max_position_embeddings) cannot run as configured: the note names the option (`what`: "--seq 4,096",
+// "the default --seq 4,096", "--context 8,192") and the table; empty when within it or without a table.
+std::string positions_note(const scaling::TransformerConfig& model, double seq_len, const std::string& what);
+std::string calibration_note(const scaling::Chip& chip);
 
 // The inputs of a train/plan run for a refusal's message: the chip (or chip file), its overrides, the
 // machine options and the batch, as given() writes them ("--chip-file 'x.json', --slice '16x16', …").

@@ -28,7 +28,7 @@ void run_train(const TrainArgs& a) {
   const double mfu = parse_positive("--mfu", a.mfu);  // its range, [1e-6, 1], is the option's check (train_plan.cpp)
   const double tokens = a.tokens.empty() ? 0 : parse_size("--tokens", a.tokens);
   TrainingSetup s = resolve_setup(a.step);
-  const Layout base = resolve_layout(a.step);
+  const Layout base = resolve_layout(a.step, cfg);
   s.saved = saved_elements(base.saved, cfg);  // the whole model's activations by the layout's rule
   const CostModel cost_model = resolve_cost_model(a.step, a.machine, system);
   // No degree given: every chip a data replica with ZeRO-3 (FSDP over the whole machine), unless the
@@ -84,9 +84,12 @@ void run_train(const TrainArgs& a) {
                    {"ignored_options", ignored},
                    {"tie_break", kTieRule}};
   // The layout and its terms: the same keys and values as `scaling plan`'s best with the same flags.
-  const nlohmann::json layout_terms = step_json(step, system, cost_model);
+  const nlohmann::json layout_terms = step_json(step, system, cost_model, cfg);
   for (const auto& [key, value] : layout_terms.items()) j[key] = value;
   if (!default_layout.empty()) j["default_layout"] = default_layout;
+  if (cost_model == CostModel::calibrated) j["calibration"] = calibration_json(chip);
+  const std::string positions = positions_note(cfg, resolve_seq(a.step), seq_text(a.step));
+  if (!positions.empty()) j["notes"] = {positions.substr(std::string("note: ").size())};
   if (!a.tokens.empty()) {
     const double total_flops = flops_per_token * tokens;
     if (!std::isfinite(total_flops))
@@ -96,7 +99,7 @@ void run_train(const TrainArgs& a) {
     // The same tokens at the step this command models: whole steps of the batch (the last one may be
     // partly filled), step_s each.
     const double steps = std::ceil(tokens / B);
-    j["steps"] = steps;
+    j["steps"] = count_json(steps);
     j["time_at_step_s"] = steps * step.terms.step_s;
   }
   j["batch_per_chip"] = B / n;
@@ -147,6 +150,8 @@ void run_train(const TrainArgs& a) {
   }
   fmt::print("{} on {} ({} cost model)\n", model_title(a.model, a.config), escape_for_message(system.name), to_string(cost_model));
   if (!ignored.empty()) fmt::print("{}\n", ignored_note(ignored, cost_model));
+  if (cost_model == CostModel::calibrated) fmt::print("{}\n", calibration_note(chip));
+  if (!positions.empty()) fmt::print("{}\n", escape_for_message(positions, 400));
   auto row = [&](const std::string& what, const std::string& value) { fmt::print("  {:<44} {:>18}\n", what, value); };
   auto bytes = [&](const char* key) { return format_quantity(j[key].get<double>(), "B"); };
   row("parameters (total / active)", format_number(p.total) + " / " + format_number(p.active));
@@ -168,9 +173,10 @@ void run_train(const TrainArgs& a) {
   row("batch per chip", format_number(B / n));
   const auto& [l, t] = step;
   // The scope as the JSON's zero_scope: on one slice or node "all" (the same either way).
-  fmt::print("layout: dp {} × tp {} × pp {}, {} microbatch{}, ZeRO-{} over {}, saved {} (axes {})\n",
+  // ZeRO-0 shards nothing: no scope printed.
+  fmt::print("layout: dp {} × tp {} × pp {}, {} microbatch{}, ZeRO-{}{}, saved {} (axes {})\n",
              data_degree(l), tensor_degree(l), pipeline_degree(l), l.microbatches, l.microbatches == 1 ? "" : "es",
-             l.zero, j["zero_scope"].get<std::string>(),
+             l.zero, l.zero == 0 ? std::string() : " over " + j["zero_scope"].get<std::string>(),
              label(l.saved), describe_axes(step, system));
   if (!default_layout.empty()) fmt::print("  ({})\n", default_layout);
   // The parts of memory_per_chip, each printed (the calibrated ones where the model has them): they sum to
@@ -183,7 +189,7 @@ void run_train(const TrainArgs& a) {
   part("per chip: fp32 master copy", "master");
   part("per chip: activations in flight", "activations");
   if (cost_model == CostModel::calibrated) {
-    part("per chip: comm buffers (and ZeRO-3's gathered layers)", "buffers");
+    part("per chip: comm buffers, ZeRO-3 gathers", "buffers");
     if (mp["allocator_reserve"].get<double>() > 0) part("per chip: allocator reserve (fragmentation)", "allocator_reserve");
   }
   row("per chip: total", format_quantity(per_chip, "B") + (j["fits"].get<bool>() ? " (fits)" : " (does not fit)"));
@@ -191,9 +197,13 @@ void run_train(const TrainArgs& a) {
   if (cal) {
     // Where the calibrated step goes (cost/calibrated.hpp); the five summary lines below add up to it.
     const auto& c = t.calibrated;
-    fmt::print("  calibrated ({}, {} virtual, sp {}, tp-overlap {}, dp-overlap {}, {} attention):\n",
-               to_string(l.schedule), l.virtual_stages, l.sequence_parallel ? "yes" : "no", to_string(l.tp_overlap),
-               l.dp_overlap ? "yes" : "no", to_string(l.attention));
+    // A switch the layout has nothing for ("-"): a schedule without a pipeline, sequence parallelism and TP
+    // overlap without a tensor group, DP overlap without data replicas (as plan's table prints them).
+    const bool pipe = pipeline_degree(l) > 1, tensor = tensor_degree(l) > 1, data = data_degree(l) > 1;
+    fmt::print("  calibrated (schedule {}, {} virtual, sp {}, tp-overlap {}, dp-overlap {}, {} attention):\n",
+               pipe ? to_string(l.schedule) : "-", l.virtual_stages,
+               tensor ? (l.sequence_parallel ? "yes" : "no") : "-", tensor ? to_string(l.tp_overlap) : "-",
+               data ? (l.dp_overlap ? "yes" : "no") : "-", to_string(l.attention));
     row("  matmuls at " + format_number(100 * c.matmul_efficiency, 3) + "% of peak", format_quantity(c.t_matmul_s, "s"));
     row("  attention core", format_quantity(c.t_attention_s, "s"));
     row("  recompute", format_quantity(c.t_recompute_s, "s"));
@@ -202,7 +212,8 @@ void run_train(const TrainArgs& a) {
     row("  tensor-parallel collectives (exposed)", format_quantity(c.t_tp_s, "s"));
     row("  pipeline sends", format_quantity(c.t_pipeline_send_s, "s"));
     row("  data-parallel reduce (exposed)", format_quantity(c.t_dp_exposed_s, "s"));
-    row("  of which latency", format_quantity(c.t_latency_s, "s"));
+    // Every collective's latency (tensor, pipeline and data), counted inside the lines above.
+    row("  latency of all collectives, in the above", format_quantity(c.t_latency_s, "s"));
   }
   row(cal ? "step: math (achieved rates)" : "step: math at peak", format_quantity(t.t_math_s, "s"));
   row(cal ? "step: HBM (vector work, optimizer)" : "step: HBM", format_quantity(t.t_hbm_s, "s"));

@@ -102,19 +102,25 @@ TEST_CASE("scaling usage errors exit 2") {
   CHECK(run("--help").exit_code == 0);
 }
 
+TEST_CASE("a usage error points at the subcommand's help, or the program's without one") {
+  CHECK(run("plan --model llama3-8b --chip h100 --batch-tokens 1M").err.find("(see scaling plan --help)") !=
+        std::string::npos);
+  CHECK(run("--bogus").err.find("(see scaling --help)") != std::string::npos);
+}
+
 TEST_CASE("an option given twice is named, in the project's wording, exit 2") {
   // CLI11 said "--tp: At Most 1 required but received 2" (it counts values); the user typed --tp twice.
   const std::string plan = "plan --model llama3-8b --chip h100 --nodes 2 --batch-tokens 1M";
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
-           {plan + " --tp 2 --tp 4", "scaling: --tp given twice: give it once (see scaling --help)\n"},
-           {plan + " --tp=2 --tp 2", "scaling: --tp given twice: give it once (see scaling --help)\n"},
+           {plan + " --tp 2 --tp 4", "scaling: --tp given twice: give it once (see scaling plan --help)\n"},
+           {plan + " --tp=2 --tp 2", "scaling: --tp given twice: give it once (see scaling plan --help)\n"},
            {"train --model llama3-8b --model llama3-8b --chip h100 --nodes 1 --batch-tokens 1M",
-            "scaling: --model given twice: give it once (see scaling --help)\n"},
+            "scaling: --model given twice: give it once (see scaling train --help)\n"},
            {"matmul --chip tpu-v5e --B 1 --B 2 --B 3 --D 8 --F 8",
-            "scaling: --B given 3 times: give it once (see scaling --help)\n"},
+            "scaling: --B given 3 times: give it once (see scaling matmul --help)\n"},
            // An option of two values (dot's --shapes) given twice: named by its occurrences, not its values.
            {"dot 'bf,fd->db' --shapes 128,256 256,16 --shapes 1,2 2,3 --dtypes f32 bf16",
-            "scaling: --shapes given twice: give it once (see scaling --help)\n"}}) {
+            "scaling: --shapes given twice: give it once (see scaling dot --help)\n"}}) {
     INFO(args);
     const auto r = run(args);
     CHECK(r.exit_code == 2);

@@ -387,7 +387,7 @@ TEST_CASE("README's Limits table states every limit of cli/limits.hpp, with the 
       {"kMaxTop", l::kMaxTop},                 {"kMaxGridElements", l::kMaxGridElements},
       {"kMaxMeshDevices", l::kMaxMeshDevices}, {"kEchoChars", l::kEchoChars},
       {"kMinFigure", l::kMinFigure},           {"kMaxFigure", l::kMaxFigure},
-      {"kMinFraction", l::kMinFraction}};
+      {"kMinFraction", l::kMinFraction},       {"kMaxFrontierPoints", l::kMaxFrontierPoints}};
   // Every constant the header declares is listed here, so a new limit cannot go unstated in README.
   const auto header = testing::slurp(std::filesystem::path(TEST_SOURCE_DIR) / ".." / "cli" / "limits.hpp");
   // "inline constexpr TYPE kName = …": the name after the type. A plain scan, not <regex> (GCC 12 with the

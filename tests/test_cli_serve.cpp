@@ -278,7 +278,7 @@ TEST_CASE("scaling serve rejects bad values with one line naming them, exit 1") 
       {"serve --config /nonexistent.json --chip tpu-v5e --chips 4 --batch 1 --context 8", "/nonexistent.json"},
       {"serve --model llama3-70b --chip a100 --chips 8 --batch 1 --context 8 --compute fp8", "fp8"},
       {"serve --model llama3-70b --chip tpu-v5e --hbm-bw 0 --chips 8 --batch 1 --context 8", "--hbm-bw"},
-      {"serve --model llama3-8b --chip tpu-v5e --slice 16x16 --batch 1 --context 1 --frontier", "--frontier"},
+      {"serve --model llama3-8b --chip tpu-v5e --slice 16x16 --batch 1 --context 1 --frontier", "--context '1': --frontier: "},
       {m + "--batch 1e300 --context 1e300", "--batch '1e300': must be at most 9,007,199,254,740,991"},
       {"serve --model llama3-70b --chip tpu-v5e --chips 1e300 --batch 1 --context 8", "--chips"},
       {"serve --model llama3-70b --chip tpu-v5e --chips autox --batch 1 --context 8", "--chips 'autox'"},

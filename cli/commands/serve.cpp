@@ -7,6 +7,7 @@
 // smallest allowed slice (GPUs: 1, 2, 4, 8 of a node, then whole nodes) that holds the weights and the
 // batch's KV cache. A configuration that does not fit prints its memory and terms but no throughput.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "scaling/base/validate.hpp"
 #include "scaling/cost/frontier.hpp"
 #include "scaling/cost/inference.hpp"
+#include "scaling/cost/serving_calibration.hpp"
 #include "scaling/hardware/system.hpp"
 #include "scaling/hardware/topology.hpp"
 #include "scaling/model/presets.hpp"
@@ -28,8 +30,6 @@
 namespace cli {
 
 namespace {
-// More frontier points than this would print millions of lines: ask for a longer context or a smaller slice.
-constexpr double kMaxFrontierPoints = 1e6;
 
 struct Args {
   ChipArgs chip;
@@ -68,7 +68,11 @@ void run(const Args& a) {
   const TransformerConfig cfg = resolve_model("serve", a.model, a.config);
   if (a.slice.empty() == a.chips.empty())
     throw UsageError(a.slice.empty() ? "serve: give --slice AxB[xC] or --chips N" : "serve: give --slice or --chips, not both");
-  if (a.prefill_len.empty() != a.mfu.empty()) throw UsageError("serve: --prefill-len and --mfu go together");
+  if (a.prefill_len.empty() != a.mfu.empty())
+    throw UsageError(a.mfu.empty() ? "--prefill-len '" + escape_for_message(a.prefill_len) +
+                                         "': needs --mfu (the prefill's assumed utilisation); give both or neither"
+                                   : "--mfu '" + escape_for_message(a.mfu) +
+                                         "': serve reads it only for --prefill-len; give both or neither");
   const Chip c = resolve_chip(a.chip);
   const CostModel cm = for_option("--cost-model", [&] { return parse_cost_model(a.cost_model); });
   const double B = parse_size("--batch", a.batch), T = parse_size("--context", a.context);
@@ -196,12 +200,12 @@ void run(const Args& a) {
     r.outputs.push_back({"prefill_flops", "", p.flops, "FLOPs"});
   }
   if (a.frontier) {
-    if (b_max > kMaxFrontierPoints)
-      check::fail(check::subject("--frontier", a.context),
-                     fmt::format("{} batches fit at this context, more than the {} points the frontier prints; give a "
-                                 "longer context or fewer chips",
-                                 format_number(b_max), format_number(kMaxFrontierPoints)));
-    const auto points = frontier(in, T, cm, kMaxFrontierPoints);
+    if (b_max > limits::kMaxFrontierPoints)
+      check::fail(check::subject("--context", a.context),
+                     fmt::format("--frontier: {} batches fit at this context, more than the {} points the frontier "
+                                 "prints; give a longer context or fewer chips",
+                                 format_number(b_max), format_number(limits::kMaxFrontierPoints)));
+    const auto points = frontier(in, T, cm, limits::kMaxFrontierPoints);
     auto& f = r.extra["frontier"] = nlohmann::json::array();
     r.tail = fmt::format("\n  {:>8} {:>12} {:>18} {}\n", "batch", "step", "tokens/s/chip", "Pareto");
     for (const auto& p : points) {
@@ -211,6 +215,34 @@ void run(const Args& a) {
       r.tail += fmt::format("  {:>8} {:>12} {:>18} {}\n", format_number(p.batch), format_quantity(p.step_s, "s"),
                             format_number(p.tokens_per_s_per_chip), p.pareto ? "*" : "");
     }
+  }
+  if (const std::string positions = positions_note(cfg, T, "--context " + format_number(T)); !positions.empty()) {
+    r.extra["notes"] = {positions.substr(std::string("note: ").size())};
+    r.tail = "\n" + escape_for_message(positions, 400) + "\n" + r.tail;
+  }
+  if (cm == CostModel::calibrated) {
+    // Where the calibrated rates came from: serving_calibration finds a measured card's tables by the chip's
+    // name, so a chip file copying a preset under another name runs at datasheet rates (README "Your own chip").
+    const ServingCalibration sc = serving_calibration(c);
+    const bool own = sc.gemm_bf16 != nullptr;
+    const std::string chip_name = escape_for_message(c.name);
+    const std::string matmuls =
+        own ? fmt::format("measured GEMM tables of the {} (validation/gemm/{}.json)", chip_name, chip_name)
+        : sc.proxy_bf16 ? fmt::format("this chip's roofline times the measured-over-roofline ratio of the {} "
+                                      "(validation/gemm/h100.json) at the same shape",
+                                      sc.proxy_bf16->card)
+                        : std::string("the roofline at the datasheet peak and bandwidth");
+    r.extra["calibration"] = {{"chip", c.name},
+                              {"measured", sc.measured},
+                              {"matmuls", matmuls},
+                              {"memory", sc.hbm_source}};
+    r.tail = (sc.measured ? fmt::format("\nnote: calibrated rates: matmuls from {}; memory from {}\n", matmuls,
+                                        sc.hbm_source)
+                          : fmt::format("\nnote: no measured table for '{}' (the calibrated model finds them by chip "
+                                        "name; measured: {}): matmuls at the roofline of the datasheet peak and bandwidth, "
+                                        "memory at the datasheet bandwidth (JSON: calibration)\n",
+                                        chip_name, fmt::join(measured_cards(), ", "))) +
+             r.tail;
   }
   emit(r, a.json, inputs);
 }
@@ -238,7 +270,11 @@ void add_serve(CLI::App& app) {
   const auto dtype = [](const std::string& t) { scaling::parse_dtype(t); };
   add_name(sub, "--weights", a->weights, "dtype of the stored weights (bf16, int8, int4, …)", dtype)->capture_default_str();
   add_name(sub, "--kv", a->kv, "dtype of the KV cache (bf16, int8, int4, …)", dtype)->capture_default_str();
-  add_name(sub, "--compute", a->compute, "dtype of the FLOPs: bf16, int8 or fp8 (picks the chip's peak)", dtype)
+  // One list for --compute, while parsing and after: the dtypes with a peak of their own on a chip.
+  add_name(sub, "--compute", a->compute, "dtype of the FLOPs: bf16, int8 or fp8 (picks the chip's peak)",
+           [](const std::string& t) {
+             if (t != "bf16" && t != "int8" && t != "fp8") scaling::check::not_one_of(t, {"bf16", "int8", "fp8"});
+           })
       ->capture_default_str();
   add_name(sub, "--cost-model", a->cost_model,
            "calibrated (measured rates and latencies), ideal (roofline lower bound) or book (§7.1.5's equation)",
@@ -247,7 +283,7 @@ void add_serve(CLI::App& app) {
   add_size(sub, "--decode-len", a->decode_len, "G: tokens decoded per request (adds qps_per_chip)");
   add_size(sub, "--prefill-len", a->prefill_len, "P: prompt tokens of one prefill (with --mfu: adds prefill_s)");
   add_fraction(sub, "--mfu", a->mfu, "model FLOPs utilisation of the prefill, in [1e-6, 1]");
-  sub->add_flag("--frontier", a->frontier, "latency and throughput per chip for every batch that fits, Pareto set marked");
+  sub->add_flag("--frontier", a->frontier, "latency and throughput per chip for every batch that fits (at most 100,000), Pareto set marked");
   sub->add_flag("--json", a->json, "print one JSON object, SI units");
   run_when_chosen(sub, [a] { run(*a); });
 }

@@ -67,7 +67,8 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool plan) {
   add_size(sub, "--microbatches", s.microbatches,
            plan ? "gradient-accumulation microbatches of one layout (two degrees given; default 1); the search "
                   "refuses it and tries every count dividing the batch up to --max-microbatches (the book model: 1)"
-                : "gradient-accumulation microbatches (default 1)",
+                : "gradient-accumulation microbatches (default 1; above 1, data degree × microbatches divides "
+                  "--batch-tokens: each replica's microbatch is whole tokens)",
            limits::kMaxMicrobatches);
   if (plan) {
     sub->add_option("--zero", s.zero,

@@ -54,6 +54,20 @@ SavedRule saved_elements(const PlanRule& r, const TransformerConfig& model) {
   return parse_saved_rule(r.rule);
 }
 
+PlanRule parse_plan_rule(std::string_view text, const TransformerConfig& model) {
+  for (const auto& r : saved_rules())
+    if (r.name == text) return r;
+  static_cast<void>(parse_plan_rule(text));  // the sum's syntax checked, with the one message
+  const std::string sum = to_string(parse_saved_rule(text));
+  for (const auto& r : saved_rules())
+    if (to_string(saved_elements(r, model)) == sum) return r;
+  return {std::string(text), Remat::none, ""};
+}
+
+std::string resolved_rule(const PlanRule& r, const TransformerConfig& model) {
+  return to_string(saved_elements(r, model));
+}
+
 std::string label(const PlanRule& r) { return r.name.empty() ? r.rule : r.name; }
 
 const char* to_string(ZeroScope s) { return s == ZeroScope::all ? "all" : "group"; }

@@ -150,7 +150,9 @@ TransformerConfig gpt2_config(const json& j, std::string_view file) {
   const double positions = size_of(j, "n_positions", file);
   const double F = optional_size(j, "n_inner", 4 * D, file);
   head_dim_of(D, N, "n_embd", "n_head", file);
-  return gpt_style("", D, F, L, N, V, positions, optional_bool(j, "tie_word_embeddings", true, file));
+  TransformerConfig c = gpt_style("", D, F, L, N, V, positions, optional_bool(j, "tie_word_embeddings", true, file));
+  c.max_learned_seq = positions;
+  return c;
 }
 
 // GPT-NeoX and Pythia (GPTNeoXConfig / GPTNeoXForCausalLM): rotary positions (no parameters), attention
@@ -188,6 +190,7 @@ TransformerConfig opt_config(const json& j, std::string_view file) {
   head_dim_of(D, N, "hidden_size", "num_attention_heads", file);
   constexpr double kOptPositionOffset = 2;
   TransformerConfig c = gpt_style("", D, F, L, N, V, positions + kOptPositionOffset);
+  c.max_learned_seq = positions;
   c.embed_proj_dim = P == D ? 0 : P;
   c.final_norm = optional_bool(j, "do_layer_norm_before", true, file) &&
                  !optional_bool(j, "_remove_final_layer_norm", false, file);

@@ -41,6 +41,12 @@ PlanRule parse_plan_rule(std::string_view text);
 // texts above; a plain MLP has one input matrix and no gate, an MoE layer its experts' widths), any other
 // rule its sum as written.
 SavedRule saved_elements(const PlanRule& r, const TransformerConfig& model);
+// parse_plan_rule for one model: a sum is that named rule when it equals the rule's sum for `model`
+// (saved_elements: GPT-3's matmuls are 2D+F+NH+2KH, not the gated 2D+2F+NH+2KH); any other sum, the gated
+// texts included, is taken as typed, with nothing rerun. What `train` and `plan` read --saved with.
+PlanRule parse_plan_rule(std::string_view text, const TransformerConfig& model);
+// The rule's sum for `model` in canonical form ("2D+F+NH+2KH" for GPT-3's matmuls): what its name means there.
+std::string resolved_rule(const PlanRule& r, const TransformerConfig& model);
 // The name, or the sum when the rule has none.
 std::string label(const PlanRule& r);
 

@@ -25,6 +25,9 @@ struct TransformerConfig {
   // n_positions rows, OPT max_position_embeddings + 2 (its positions start at an offset of 2). 0: none
   // (rotary or no position parameters). A lookup like the embedding: parameters, no matmul FLOPs.
   double learned_positions = 0;
+  // The longest sequence that table can index: GPT-2's n_positions, OPT's max_position_embeddings (its two
+  // offset rows are not positions). 0: no learned table, no such bound. Read by the CLI's --seq/--context note.
+  double max_learned_seq = 0;
   // OPT-350m looks tokens up at a narrower width P and projects them to D before the first layer (W_proj_in,
   // P·D) and back to P before the unembedding (W_proj_out, D·P); the embedding and unembedding are then V·P.
   // 0: no projections (the embedding is D wide).
