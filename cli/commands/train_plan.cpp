@@ -125,8 +125,9 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool plan) {
   add_name(sub, "--schedule", s.schedule,
            plan ? "pipeline schedule: gpipe, 1f1b or interleaved" + layout_search +
                       "1f1b and interleaved (never gpipe); given any of the three, default 1f1b (interleaved when "
-                      "--vp > 1)" + cal
-                : "pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b; interleaved when --vp > 1)" + cal,
+                      "--vp > 1; interleaved without --vp tries every v >= 2 that splits a stage's layers evenly)" + cal
+                : "pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b; interleaved when --vp > 1; "
+                  "interleaved needs --vp 2 or more)" + cal,
            [](const std::string& t) { scaling::parse_schedule(t); });
   add_name(sub, "--sp", s.sp,
            plan ? "sequence parallelism: yes or no" + layout_search +
