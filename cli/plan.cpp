@@ -167,7 +167,8 @@ void run_plan(const PlanArgs& a) {
     for (const auto& rule : r.saved_rules) reruns = reruns || rule.recompute != Remat::none;
     apply_switches(a.step, r.switches);
     // --vp's rule, as train's: interleaving needs --pp (2 or more, its stages' layers divisible by v).
-    check_virtual_stages(a.step, {false, 1, 1, g.pipeline > 0 ? g.pipeline : 1}, r.switches, r.model.layers);
+    check_virtual_stages(a.step, {false, 1, 1, g.pipeline > 0 ? g.pipeline : 1}, r.switches, r.model.layers,
+                         /*one_layout=*/false);
     // The calibrated search tries sequence parallelism and interleaving itself unless they are given.
     r.search_switches = a.step.sp.empty() && a.step.vp.empty() && a.step.schedule.empty();
     // The data-parallel overlap off and on unless it is given (every framework's DDP/FSDP overlaps the

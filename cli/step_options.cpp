@@ -199,12 +199,20 @@ Degrees resolve_degrees(const StepArgs& s, double chips) {
   return d;
 }
 
-void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers) {
+void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers,
+                          bool one_layout) {
   // One rule whether the pipeline is searched (plan) or filled (train): interleaving needs --pp.
   const std::string pp = s.pp.empty() ? std::string("without --pp") : fmt::format("with --pp {}", d.pipeline);
   if (s.schedule == "interleaved" && s.vp.empty() && (s.pp.empty() || d.pipeline < 2))
     throw std::invalid_argument(fmt::format(
         "--schedule interleaved {}: the interleaved schedule needs a pipeline: give --pp 2 or more", pp));
+  // One layout takes one v, and interleaving needs two or more (Megatron-LM's rule; with one it is 1F1B);
+  // plan's search tries every v that splits the layers.
+  if (one_layout && s.schedule == "interleaved" && l.virtual_stages < 2)
+    throw std::invalid_argument(fmt::format(
+        "--schedule interleaved {}: one layout needs --vp 2 or more (with one virtual stage a pipeline stage it is "
+        "1f1b; plan given fewer than two degrees searches every --vp)",
+        s.vp.empty() ? std::string("without --vp") : fmt::format("with --vp {}", l.virtual_stages)));
   if (s.vp.empty() || l.virtual_stages <= 1) return;
   if (s.pp.empty() || d.pipeline < 2)
     throw std::invalid_argument(fmt::format("--vp {} {}: virtual stages interleave a pipeline: give --pp 2 or more",
@@ -474,7 +482,8 @@ constexpr OptionReads kOptionReads[] = {
     calibrated_switch("--sp", When::tensor_group, "no tensor group here"),
     calibrated_switch("--tp-overlap", When::tensor_group, "no tensor group here"),
     calibrated_switch("--dp-overlap", When::dp_reduce,
-                      "no data-parallel gradient reduce outside ZeRO-3 here (ZeRO-3's overlaps either way)"),
+                      "no data-parallel gradient reduce to overlap here: one replica, or ZeRO-3, whose reduce "
+                      "overlaps either way"),
     {"--recompute", kRead, kRead, kRead},
     calibrated_switch("--attention", When::always, ""),
     {"--weights", kRead, kRead, kRead},
@@ -593,6 +602,14 @@ std::string positions_note(const scaling::TransformerConfig& model, double seq_l
                      what, scaling::format_number(model.max_learned_seq));
 }
 
+// Whether the chip's name is a preset's: the calibrated model finds every published or measured figure it
+// has for a chip (GEMM tables or rules, attention rates, copy-kernel rates, the MFU record) by that name.
+bool is_preset_name(const std::string& name) {
+  for (const auto& p : scaling::chips())
+    if (p.name == name) return true;
+  return false;
+}
+
 nlohmann::json calibration_json(const scaling::Chip& chip) {
   const scaling::ChipCalibration c = scaling::chip_calibration(chip);
   const auto cards = scaling::measured_cards();
@@ -600,6 +617,7 @@ nlohmann::json calibration_json(const scaling::Chip& chip) {
   const scaling::MfuRecord* rec = scaling::published_mfu_record(chip.name);
   return {{"chip", chip.name},
           {"measured", measured},
+          {"preset", is_preset_name(chip.name)},
           {"matmuls", c.matmul_source},
           {"attention", c.attention_source},
           {"memory_kernels", c.hbm_source},
@@ -612,9 +630,16 @@ std::string calibration_note(const scaling::Chip& chip) {
     return fmt::format("note: calibrated rates: the measured tables of the {} (validation/gemm/{}.json)",
                        scaling::escape_for_message(chip.name), scaling::escape_for_message(chip.name));
   const scaling::ChipCalibration c = scaling::chip_calibration(chip);
-  return fmt::format("note: no measured table for '{}' (the calibrated model finds them by chip name; measured: {}): "
-                     "matmuls from {}; memory kernels from {} (JSON: calibration, with the attention rates and MFU record)",
-                     scaling::escape_for_message(chip.name), measured_list(), c.matmul_source, c.hbm_source);
+  if (is_preset_name(chip.name))
+    return fmt::format("note: calibrated rates: matmuls from {}; memory kernels from {} (JSON: calibration, with the "
+                       "attention rates and MFU record)",
+                       c.matmul_source, c.hbm_source);
+  std::string presets;
+  for (const auto& p : scaling::chips()) presets += (presets.empty() ? std::string() : std::string(", ")) + p.name;
+  return fmt::format("note: no calibration for '{}' (the calibrated model finds measured and published rates by chip "
+                     "name: the presets {}; measured tables: {}): matmuls from {}; memory kernels from {} (JSON: "
+                     "calibration, with the attention rates and MFU record)",
+                     scaling::escape_for_message(chip.name), presets, measured_list(), c.matmul_source, c.hbm_source);
 }
 
 nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, scaling::CostModel cost_model,

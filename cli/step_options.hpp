@@ -74,7 +74,8 @@ DefaultDegrees default_degrees(const scaling::TransformerConfig& model, const sc
 // layers split evenly into pp × vp virtual stages (scaling::interleaves_evenly, Megatron-LM's rule).
 // One rule for train and plan: --vp above 1 (or --schedule interleaved) needs --pp given, 2 or more (plan's
 // search too). Throws std::invalid_argument.
-void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers);
+void check_virtual_stages(const StepArgs& s, const Degrees& d, const scaling::Layout& l, double layers,
+                          bool one_layout = true);
 // The degrees given against the machine, the model and the cost model, each refused naming the option
 // first and its rule (one wording for train and plan): --tp wider than one slice or node (tensor
 // parallelism never crosses the slow network), --tp not dividing the heads, --pp above the layers, and

@@ -48,7 +48,13 @@ TEST_CASE("review 1: a renamed preset says that its measured rates are not found
     CHECK(preset["calibration"]["measured"] == true);
     CHECK(preset["calibration"]["matmuls"].get<std::string>().find("validation/gemm/h100.json") != std::string::npos);
     const auto text = run(sub + machine + " --chip-file " + file.string());
-    CHECK(text.out.find("note: no measured table for 'my-h100'") != std::string::npos);
+    CHECK(text.out.find("note: no calibration for 'my-h100'") != std::string::npos);
+    CHECK(mine["calibration"]["preset"] == false);
+    CHECK(preset["calibration"]["preset"] == true);
+    // A preset without a measured GEMM table (the A100: Calculon's published table) is not told it has none.
+    const auto a100 = run(sub + machine + " --chip a100");
+    CHECK(a100.out.find("note: calibrated rates: matmuls from") != std::string::npos);
+    CHECK(a100.out.find("no calibration") == std::string::npos);
     // The ideal model reads no measured table: no calibration block.
     CHECK_FALSE(json_of(sub + machine + " --chip h100 --cost-model ideal").contains("calibration"));
   }
@@ -185,4 +191,23 @@ TEST_CASE("review 11 and 12: labels fit, one layout ranks nothing, unused switch
   CHECK(tiny.exit_code == 1);
   CHECK(tiny.err.find("1/16,384 sequences") != std::string::npos);
   CHECK(tiny.err.find("e-") == std::string::npos);
+}
+
+TEST_CASE("review: interleaving without --vp is one layout's refusal and plan's search") {
+  // Megatron-LM interleaves only with 2 or more model chunks a stage. One layout without --vp is refused,
+  // naming the options; plan's search with the pipeline fixed tries every v >= 2 that splits the layers.
+  const std::string machine = " --model llama3-70b --chip h100 --nodes 8 --batch-tokens 4194304 --schedule interleaved";
+  for (const std::string& one : {"train" + machine + " --tp 8 --pp 4", "plan" + machine + " --tp 8 --pp 4"}) {
+    INFO(one);
+    const auto r = run(one);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("--schedule interleaved without --vp: one layout needs --vp 2 or more") != std::string::npos);
+  }
+  const auto searched = json_of("plan" + machine + " --pp 4");
+  const auto& best = searched["best"];
+  CHECK(best["schedule"] == "interleaved");
+  CHECK(best["virtual_stages"].get<int>() >= 2);
+  // 80 layers (or 80 plus one or two slots for the embedding and the loss) over 4 stages of v chunks each.
+  const int chunks = 4 * best["virtual_stages"].get<int>();
+  CHECK((80 % chunks == 0 || 81 % chunks == 0 || 82 % chunks == 0));
 }
