@@ -504,11 +504,7 @@ bool holds(When when, const ReadContext& c) {
   if (c.timed == nullptr) return true;
   const scaling::Layout& l = *c.timed;
   const int data = scaling::data_degree(l);
-  int data_fast = 1;
-  for (const auto& a : l.fast) data_fast *= a.data;
-  // The stage calibrated.cpp times: ZeRO over a group of one chip shards nothing (ZeRO-0).
-  const bool all = l.zero_scope == scaling::ZeroScope::all;
-  const int zero = (all ? data : data_fast) > 1 ? l.zero : 0;
+  const int zero = scaling::zero_stage_run(l);  // the stage calibrated.cpp times
   switch (when) {
     case When::tensor_group: return scaling::tensor_degree(l) > 1;
     case When::pipeline: return scaling::pipeline_degree(l) > 1;

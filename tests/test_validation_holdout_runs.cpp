@@ -28,6 +28,7 @@
 
 #include "scaling/cost/calibrated.hpp"
 #include "training_runs.hpp"
+#include "validation_readme.hpp"
 
 namespace {
 
@@ -128,7 +129,7 @@ TEST_CASE("validation_holdout_runs: the Llama 3 rows under both readings of thei
     REQUIRE(r.other_readings.size() == 1);
     const auto& o = r.other_readings.front();
     CHECK(o.assumption == "zero");
-    CHECK(o.value == "1");
+    CHECK(o.value == 1);
     const auto it = std::find_if(swapped.begin(), swapped.end(), [&](const auto& s) { return s.id == r.id; });
     REQUIRE(it != swapped.end());
     REQUIRE(o.calibrated.step_s.has_value());
@@ -224,12 +225,8 @@ TEST_CASE("validation_holdout_runs: the measured step gives back the source's pr
 
 TEST_CASE("validation README: the hold-out table is validation_report's") {
   // validation/README.md prints the hold-out summary; each row must read what runs_json computes, to its digits.
-  std::string path = VALIDATION_HOLDOUT_JSON;
-  path = path.substr(0, path.rfind('/')) + "/README.md";
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = validation_readme();
+  REQUIRE(!text.empty());
   const auto summary = validation::runs_json(holdout(), "validation/holdout-runs.json").at("summary");
   for (const auto& [group, v] : summary.items()) {
     const std::string row = fmt::format("| {} | {} | {:.1f} % | {:.1f} % | {:.1f} % | {:.1f} % |", group,
@@ -238,7 +235,7 @@ TEST_CASE("validation README: the hold-out table is validation_report's") {
                                         100 * v.at("calibrated_mean_abs_error").get<double>(),
                                         100 * v.at("calibrated_max_abs_error").get<double>());
     CAPTURE(row);
-    CHECK(text.str().find(row) != std::string::npos);
+    CHECK(text.find(row) != std::string::npos);
   }
 }
 

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "training_runs.hpp"
+#include "validation_readme.hpp"
 
 namespace {
 
@@ -74,12 +75,8 @@ TEST_CASE("validation_memory_fit: published layouts the calibrated model says do
 }
 
 TEST_CASE("validation README: the memory-fit table is validation_report's") {
-  std::string path = VALIDATION_RUNS_JSON;
-  path = path.substr(0, path.rfind('/')) + "/README.md";
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = validation_readme();
+  REQUIRE(!text.empty());
   int rows = 0;
   for (const auto& [file, runs] : {std::pair{"training-runs.json", &both().training},
                                    std::pair{"holdout-runs.json", &both().holdout}})
@@ -87,7 +84,7 @@ TEST_CASE("validation README: the memory-fit table is validation_report's") {
       const std::string row = fmt::format("| {} | {} | {} | {} | {} | {:.1f} % |", file, f.group, f.runs, f.over,
                                           f.over_live, 100 * f.worst_live_over_hbm);
       CAPTURE(row);
-      CHECK(text.str().find(row) != std::string::npos);
+      CHECK(text.find(row) != std::string::npos);
       ++rows;
     }
   CHECK(rows == 10);

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "training_runs.hpp"
+#include "validation_readme.hpp"
 
 namespace {
 
@@ -138,12 +139,8 @@ TEST_CASE("validation_training_runs: the trends the model does not reproduce are
 
 TEST_CASE("validation README: the sensitivity table is validation_report's") {
   // validation/README.md prints the band; each row must read what sensitivity_json computes, to its digits.
-  std::string path = VALIDATION_RUNS_JSON;
-  path = path.substr(0, path.rfind('/')) + "/README.md";
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = validation_readme();
+  REQUIRE(!text.empty());
   const auto band = validation::sensitivity_json(VALIDATION_RUNS_JSON);
   REQUIRE(band.size() == validation::sensitivity_variants().size());
   for (const auto& v : band) {
@@ -151,6 +148,6 @@ TEST_CASE("validation README: the sensitivity table is validation_report's") {
                                         100 * v["calibrated_mean_abs_error"].get<double>(),
                                         100 * v["calibrated_max_abs_error"].get<double>());
     CAPTURE(row);
-    CHECK(text.str().find(row) != std::string::npos);
+    CHECK(text.find(row) != std::string::npos);
   }
 }

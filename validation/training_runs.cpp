@@ -426,7 +426,7 @@ std::vector<RunResult> evaluate_runs(const std::string& path, bool with_planner,
         fail(run, "assumption 'zero': other_reading needs an integer value and a why");
       Built other = b;
       other.layout.zero = o["value"].get<int>();
-      res.other_readings.push_back({key, o["value"].dump(), o["why"].get<std::string>(),
+      res.other_readings.push_back({key, other.layout.zero, o["why"].get<std::string>(),
                                     predict(c, other, CostModel::calibrated, setup, res.measured_step_s)});
     }
     if (with_planner) {
@@ -598,7 +598,7 @@ json runs_json(const std::vector<RunResult>& runs, const std::string& source) {
     }
     for (const auto& o : r.other_readings)
       rows.back()["other_readings"].push_back(
-          {{"assumption", o.assumption}, {"value", json::parse(o.value)}, {"why", o.why}, {"calibrated", prediction_json(o.calibrated)}});
+          {{"assumption", o.assumption}, {"value", o.value}, {"why", o.why}, {"calibrated", prediction_json(o.calibrated)}});
     if (r.dp_split)
       rows.back()["calibrated_dp_split"] = {{"traffic_s", r.dp_split->traffic_s}, {"hidden_s", r.dp_split->hidden_s},
                                             {"overlap_slowdown", r.dp_split->overlap_slowdown}};

@@ -49,7 +49,9 @@ struct RunResult {
   // under each other reading too, the published layout otherwise unchanged. Only `zero` may have one today
   // (the Llama 3 rows: one gradient ReduceScatter per step, or one per microbatch).
   struct OtherReading {
-    std::string assumption, value, why;
+    std::string assumption;  // "zero", the one assumption that may have one
+    int value = 0;
+    std::string why;
     Prediction calibrated;
   };
   std::vector<OtherReading> other_readings;

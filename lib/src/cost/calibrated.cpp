@@ -524,7 +524,7 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
   const bool zero_all = l.zero_scope == ZeroScope::all;
   // ZeRO over a group of one chip shards nothing: the stage acts as ZeRO-0 (one AllReduce of the
   // accumulated gradients, where there are replicas over the slow tier).
-  const int zero = (zero_all ? X : X_fast) > 1 ? l.zero : 0;
+  const int zero = zero_stage_run(l);
   double hop_data = 0;
   for (size_t i = 0; i < sys.fast.size(); ++i)
     if (l.fast[i].data > 1) hop_data = std::max(hop_data, sys.fast[i].hop_latency_s);

@@ -158,6 +158,12 @@ int pipeline_degree(const Layout& l) {
   for (const auto& a : l.fast) n *= a.pipeline;
   return n;
 }
+int zero_stage_run(const Layout& l) {
+  int fast = 1;
+  for (const auto& a : l.fast) fast *= a.data;
+  const int group = l.zero_scope == ZeroScope::all ? fast * l.slow.data : fast;
+  return group > 1 ? l.zero : 0;
+}
 
 namespace {
 // Every (d, t, p) with d·t·p = n whose factors divide the remaining degrees; the slow tier takes t = 1.

@@ -503,6 +503,16 @@ double calibrated_step_floor_s(const CalibratedContext& ctx, const Layout& l) {
 
 namespace {
 
+// The interleaving degrees the calibrated search tries on S stages: every v ≥ 2, up to the layers a stage
+// holds, that splits the layers evenly over the S·v virtual stages (Megatron-LM's rule, interleaves_evenly;
+// Calculon tries every such v too).
+// Appended to `out` (the search reuses one vector).
+void add_interleavings(std::vector<int>& out, double L, double S) {
+  const int lps = static_cast<int>(std::ceil(L / S));  // at most the layers, an int
+  for (int v = 2; v <= lps; ++v)
+    if (interleaves_evenly(L, S, v)) out.push_back(v);
+}
+
 // The search prunes against the K-th best step found so far, which is infinite until K layouts are
 // timed. To start lower: the ideal model's K + 16 best layouts (a quick search, distinct combinations of
 // degrees, each in the calibrated space with the request's switches), timed by the calibrated model; the
@@ -523,10 +533,10 @@ double seed_bound(const PlanRequest& r, const Fixed& f, CalibratedContext& ctx) 
     if (l.virtual_stages < 0) continue;  // the request's v does not split the layers evenly over the stages
     if (l.schedule == Schedule::interleaved && l.virtual_stages == 1) {
       // Interleaving asked for without a v: the search tries every v ≥ 2; the seed takes the smallest.
-      const int S = pipeline_degree(l);
-      for (int v = 2; v <= static_cast<int>(f.L) && l.virtual_stages == 1; ++v)
-        if (interleaves_evenly(f.L, S, v)) l.virtual_stages = v;
-      if (l.virtual_stages == 1) continue;
+      std::vector<int> vs;
+      add_interleavings(vs, f.L, pipeline_degree(l));
+      if (vs.empty()) continue;
+      l.virtual_stages = vs.front();
     }
     const Terms t = calibrated_terms(ctx, l, s.terms);
     if (t.memory.total <= r.system.chip.hbm_bytes) steps.push_back(t.step_s);
@@ -570,18 +580,14 @@ PlanResult plan(const PlanRequest& r) {
       cost_assignment(f, a);
       if (calibrated) {
         // The schedules to try: the request's (v = 1 here), and with search_switches the interleaved
-        // schedule at every v ≥ 2 that splits the layers evenly over the S·v virtual stages (Megatron-LM's
-        // rule, interleaves_evenly; Calculon tries every such v too).
+        // schedule at every v add_interleavings gives. An interleaved schedule asked for without its v
+        // takes those v only (with one virtual stage a stage it would be 1F1B, which calibrated_terms
+        // refuses to call interleaved).
         v_options.assign(1, 1);
-        // An interleaved schedule asked for without its v: every v ≥ 2 that splits the layers evenly (with
-        // one virtual stage a stage it would be 1F1B, which calibrated_terms refuses to call interleaved).
         const bool any_v = r.switches.schedule == Schedule::interleaved && r.switches.virtual_stages == 1;
         if (any_v && a.S >= 2) v_options.clear();
-        if ((r.search_switches || any_v) && a.S >= 2) {
-          const int lps = static_cast<int>(a.lps);  // at most the layers, an int
-          for (int v = 2; v <= lps; ++v)
-            if (interleaves_evenly(f.L, a.S, v)) v_options.push_back(v);
-        }
+        if ((r.search_switches || any_v) && a.S >= 2)
+          add_interleavings(v_options, f.L, a.S);
         for (int mi = 0; mi < f.n_micro; ++mi) {
           const double xm = a.X * f.micro[static_cast<size_t>(mi)];
           if (xm > f.seqs) break;

@@ -145,22 +145,25 @@ std::vector<Activation> activation_inventory(const TransformerConfig& c) {
   return out;
 }
 
-SavedRule saved_of_kind(const TransformerConfig& c, ActivationKind kind) {
+namespace {
+// The sum of the inventory's tensors that `keep` selects.
+template <class Keep>
+SavedRule sum_of(const TransformerConfig& c, Keep keep) {
   SavedRule sum;
   for (const auto& a : activation_inventory(c)) {
-    if (a.kind != kind) continue;
+    if (!keep(a)) continue;
     sum.d += a.per_token.d, sum.f += a.per_token.f, sum.nh += a.per_token.nh, sum.kh += a.per_token.kh;
   }
   return sum;
 }
+}  // namespace
+
+SavedRule saved_of_kind(const TransformerConfig& c, ActivationKind kind) {
+  return sum_of(c, [&](const Activation& a) { return a.kind == kind; });
+}
 
 SavedRule saved_for_backward(const TransformerConfig& c) {
-  SavedRule sum;
-  for (const auto& a : activation_inventory(c)) {
-    if (!a.read_by_backward) continue;
-    sum.d += a.per_token.d, sum.f += a.per_token.f, sum.nh += a.per_token.nh, sum.kh += a.per_token.kh;
-  }
-  return sum;
+  return sum_of(c, [](const Activation& a) { return a.read_by_backward; });
 }
 
 double param_bytes(const TransformerConfig& c, Dtype weights) {

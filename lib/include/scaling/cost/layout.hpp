@@ -148,6 +148,9 @@ bool interleaves_evenly(double layers, double pipeline, int virtual_stages);
 int data_degree(const Layout& l);
 int tensor_degree(const Layout& l);
 int pipeline_degree(const Layout& l);
+// The ZeRO stage a layout runs: a stage over a group of one chip (its scope's data replicas) shards
+// nothing, so it runs as ZeRO-0 (the calibrated model times it so; the CLI says what it ignores by it).
+int zero_stage_run(const Layout& l);
 
 // Every way to place degrees data × tensor × pipeline on the system's axes (data and pipeline may use
 // the slow tier, tensor may not), with the other fields of `base`, in the planner's search order (the
