@@ -230,8 +230,10 @@ void run_plan(const PlanArgs& a) {
   }
   // Options given that the cost model does not read: said in the answer (stdout), not on stderr.
   // One layout: the conditions of option_reads on the layout timed; a search: on some layout of the space.
-  const auto ignored = ignored_options(a.step, r.cost_model, {reruns, one_layout ? &out.top.front().layout : nullptr},
-                                       {{"--max-microbatches", a.max_microbatches}});
+  const scaling::ChipCalibration rates = scaling::chip_calibration(r.system.chip);
+  const auto ignored =
+      ignored_options(a.step, r.cost_model, {reruns, one_layout ? &out.top.front().layout : nullptr, &rates},
+                      {{"--max-microbatches", a.max_microbatches}, {"--flops", a.chip.flops}, {"--hbm-bw", a.chip.hbm_bw}});
   nlohmann::json top = nlohmann::json::array();
   for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model, r.model));
   nlohmann::json j{{"configs_evaluated", out.configs_evaluated},

@@ -462,7 +462,7 @@ constexpr OptionReads calibrated_switch(const char* option, When when, const cha
 constexpr ModelReads kScope{Reads::reads, When::zero_scope, "",
                             "no ZeRO stage here shards over data replicas across the slow network"};
 
-// In --help's order (train_plan.cpp), then plan's own --max-microbatches.
+// In --help's order (train_plan.cpp), then plan's own --max-microbatches, then the chip's figures.
 constexpr OptionReads kOptionReads[] = {
     {"--dp", kRead, kRead, kRead},
     {"--tp", kRead, kRead, kRead},
@@ -491,6 +491,20 @@ constexpr OptionReads kOptionReads[] = {
     {"--optimizer", kRead, kRead, kRead},
     {"--master", kRead, kRead, kRead},
     {"--max-microbatches", kRead, kRead, {Reads::fixes, When::always, "1", kWhole}},
+    // The chip's figures (chip_options.cpp), given by train and plan as `extra`. The calibrated model times
+    // with the chip's measured or published rates where they exist (cost/calibrated.cpp's chip_calibration);
+    // the step's MFU still divides by the --flops given.
+    {"--flops",
+     {Reads::reads, When::peak_rates, "",
+      "the chip's matmuls run at its measured or published rates, JSON calibration.matmuls: --flops moves only "
+      "the MFU's peak"},
+     kRead,
+     kRead},
+    {"--hbm-bw",
+     {Reads::reads, When::hbm_rates, "",
+      "the chip's memory-bound kernels run at the rates measured on it, JSON calibration.memory_kernels"},
+     kRead,  // the optimizer's HBM time, in the step's maximum
+     {Reads::ignores, When::always, "", "§5.1.4's step counts FLOPs and network bytes, no HBM time"}},
 };
 
 const ModelReads& reads_of(const OptionReads& row, scaling::CostModel m) {
@@ -501,6 +515,8 @@ const ModelReads& reads_of(const OptionReads& row, scaling::CostModel m) {
 bool holds(When when, const ReadContext& c) {
   if (when == When::always) return true;
   if (when == When::rerun) return c.reruns;
+  if (when == When::peak_rates) return c.rates == nullptr || c.rates->rates_read_peak_flops;
+  if (when == When::hbm_rates) return c.rates == nullptr || c.rates->rates_read_hbm_bw;
   if (c.timed == nullptr) return true;
   const scaling::Layout& l = *c.timed;
   const int data = scaling::data_degree(l);

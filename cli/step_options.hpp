@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "scaling/cost/calibrated.hpp"
 #include "scaling/cost/planner.hpp"
 
 namespace cli {
@@ -132,6 +133,8 @@ enum class When {
   dp_reduce,     // data replicas that reduce gradients outside ZeRO-3 (calibrated.cpp: ZeRO-3 overlaps anyway)
   zero_scope,    // data replicas across the slow network and a ZeRO stage ≥ 1: otherwise the scope shards nothing more
   rerun,         // a --saved rule that reruns attention: the ideal model counts attention FLOPs only there
+  peak_rates,    // the chip's GEMM ceiling is its datasheet peak: nothing measured or published on it
+  hbm_rates,     // the chip's memory kernels are the H100's fractions of its datasheet bandwidth
 };
 struct ModelReads {
   Reads how = Reads::reads;
@@ -150,11 +153,13 @@ std::span<const OptionReads> option_reads();
 struct ReadContext {
   bool reruns = false;
   const scaling::Layout* timed = nullptr;
+  // The calibrated model's rates for the chip (which datasheet figures they rest on); null: not known.
+  const scaling::ChipCalibration* rates = nullptr;
 };
 
 // The options given that `cost_model` does not read, in the order of --help, by option_reads(): `given`
 // holds (option, text as typed) — every layout and setup option of `s`, and `extra` (plan's
-// --max-microbatches). `train` and `plan` print them as `ignored_options` and one line of text, never on
+// --max-microbatches; the chip's --flops and --hbm-bw). `train` and `plan` print them as `ignored_options` and one line of text, never on
 // stderr (an answer prints nothing there: fuzz/cli_fuzz.cpp).
 std::vector<std::string> ignored_options(const StepArgs& s, scaling::CostModel cost_model, const ReadContext& context,
                                          const std::vector<std::pair<std::string, std::string>>& extra = {});

@@ -56,7 +56,9 @@ void run_train(const TrainArgs& a) {
     return best_placement(cfg, system, d.data, d.tensor, d.pipeline, base, {B, resolve_seq(a.step)}, cost_model, s);
   });
   as_timed(step, cost_model);  // the book's step: ZeRO-3, one microbatch, whatever --zero and --microbatches say
-  const auto ignored = ignored_options(a.step, cost_model, {base.saved.recompute != Remat::none, &step.layout});
+  const scaling::ChipCalibration rates = scaling::chip_calibration(chip);
+  const auto ignored = ignored_options(a.step, cost_model, {base.saved.recompute != Remat::none, &step.layout, &rates},
+                                       {{"--flops", a.chip.flops}, {"--hbm-bw", a.chip.hbm_bw}});
   const double per_chip = step.terms.memory.total;
 
   nlohmann::json j{{"total_params", count_json(p.total)},
@@ -88,8 +90,21 @@ void run_train(const TrainArgs& a) {
   for (const auto& [key, value] : layout_terms.items()) j[key] = value;
   if (!default_layout.empty()) j["default_layout"] = default_layout;
   if (cost_model == CostModel::calibrated) j["calibration"] = calibration_json(chip);
-  const std::string positions = positions_note(cfg, resolve_seq(a.step), seq_text(a.step));
-  if (!positions.empty()) j["notes"] = {positions.substr(std::string("note: ").size())};
+  std::vector<std::string> notes;
+  if (const std::string positions = positions_note(cfg, resolve_seq(a.step), seq_text(a.step)); !positions.empty())
+    notes.push_back(positions);
+  // A pipeline mostly idle: too few microbatches for its stages (the bubble, §5's pipelining and
+  // calibrated.hpp's schedules). Said, since the usual fix is one flag away.
+  if (pipeline_degree(step.layout) > 1 && step.terms.t_bubble_s > 0.5 * step.terms.step_s)
+    notes.push_back(fmt::format(
+        "note: the pipeline bubble is {:.0f} % of the step: {} microbatch{} through {} stages; more --microbatches "
+        "shrink it",
+        100 * step.terms.t_bubble_s / step.terms.step_s, step.layout.microbatches,
+        step.layout.microbatches == 1 ? "" : "es", pipeline_degree(step.layout)));
+  if (!notes.empty()) {
+    j["notes"] = nlohmann::json::array();
+    for (const auto& note : notes) j["notes"].push_back(note.substr(std::string("note: ").size()));
+  }
   if (!a.tokens.empty()) {
     const double total_flops = flops_per_token * tokens;
     if (!std::isfinite(total_flops))
@@ -151,7 +166,7 @@ void run_train(const TrainArgs& a) {
   fmt::print("{} on {} ({} cost model)\n", model_title(a.model, a.config), escape_for_message(system.name), to_string(cost_model));
   if (!ignored.empty()) fmt::print("{}\n", ignored_note(ignored, cost_model));
   if (cost_model == CostModel::calibrated) fmt::print("{}\n", calibration_note(chip));
-  if (!positions.empty()) fmt::print("{}\n", escape_for_message(positions, 400));
+  for (const auto& note : notes) fmt::print("{}\n", escape_for_message(note, 400));
   auto row = [&](const std::string& what, const std::string& value) { fmt::print("  {:<44} {:>18}\n", what, value); };
   auto bytes = [&](const char* key) { return format_quantity(j[key].get<double>(), "B"); };
   row("parameters (total / active)", format_number(p.total) + " / " + format_number(p.active));

@@ -1,12 +1,15 @@
 // `scaling serve`, run as a user would: every --json key against values worked out here from the model's
 // raw shape and the chip's figures, the frontier against a brute-force dominance check, and every rejection.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
+#include <vector>
 #include <unistd.h>
 
 #include "cli_run.hpp"
@@ -361,4 +364,65 @@ TEST_CASE("scaling serve usage errors exit 2") {
     CHECK(r.exit_code == 2);
     CHECK(lines(r.err) == 1);
   }
+}
+
+TEST_CASE("scaling serve: ignored_options lists a chip figure exactly when changing it leaves the step unchanged") {
+  // Against behaviour: each figure at two values, the step and every time term compared. The calibrated model
+  // times the H100 from its own measured tables (no peak, no bandwidth), the A100 from gpt-fast's measured
+  // bandwidth (its peak still scales the roofline); the int8 peak is read only for int8 matmuls. A batch
+  // large enough that the matmuls are compute-bound, so a peak that is read moves t_math.
+  // The step and the terms its rule adds or takes the maximum of (the heading's "step = ..."); the others are
+  // printed for reference (the calibrated model shows §7's t_flops beside its measured t_math).
+  auto times = [](const nlohmann::json& j) {
+    const std::string cm = j["cost_model"];
+    const std::vector<std::string> keys = cm == "book"    ? std::vector<std::string>{"t_kv_s", "t_flops_s", "t_params_s"}
+                                          : cm == "ideal" ? std::vector<std::string>{"t_hbm_s", "t_math_s", "t_comms_s"}
+                                                          : std::vector<std::string>{"t_math_s", "t_hbm_s", "t_vector_s", "t_comms_s"};
+    nlohmann::json out{{"step_s", j["step_s"]}};
+    for (const auto& key : keys) out[key] = j[key];
+    return out;
+  };
+  auto lists = [](const nlohmann::json& j, const std::string& option) {
+    for (const auto& o : j["ignored_options"])
+      if (o == option) return true;
+    return false;
+  };
+  int read = 0, ignored = 0;
+  for (const char* cm : {"calibrated", "ideal", "book"})
+    for (const char* chip : {"h100", "a100", "tpu-v5e"})
+      for (const char* compute : {"bf16", "int8"})
+        for (const auto& [option, a, b] : {std::tuple{"--flops", "1e15", "2e15"}, std::tuple{"--hbm-bw", "1e12", "5e12"},
+                                           std::tuple{"--flops-int8", "1e15", "3e15"}}) {
+          const std::string common = fmt::format("serve --model llama3-8b --chip {} --chips 4 --batch 2048 --context 1024 "
+                                                 "--weights int8 --compute {} --cost-model {} {} ",
+                                                 chip, compute, cm, option);
+          INFO(common);
+          const auto ra = run(common + a + " --json"), rb = run(common + b + " --json");
+          REQUIRE_MESSAGE(ra.exit_code == 0, ra.err);
+          REQUIRE_MESSAGE(rb.exit_code == 0, rb.err);
+          const auto ja = nlohmann::json::parse(ra.out), jb = nlohmann::json::parse(rb.out);
+          const bool same = times(ja) == times(jb);
+          (same ? ignored : read) += 1;
+          CHECK(lists(ja, option) == same);
+          CHECK(lists(jb, option) == same);
+        }
+  CHECK(read > 10);
+  CHECK(ignored > 10);
+  // The text says which, and why, above the table's notes.
+  const auto r = run("serve --model llama3-8b --chip h100 --chips 4 --batch 32 --context 1024 --flops 2e15");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("note: the calibrated cost model's step ignores --flops (the matmuls run at the chip's measured GEMM "
+                   "tables") != std::string::npos);
+}
+
+TEST_CASE("scaling serve: a --prefill-len longer than a learned position table is noted, as --context is") {
+  // tests/data/gpt2.json: "n_positions": 1024.
+  const auto r = run("serve --config " + std::string(TEST_SOURCE_DIR) +
+                     "/data/gpt2.json --chip h100 --chips 1 --batch 1 --context 512 --prefill-len 4096 --mfu 0.5 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.contains("notes"));
+  REQUIRE(j["notes"].size() == 1);
+  CHECK(j["notes"][0].get<std::string>().find("--prefill-len 4,096 is longer than the model's learned position table "
+                                              "(1,024 positions") == 0);
 }

@@ -7,12 +7,18 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <tuple>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cli_run.hpp"
+#include "scaling/hardware/chip.hpp"
+#include "scaling/hardware/chip_file.hpp"
 
 using namespace testing;
 
@@ -236,6 +242,55 @@ TEST_CASE("ignored_options: an option is listed exactly when changing its value 
   const auto ra = answer(command(seq_a)), rb = answer(command(seq_b));
   CHECK(model_answer(ra) != model_answer(rb));
   CHECK_FALSE(lists(ra, "--seq"));
+}
+
+TEST_CASE("ignored_options: the chip's --flops and --hbm-bw are listed exactly when the step's time ignores them") {
+  // Against behaviour, as above, on three chips whose calibrated rates rest on different figures: the H100's
+  // measured tables (neither), the A100's published GEMM ceiling with the H100's kernel fractions of its
+  // bandwidth (--hbm-bw only), and a copy of the TPU v5e under a new name, with nothing published (both).
+  // The MFU divides by the --flops given under every model, so the answer compared here is the step's time,
+  // memory and terms without the MFU.
+  const auto path = std::filesystem::temp_directory_path() / fmt::format("chip_{}.json", ::getpid());
+  {
+    auto j = nlohmann::json::parse(scaling::chip_to_json(scaling::chip("tpu-v5e")));
+    j["name"] = "v5e-renamed";
+    std::ofstream(path) << j.dump();
+  }
+  struct Base {
+    std::string chip, machine;
+    bool reads_flops, reads_hbm_bw;  // under the calibrated model
+  };
+  const Base bases[] = {{"--chip h100", "--nodes 1 --dp 4 --tp 2", false, false},
+                        {"--chip a100", "--nodes 1 --dp 4 --tp 2", false, true},
+                        {"--chip tpu-v5e", "--slice 4x4 --dp 4 --tp 4", false, true},
+                        {"--chip-file '" + path.string() + "'", "--slice 4x4 --dp 4 --tp 4", true, true}};
+  auto timing = [](nlohmann::json j) {
+    nlohmann::json out = model_answer(j);
+    out.erase("mfu");
+    if (out.contains("calibrated")) out["calibrated"].erase("matmul_efficiency");  // a fraction of the peak
+    return out;
+  };
+  int read = 0, ignored = 0;
+  for (const auto& base : bases) {
+    for (const char* cost_model : {"calibrated", "ideal", "book"}) {
+      for (const auto& [option, a, b] : {std::tuple{"--flops", "1e15", "2e15"}, std::tuple{"--hbm-bw", "1e12", "5e12"}}) {
+        const std::string common = fmt::format("train --model llama3-8b {} {} --batch-tokens 262144 --saved all "
+                                               "--cost-model {} {} ",
+                                               base.chip, base.machine, cost_model, option);
+        INFO(common);
+        const auto ja = answer(common + a), jb = answer(common + b);
+        const bool same = timing(ja) == timing(jb);
+        (same ? ignored : read) += 1;
+        CHECK(lists(ja, option) == same);
+        CHECK(lists(jb, option) == same);
+        if (std::string(cost_model) == "calibrated")
+          CHECK(!same == (std::string(option) == "--flops" ? base.reads_flops : base.reads_hbm_bw));
+      }
+    }
+  }
+  CHECK(read > 4);
+  CHECK(ignored > 4);
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("ignored_options in plan: the book's fixed values, --max-microbatches, and a search's rules") {
@@ -499,4 +554,22 @@ TEST_CASE("a message naming --seq quotes the length given, or says it is the def
   CHECK(r.exit_code == 1);
   CHECK(has(r.err, "scaling: --cost-model book with --nodes '2': the book's FSDP × TP model plans one node"));
   CHECK_FALSE(has(r.err, "4,096"));
+}
+
+TEST_CASE("train notes a pipeline that idles most of the step, and names the fix") {
+  // One microbatch through 8 stages: under 1F1B the bubble is (S-1)/(M+S-1) = 7/8 of compute plus bubble, so of
+  // the whole step (which adds collectives and the rest) more than half and at most 87.5 %.
+  const std::string run175 = "train --model gpt3-175b --chip a100 --nodes 8 --tp 8 --pp 8 --batch-tokens 131072 --seq 2048 ";
+  for (const char* cm : {"calibrated", "ideal"}) {
+    INFO(cm);
+    const auto j = answer(run175 + "--cost-model " + cm);
+    REQUIRE(j.contains("notes"));
+    const std::string note = j["notes"][0];
+    CHECK(note.find("1 microbatch through 8 stages; more --microbatches shrink it") != std::string::npos);
+    const double pct = std::stod(note.substr(std::string("the pipeline bubble is ").size()));
+    CHECK(pct > 50);
+    CHECK(pct <= 87.5 + 0.5);
+    // 64 microbatches: a bubble of 7/71 of compute: no note.
+    CHECK_FALSE(answer(run175 + "--microbatches 64 --cost-model " + cm).contains("notes"));
+  }
 }

@@ -129,6 +129,22 @@ void run(const Args& a) {
                                          : "none";
   const double b_max = max_batch(in, T);
 
+  // Where the calibrated rates come from: serving_calibration finds a measured card's tables by the chip's
+  // name, so a chip file copying a preset under another name runs at datasheet rates (README "Your own chip").
+  const ServingCalibration sc = serving_calibration(c);
+  const char* math_label = cm != CostModel::calibrated ? "t_math (all FLOPs)"
+                           : sc.gemm_bf16              ? "t_math (every matmul, measured rates)"
+                           : sc.proxy_bf16             ? "t_math (every matmul, roofline × H100's measured ratio)"
+                                                       : "t_math (every matmul, datasheet roofline)";
+  // The chip's figures given that the step does not read: each peak unless the matmuls run in its dtype; under
+  // the calibrated model, the peaks of a chip with its own measured GEMM tables and the bandwidth of a chip
+  // with an achieved figure (serving_calibration). Said in the answer, as train and plan say theirs.
+  std::vector<std::string> ignored;
+  const bool own_tables = cm == CostModel::calibrated && sc.gemm_bf16 != nullptr;
+  if (!a.chip.flops.empty() && (d.compute != Dtype::bf16 || own_tables)) ignored.emplace_back("--flops");
+  if (!a.chip.flops_int8.empty() && (d.compute != Dtype::int8 || own_tables)) ignored.emplace_back("--flops-int8");
+  if (!a.chip.hbm_bw.empty() && cm == CostModel::calibrated && sc.measured) ignored.emplace_back("--hbm-bw");
+
   Report r;
   r.label_width = 44;
   r.heading = fmt::format("{} on {} (weights {}, KV {}, compute {}): batch {}, context {}; {} cost model", cfg.name,
@@ -157,8 +173,7 @@ void run(const Args& a) {
                {"t_kv_s", "t_kv (KV read)", s.t_kv_s, "s"},
                {"t_params_s", "t_params (weight read)", s.t_params_s, "s"},
                {"t_flops_s", "t_flops (MLP and projections)", s.t_flops_s, "s"},
-               {"t_math_s", cm == CostModel::calibrated ? "t_math (every matmul, measured rates)" : "t_math (all FLOPs)",
-                s.t_math_s, "s"},
+               {"t_math_s", math_label, s.t_math_s, "s"},
                {"t_hbm_s", cm == CostModel::calibrated ? "t_hbm (KV read)" : "t_hbm (weights + KV)", s.t_hbm_s, "s"},
                {"step_s", step_rule, s.step_s, "s"},
                {"bound", "bound", std::string(bound(s))}};
@@ -216,14 +231,33 @@ void run(const Args& a) {
                             format_number(p.tokens_per_s_per_chip), p.pareto ? "*" : "");
     }
   }
-  if (const std::string positions = positions_note(cfg, T, "--context " + format_number(T)); !positions.empty()) {
-    r.extra["notes"] = {positions.substr(std::string("note: ").size())};
-    r.tail = "\n" + escape_for_message(positions, 400) + "\n" + r.tail;
+  // A context (or a prompt) longer than a learned position table: said once per option.
+  std::vector<std::string> position_notes;
+  for (const auto& [option, text] : {std::pair{std::string("--context"), a.context}, std::pair{std::string("--prefill-len"), a.prefill_len}}) {
+    if (text.empty()) continue;
+    const std::string note = positions_note(cfg, parse_size(option, text), option + " " + format_number(parse_size(option, text)));
+    if (!note.empty()) position_notes.push_back(note);
+  }
+  if (!position_notes.empty()) {
+    r.extra["notes"] = nlohmann::json::array();
+    std::string text;
+    for (const auto& note : position_notes) {
+      r.extra["notes"].push_back(note.substr(std::string("note: ").size()));
+      text += escape_for_message(note, 400) + "\n";
+    }
+    r.tail = "\n" + text + r.tail;
+  }
+  r.extra["ignored_options"] = ignored;
+  if (!ignored.empty()) {
+    std::vector<std::string> why;
+    for (const auto& o : ignored)
+      why.push_back(o == "--hbm-bw" ? "--hbm-bw (the chip's memory runs at its achieved bandwidth, JSON calibration.memory)"
+                    : (o == "--flops") == (d.compute == Dtype::bf16)
+                        ? o + " (the matmuls run at the chip's measured GEMM tables, JSON calibration.matmuls)"
+                        : fmt::format("{} (the matmuls run in {})", o, name(d.compute)));
+    r.tail = fmt::format("\nnote: the {} cost model's step ignores {}\n", to_string(cm), fmt::join(why, "; ")) + r.tail;
   }
   if (cm == CostModel::calibrated) {
-    // Where the calibrated rates came from: serving_calibration finds a measured card's tables by the chip's
-    // name, so a chip file copying a preset under another name runs at datasheet rates (README "Your own chip").
-    const ServingCalibration sc = serving_calibration(c);
     const bool own = sc.gemm_bf16 != nullptr;
     const std::string chip_name = escape_for_message(c.name);
     const std::string matmuls =

@@ -169,11 +169,13 @@ ChipCalibration chip_calibration(const Chip& chip) {
   } else {
     // The ceiling: the best published GEMM on this chip, else the datasheet peak.
     c.matmul_ceiling_flops_per_s = chip.bf16_flops_per_s;
+    c.rates_read_peak_flops = true;
     std::string ceiling = "no published achievable-matmul figure: the datasheet peak";
     double best = 0;
     for (const auto& p : published_gemm_points()) {
       if (chip.name != p.chip || p.flops_per_s <= best) continue;
       best = c.matmul_ceiling_flops_per_s = p.flops_per_s;
+      c.rates_read_peak_flops = false;
       ceiling = fmt::format("ceiling {} at M={}, K={}, N={}: {}", format_quantity(p.flops_per_s, "FLOP/s"),
                             format_whole(p.m), format_whole(p.k), format_whole(p.n), p.source);
     }
@@ -204,6 +206,7 @@ ChipCalibration chip_calibration(const Chip& chip) {
                    "about 95 % of the 4.5e10 B/s ICI link figure from about 10 MB";
   }
   const std::string card = measured ? chip.name : kReferenceCard;
+  c.rates_read_hbm_bw = !measured;
   // Fractions of the measuring card's datasheet bandwidth, applied to this chip's.
   const double scale = measured ? 1.0 : chip.hbm_bytes_per_s / scaling::chip(kReferenceCard).hbm_bytes_per_s;
   c.norm_bytes_per_s = scale * measured_bytes_per_s(card, "layernorm");

@@ -193,6 +193,12 @@ struct ChipCalibration {
   double table_best_flops_per_s = 0;
   double matmul_ceiling_flops_per_s = 0;  // the best a large GEMM reaches (the table's best, or a published figure)
   std::string matmul_source;
+  // Which of the chip's datasheet figures the rates rest on, so an override of one (--flops, --hbm-bw) is
+  // known to move the timing or not: the peak only where no GEMM on the chip was measured or published (the
+  // ceiling is then the peak); the HBM bandwidth wherever the memory kernels were not measured on the chip
+  // itself (they are then the H100's fractions of this chip's bandwidth).
+  bool rates_read_peak_flops = false;
+  bool rates_read_hbm_bw = false;
   // Achieved HBM bytes/s of the memory-bound kernel kinds.
   double norm_bytes_per_s = 0, add_bytes_per_s = 0, activation_bytes_per_s = 0, softmax_bytes_per_s = 0,
          optimizer_bytes_per_s = 0, copy_bytes_per_s = 0;
