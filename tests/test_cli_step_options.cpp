@@ -518,6 +518,10 @@ TEST_CASE("refusals lead with the option and its value, then the rule (issue 17'
        "scaling: --saved 'input,all': one layout takes one rule (plan searches a list when fewer than two degrees "
        "are given)"},
       {"train " + h100 + "--nodes 1 --saved input,all", "scaling: --saved 'input,all': one layout takes one rule"},
+      // A rule that does not parse, and a compute dtype the chip has no peak for (round 10).
+      {"train " + h100 + "--nodes 1 --saved 4D+", "scaling: --saved '4D+': a '+' without a term (a saved-activations rule: "},
+      {"serve --model llama3-8b --chip tpu-v5e --chips 4 --batch 8 --context 1024 --compute fp8",
+       "scaling: --compute 'fp8': chip tpu-v5e has no peak FLOPs/s for that compute dtype (it has bf16, int8)"},
       // The step model's own refusal of a layout: the layout first, the machine last.
       {"train --model llama2-13b --chip tpu-v5p --slice 4x4x4 --batch-tokens 2 --seq 1 --cost-model ideal --tp 2",
        "scaling: dp 32 × tp 2 × pp 1 (--tp '2'): data degree × microbatches = 32 exceeds the batch of 2 tokens (for "},

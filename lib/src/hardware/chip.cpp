@@ -214,8 +214,8 @@ double peak_flops_per_s(const Chip& c, Dtype compute) {
     std::string has = "bf16";
     if (c.int8_flops_per_s > 0) has += ", int8";
     if (c.fp8_flops_per_s > 0) has += ", fp8";
-    throw std::invalid_argument("chip " + std::string(c.name) + " has no peak FLOPs/s for compute dtype " +
-                                std::string(name(compute)) + " (it has " + has + ")");
+    throw std::invalid_argument(fmt::format("'{}': chip {} has no peak FLOPs/s for that compute dtype (it has {})",
+                                            name(compute), c.name, has));
   }
   return peak;
 }

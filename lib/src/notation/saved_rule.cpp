@@ -11,9 +11,10 @@ namespace scaling {
 
 namespace {
 [[noreturn]] void reject(std::string_view text, const std::string& why) {
-  throw std::invalid_argument("saved-activations rule '" + escape_for_message(text) + "': " + why +
-                              " (a sum of terms in D, F, NH, KH with optional positive coefficients, e.g. 4D, D+2F, "
-                              "2D+2F+NH+2KH)");
+  // Led by the quoted rule, so a CLI option in front reads "--saved 'rule': why" (cli/commands.hpp).
+  throw std::invalid_argument("'" + escape_for_message(text) + "': " + why +
+                              " (a saved-activations rule: a sum of terms in D, F, NH, KH with optional positive "
+                              "coefficients, e.g. 4D, D+2F, 2D+2F+NH+2KH)");
 }
 // 'text', shortened and escaped for a one-line message (built by appending: GCC 12 warns falsely on a
 // chain of operator+ here).
