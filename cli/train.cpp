@@ -174,7 +174,9 @@ void run_train(const TrainArgs& a) {
   row("gradients", bytes("grad_bytes"));
   row("optimizer state", bytes("optimizer_bytes"));
   row("fp32 master copy", bytes("master_bytes"));
-  row("activations (" + to_string(s.saved) + " per layer per token)", bytes("activation_bytes"));
+  // The rule in the value column: a long sum (5D+3F+2NH+2KH) would push a label past its column.
+  row("activations saved per layer per token", to_string(s.saved));
+  row("activations", bytes("activation_bytes"));
   row("total (all the batch's activations at once)", bytes("total_bytes"));
   // min_chips' assumptions are in its label: the README says why it is not the layout's count.
   row("chips whose HBM holds that total", format_number(j["min_chips"].get<double>()));

@@ -2,6 +2,7 @@
 // the fix. Values are checked against the model's own formula or against the preset, never against the
 // code path that prints them.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -172,6 +173,11 @@ TEST_CASE("review 11 and 12: labels fit, one layout ranks nothing, unused switch
   REQUIRE(t.exit_code == 0);
   // Every table row's label fits the 44-character column: the value column starts at the same place.
   CHECK(t.out.find("  per chip: comm buffers, ZeRO-3 gathers  ") != std::string::npos);
+  // A long --saved sum sits in the value column, not in a label (round 10).
+  const auto sum = run(train + " --saved 4D+3F+2NH+2KH+D");
+  REQUIRE(sum.exit_code == 0);
+  CHECK(sum.out.find(fmt::format("  {:<44} {:>18}\n", "activations saved per layer per token", "5D+3F+2NH+2KH")) !=
+        std::string::npos);
   CHECK(t.out.find("ZeRO-0 over") == std::string::npos);
   CHECK(t.out.find("ZeRO-0,") != std::string::npos);
   CHECK(t.out.find("of which latency") == std::string::npos);
