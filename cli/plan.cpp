@@ -83,9 +83,9 @@ void check_fixed_degree(const GivenDegrees& g, const PlanArgs& a, const scaling:
     if (data == 0 && tensor == 0) data = x, tensor = rest / x;
     else if (data == 0) data = x, pipeline = rest / x;
     else tensor = x, pipeline = rest / x;
-    if (std::fmod(r.model.q_heads, tensor) != 0 || pipeline > r.model.layers) return false;
-    if (whole && std::fmod(seqs, data) != 0) return false;
-    return !scaling::placements(r.system, data, tensor, pipeline, {}).empty();
+    return scaling::degrees_keep_rules(r.model.q_heads, r.model.layers, whole ? seqs : r.batch_tokens, whole, data,
+                                       tensor, pipeline) &&
+           !scaling::placements(r.system, data, tensor, pipeline, {}).empty();
   };
   for (int x = 1; static_cast<double>(x) * x <= rest; ++x)  // each divisor pair once: √rest steps
     if (rest % x == 0 && (is_layout(x) || is_layout(rest / x))) return;

@@ -574,7 +574,7 @@ PlanResult plan(const PlanRequest& r) {
     for (int i = 0; i < f.n_fast; ++i) axes[static_cast<size_t>(i)] = options[static_cast<size_t>(i)][idx[static_cast<size_t>(i)]];
     for (const auto& slow : slow_options) {
       Assignment a = assign(f, r.system, axes.data(), slow);
-      if (std::fmod(f.heads, a.Y) != 0 || a.S > f.L || a.X > f.seqs || (f.whole && std::fmod(f.seqs, a.X) != 0) ||
+      if (!degrees_keep_rules(f.heads, f.L, f.seqs, f.whole, a.X, a.Y, a.S) ||
           (r.max_pipeline > 0 && a.S > r.max_pipeline) || !has_fixed_degrees(r, a.X, a.Y, a.S))
         continue;
       cost_assignment(f, a);

@@ -54,6 +54,7 @@
 // Both models treat sequence (context) parallelism as data parallelism (§5.1.1): the data degree may
 // exceed the number of sequences in the batch. A list (--top K) shows each combination of degrees once, at
 // its best mapping onto the axes.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -69,6 +70,16 @@ namespace scaling {
 
 // The default set of rules the search tries: saved_rules() (input, matmuls, all).
 std::vector<PlanRule> default_saved_rules();
+
+// The rules a layout's three degrees keep, in the search and in a layout given whole (the CLI's check of
+// one degree given asks the same): the tensor degree divides the query heads, the pipeline holds at most the
+// layers, and the data degree is at most the batch's units — its sequences under the calibrated model, which
+// it must also divide (no framework splits a sequence), else its tokens (§5's per-token bound).
+inline bool degrees_keep_rules(double heads, double layers, double units, bool whole_sequences, double data,
+                               double tensor, double pipeline) {
+  return std::fmod(heads, tensor) == 0 && pipeline <= layers && data <= units &&
+         (!whole_sequences || std::fmod(units, data) == 0);
+}
 
 // The batch of one step: B tokens, and the context of the attention a rematerialisation reruns.
 struct Batch {
