@@ -239,6 +239,17 @@ TEST_CASE("calibrated: TP collectives on a TPU v5e run at the book's measured 95
   l.fast = {AxisRoles{1, 16, 1}, AxisRoles{16, 1, 1}};
   CHECK(step_terms(c, sys, l, {256.0 * 2048, 2048}, CostModel::calibrated).calibrated.t_tp_s ==
         doctest::Approx(64 * 12 * pass_s).epsilon(1e-9));
+  // XLA's asynchronous backward (--tp-overlap async): the backward's 4 passes a layer beside its
+  // weight-gradient GEMMs. Those GEMMs do the forward's FLOPs again, 2·32768·P_layer with P_layer the layer's
+  // matmul weights 4·D·(64·256) + 2·D·F over the 16-way group, far longer than 4 passes (about 29 ms against
+  // over 100 ms at the v5e's ceiling), so the 4 hide whole and cost nothing more on a TPU (no overlap slowdown
+  // is published for one): 8 exposed passes of 12, and their latency with them.
+  l.tp_overlap = TpOverlap::async;
+  const double p_layer = 4 * 10240.0 * (64 * 256) + 2 * 10240.0 * 65536;
+  REQUIRE(2 * 32768 * p_layer / 16 / 197e12 > 4 * pass_s);  // longer even at the datasheet peak
+  const Terms async = step_terms(c, sys, l, {256.0 * 2048, 2048}, CostModel::calibrated);
+  CHECK(async.calibrated.t_tp_s == doctest::Approx(64 * 8 * pass_s).epsilon(1e-9));
+  l.tp_overlap = TpOverlap::none;
   // The latency the step carries, by hand: data 16 × pipeline 16, ZeRO-0 with its gradient reduce exposed
   // (no overlap), one microbatch: the reduce is 2 ring passes of 15 hops, the microbatch's pipeline sends 2
   // messages of one hop, 1 µs each (§2.2).

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
     const std::string path = argc > 1 ? argv[1] : VALIDATION_RUNS_JSON;
     const std::string holdout = argc > 2 ? argv[2] : VALIDATION_HOLDOUT_JSON;
     auto out = validation::runs_json(validation::evaluate_runs(path, /*with_planner=*/true));
-    out["sensitivity"] = validation::sensitivity_json(path);
+    out["sensitivity"] = validation::sensitivity_json(path, holdout);
     out["holdout"] = validation::runs_json(validation::evaluate_runs(holdout), "validation/holdout-runs.json");
     // The published rows the file leaves out, with the reason (a feature the model lacks).
     std::ifstream in(holdout);

@@ -72,6 +72,7 @@ struct Variant {
   bool narayanan_interleaved_v2 = false;      // Narayanan et al.'s pipelined rows on the interleaved schedule, v = 2
   bool no_tp_overlap = false;                 // every row's TP collectives on the critical path (the rule before round 8)
   double tpu_overlap_slowdown = 0;            // > 0: this compute slowdown beside overlapped collectives on TPUs
+  bool maxtext_async_tp = false;              // MaxText rows' TP collectives as XLA's asynchronous backward (async)
 };
 std::vector<Variant> sensitivity_variants();
 
@@ -124,7 +125,8 @@ std::vector<MemoryFit> memory_fit(const std::vector<RunResult>& runs);
 nlohmann::json runs_json(const std::vector<RunResult>& runs,
                          const std::string& source = "validation/training-runs.json");
 
-// Mean and max |error| of the calibrated model over the runs under each sensitivity variant, as JSON.
-nlohmann::json sensitivity_json(const std::string& path);
+// Mean and max |error| of the calibrated model over the runs under each sensitivity variant, as JSON; with
+// `holdout_path`, the same over the held-out runs (all, and per group) beside it.
+nlohmann::json sensitivity_json(const std::string& path, const std::string& holdout_path = "");
 
 }  // namespace validation

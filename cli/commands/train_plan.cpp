@@ -137,7 +137,8 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool plan) {
   const std::string tpo =
       "tensor-parallel collectives beside compute: no (all on the critical path), backward (Megatron-LM's "
       "asynchronous backward: the column-parallel linears' input-gradient reductions beside their "
-      "weight-gradient GEMMs) or yes (all behind the matmuls: collective matmul); default no";
+      "weight-gradient GEMMs), async (a compiler's asynchronous collectives, as XLA's: every backward one beside "
+      "the layer's weight-gradient GEMMs) or yes (all behind the matmuls: collective matmul); default no";
   add_name(sub, "--tp-overlap", s.tp_overlap,
            plan ? tpo + "; the search does not try it (it needs a framework's kernels)" + cal : tpo + cal,
            [](const std::string& t) { scaling::parse_tp_overlap(t); });

@@ -459,6 +459,16 @@ Terms calibrated_terms(CalibratedContext& ctx, const Layout& l, const Terms& ide
         t_tp = beside(t_tp, hidden_behind);
         break;
       }
+      case TpOverlap::async: {
+        // Asynchronous collectives (layout.hpp): the backward's four passes beside the layer's
+        // weight-gradient GEMMs (each as long as its forward GEMM, at the backward rate); the forward's and
+        // the rerun's exposed, with their latency.
+        const double fwd_passes = 2 * 2 * (1 + tp_reruns);
+        const double weight_grad_s = g.layer_fwd_s / ctx.backward_gemm_rate_fraction;
+        t_tp = fwd_passes * pass.t_s + beside(4 * pass.t_s, weight_grad_s);
+        lat_tp = fwd_passes * pass.latency_s;
+        break;
+      }
       case TpOverlap::backward: {
         // Megatron-LM's asynchronous backward (layout.hpp): the forward's and the rerun's passes stay
         // exposed; per column-parallel linear (QKV, MLP in) the input gradient's reduction runs beside the

@@ -111,6 +111,7 @@ AttentionKernel parse_attention_kernel(std::string_view text) {
 const char* to_string(TpOverlap o) {
   switch (o) {
     case TpOverlap::backward: return "backward";
+    case TpOverlap::async: return "async";
     case TpOverlap::all: return "yes";
     case TpOverlap::none: break;
   }
@@ -118,9 +119,9 @@ const char* to_string(TpOverlap o) {
 }
 
 TpOverlap parse_tp_overlap(std::string_view text) {
-  for (TpOverlap o : {TpOverlap::none, TpOverlap::backward, TpOverlap::all})
+  for (TpOverlap o : {TpOverlap::none, TpOverlap::backward, TpOverlap::async, TpOverlap::all})
     if (text == to_string(o)) return o;
-  check::not_one_of(text, {"no", "backward", "yes"});
+  check::not_one_of(text, {"no", "backward", "async", "yes"});
 }
 
 GroupBandwidths group_bandwidths(const System& sys, const AxisRoles* axes) {

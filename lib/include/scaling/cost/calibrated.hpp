@@ -41,7 +41,9 @@
 //     its input-gradient AllReduce (2 passes) beside its weight-gradient GEMM — with sequence parallelism
 //     its ReduceScatter there and one more AllGather pass (the saved sharded input re-gathered) beside its
 //     input-gradient GEMM, the row-parallel linears' AllGathers exposed — each costing what outlasts its
-//     GEMM plus σ times what hides.
+//     GEMM plus σ times what hides; async (XLA's asynchronous collectives), the forward's and rerun's
+//     passes exposed and the backward's four beside the layer's weight-gradient GEMMs:
+//     t_TP = (4 + 4·reruns)·t_pass + max(0, 4·t_pass − t_wgrad) + σ·min(4·t_pass, t_wgrad).
 // Per stage and microbatch: t_mb = l·(layer forward + backward + recompute + TP) + the stage's extras
 // (first: the embedding lookup; last: the final norm, the unembedding GEMM [D, V/Y] forward and backward
 // and the loss' softmax over V/Y in fp32, 2·4 + 3·4 bytes per logit; the busiest of the two) + pipeline sends: 2·v messages of

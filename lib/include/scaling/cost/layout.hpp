@@ -95,9 +95,15 @@ AttentionKernel parse_attention_kernel(std::string_view text);
 //             sequence parallelism its ReduceScatter — runs beside that linear's weight-gradient GEMM, and
 //             with sequence parallelism the AllGather that rebuilds the linear's saved, sequence-sharded
 //             input runs beside its input-gradient GEMM. The forward passes' collectives stay exposed.
+//   async     a compiler's asynchronous collectives (XLA's: compute scheduled between a collective's start
+//             and done cannot depend on it): every backward collective of a layer — the AllGathers of the
+//             output gradients and the reductions of the input gradients — beside the layer's
+//             weight-gradient GEMMs, which nothing else in the layer's backward waits for; the forward's
+//             and the rerun's on the critical path (each feeds the GEMM after it: hiding those needs
+//             collective matmul, `all`).
 //   all       every TP collective hidden behind the matmuls as far as they last (collective matmul).
-// "no", "backward", "yes": the CLI's words (--tp-overlap).
-enum class TpOverlap { none, backward, all };
+// "no", "backward", "async", "yes": the CLI's words (--tp-overlap).
+enum class TpOverlap { none, backward, async, all };
 const char* to_string(TpOverlap o);
 // "no", "backward" or "yes"; throws std::invalid_argument naming the text and the names.
 TpOverlap parse_tp_overlap(std::string_view text);
