@@ -67,6 +67,7 @@ void emit(const Report& r, bool json, const std::string& inputs) {
     return;
   }
   fmt::print("{}\n", scaling::escape_for_message(r.heading, 400));
+  if (!r.head.empty()) fmt::print("{}", r.head);
   for (const auto& o : r.outputs)
     if (!o.label.empty())
       fmt::print("  {:<{}} {:>{}}{}\n", scaling::escape_for_message(o.label, 200), r.label_width, table_value(o),

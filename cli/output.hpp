@@ -30,6 +30,7 @@ struct Report {
   std::string heading;                  // the table's first line (escaped when printed)
   std::vector<Output> outputs;
   nlohmann::json extra = nlohmann::json::object();  // structured JSON-only parts (a timeline, a grid)
+  std::string head;                     // printed between the heading and the table (notes; escaped by its maker)
   std::string tail;                     // printed after the table (already formatted, escaped by its maker)
   int label_width = 24;
   int value_width = 0;                  // > 0: values right-aligned in this many columns

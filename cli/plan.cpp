@@ -233,7 +233,8 @@ void run_plan(const PlanArgs& a) {
   const scaling::ChipCalibration rates = scaling::chip_calibration(r.system.chip);
   const auto ignored =
       ignored_options(a.step, r.cost_model, {reruns, one_layout ? &out.top.front().layout : nullptr, &rates},
-                      {{"--max-microbatches", a.max_microbatches}, {"--flops", a.chip.flops}, {"--hbm-bw", a.chip.hbm_bw}});
+                      {{"--max-microbatches", a.max_microbatches}, {"--flops", a.chip.flops}, {"--hbm-bw", a.chip.hbm_bw},
+                       {"--flops-int8", a.chip.flops_int8}});
   nlohmann::json top = nlohmann::json::array();
   for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model, r.model));
   nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
@@ -253,8 +254,16 @@ void run_plan(const PlanArgs& a) {
                          {"best", step_json(out.top.front(), r.system, r.cost_model, r.model)},
                          {"top", top}};
   if (r.cost_model == CostModel::calibrated) j["calibration"] = calibration_json(c);
-  const std::string positions = positions_note(r.model, r.seq_len, seq_text(a.step));
-  if (!positions.empty()) j["notes"] = {positions.substr(std::string("note: ").size())};
+  std::vector<std::string> notes;
+  if (const std::string positions = positions_note(r.model, r.seq_len, seq_text(a.step)); !positions.empty())
+    notes.push_back(positions);
+  // One layout given whole: its bubble said as train says it (a search ranks layouts and its best needs none).
+  if (one_layout)
+    if (const std::string bubble = bubble_note(out.top.front()); !bubble.empty()) notes.push_back(bubble);
+  if (!notes.empty()) {
+    j["notes"] = nlohmann::json::array();
+    for (const auto& note : notes) j["notes"].push_back(note.substr(std::string("note: ").size()));
+  }
   // Every result finite before anything is printed (the table shows the same numbers as the JSON).
   require_finite_json(j, inputs);
   if (a.json) {
@@ -266,7 +275,7 @@ void run_plan(const PlanArgs& a) {
              one_layout || g.count() == 0 ? mode : mode + " with " + g.text() + " fixed");
   if (!ignored.empty()) fmt::print("{}\n", ignored_note(ignored, r.cost_model));
   if (r.cost_model == CostModel::calibrated) fmt::print("{}\n", calibration_note(c));
-  if (!positions.empty()) fmt::print("{}\n", escape_for_message(positions, 400));
+  for (const auto& note : notes) fmt::print("{}\n", escape_for_message(note, 400));
   if (!fixed.empty() && !one_layout)
     fmt::print("every layout with {} is searched (the other degrees, microbatches, ZeRO, saved rules, switches)\n", g.text());
   if (r.cost_model == CostModel::calibrated && !one_layout)

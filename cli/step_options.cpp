@@ -496,15 +496,19 @@ constexpr OptionReads kOptionReads[] = {
     // the step's MFU still divides by the --flops given.
     {"--flops",
      {Reads::reads, When::peak_rates, "",
-      "the chip's matmuls run at its measured or published rates, JSON calibration.matmuls: --flops moves only "
-      "the MFU's peak"},
+      "the chip's matmuls run at its measured or published rates, calibration.matmuls in the JSON; figures stated "
+      "against the peak, such as the MFU, still use it"},
      kRead,
      kRead},
     {"--hbm-bw",
      {Reads::reads, When::hbm_rates, "",
-      "the chip's memory-bound kernels run at the rates measured on it, JSON calibration.memory_kernels"},
+      "the chip's memory-bound kernels run at the rates measured on it, calibration.memory_kernels in the JSON"},
      kRead,  // the optimizer's HBM time, in the step's maximum
      {Reads::ignores, When::always, "", "§5.1.4's step counts FLOPs and network bytes, no HBM time"}},
+    {"--flops-int8",
+     {Reads::ignores, When::always, "", "a training step's matmuls run in bf16"},
+     {Reads::ignores, When::always, "", "a training step's matmuls run in bf16"},
+     {Reads::ignores, When::always, "", "a training step's matmuls run in bf16"}},
 };
 
 const ModelReads& reads_of(const OptionReads& row, scaling::CostModel m) {
@@ -606,6 +610,16 @@ std::string measured_list() {
   return out;
 }
 }  // namespace
+
+std::string bubble_note(const scaling::Planned& p) {
+  const int stages = scaling::pipeline_degree(p.layout);
+  if (stages <= 1 || !(p.terms.t_bubble_s > 0.5 * p.terms.step_s)) return {};
+  return fmt::format("note: the pipeline bubble is {:.0f}% of the step: {} microbatch{} through {} stages; more "
+                     "microbatches (each replica's still whole sequences), interleaving (--vp) or fewer stages "
+                     "shrink it",
+                     100 * p.terms.t_bubble_s / p.terms.step_s, p.layout.microbatches,
+                     p.layout.microbatches == 1 ? "" : "es", stages);
+}
 
 std::string positions_note(const scaling::TransformerConfig& model, double seq_len, const std::string& what) {
   if (model.max_learned_seq <= 0 || seq_len <= model.max_learned_seq) return {};

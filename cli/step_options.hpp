@@ -181,11 +181,17 @@ nlohmann::json step_json(const scaling::Planned& p, const scaling::System& s, sc
 // finds every measured table by the chip's name): a chip file that copies a preset under another name gets
 // no measured table, so its step can be far more optimistic than the preset's. JSON: {chip, measured,
 // matmuls, attention, memory_kernels, mfu_record}; the text's note says the same in one line.
+// Whether `name` is a preset's: the calibrated model finds a chip's measured and published figures by name.
+bool is_preset_name(const std::string& name);
 nlohmann::json calibration_json(const scaling::Chip& chip);
 // A sequence longer than the model's learned position table (GPT-2's n_positions, OPT's
 // max_position_embeddings) cannot run as configured: the note names the option (`what`: "--seq 4,096",
 // "the default --seq 4,096", "--context 8,192") and the table; empty when within it or without a table.
 std::string positions_note(const scaling::TransformerConfig& model, double seq_len, const std::string& what);
+// A pipeline idle for most of the step (its bubble over half of it; the schedules of cost/calibrated.hpp): the
+// note names the share, the microbatches and stages, and what shrinks it; empty otherwise. train prints it for
+// its layout, plan for a layout given whole.
+std::string bubble_note(const scaling::Planned& p);
 std::string calibration_note(const scaling::Chip& chip);
 
 // The inputs of a train/plan run for a refusal's message: the chip (or chip file), its overrides, the

@@ -58,7 +58,8 @@ void run_train(const TrainArgs& a) {
   as_timed(step, cost_model);  // the book's step: ZeRO-3, one microbatch, whatever --zero and --microbatches say
   const scaling::ChipCalibration rates = scaling::chip_calibration(chip);
   const auto ignored = ignored_options(a.step, cost_model, {base.saved.recompute != Remat::none, &step.layout, &rates},
-                                       {{"--flops", a.chip.flops}, {"--hbm-bw", a.chip.hbm_bw}});
+                                       {{"--flops", a.chip.flops}, {"--hbm-bw", a.chip.hbm_bw},
+                                        {"--flops-int8", a.chip.flops_int8}});
   const double per_chip = step.terms.memory.total;
 
   nlohmann::json j{{"total_params", count_json(p.total)},
@@ -93,14 +94,7 @@ void run_train(const TrainArgs& a) {
   std::vector<std::string> notes;
   if (const std::string positions = positions_note(cfg, resolve_seq(a.step), seq_text(a.step)); !positions.empty())
     notes.push_back(positions);
-  // A pipeline mostly idle: too few microbatches for its stages (the bubble, §5's pipelining and
-  // calibrated.hpp's schedules). Said, since the usual fix is one flag away.
-  if (pipeline_degree(step.layout) > 1 && step.terms.t_bubble_s > 0.5 * step.terms.step_s)
-    notes.push_back(fmt::format(
-        "note: the pipeline bubble is {:.0f} % of the step: {} microbatch{} through {} stages; more --microbatches "
-        "shrink it",
-        100 * step.terms.t_bubble_s / step.terms.step_s, step.layout.microbatches,
-        step.layout.microbatches == 1 ? "" : "es", pipeline_degree(step.layout)));
+  if (const std::string bubble = bubble_note(step); !bubble.empty()) notes.push_back(bubble);
   if (!notes.empty()) {
     j["notes"] = nlohmann::json::array();
     for (const auto& note : notes) j["notes"].push_back(note.substr(std::string("note: ").size()));

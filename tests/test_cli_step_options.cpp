@@ -273,7 +273,8 @@ TEST_CASE("ignored_options: the chip's --flops and --hbm-bw are listed exactly w
   int read = 0, ignored = 0;
   for (const auto& base : bases) {
     for (const char* cost_model : {"calibrated", "ideal", "book"}) {
-      for (const auto& [option, a, b] : {std::tuple{"--flops", "1e15", "2e15"}, std::tuple{"--hbm-bw", "1e12", "5e12"}}) {
+      for (const auto& [option, a, b] : {std::tuple{"--flops", "1e15", "2e15"}, std::tuple{"--hbm-bw", "1e12", "5e12"},
+                                         std::tuple{"--flops-int8", "1e15", "3e15"}}) {
         const std::string common = fmt::format("train --model llama3-8b {} {} --batch-tokens 262144 --saved all "
                                                "--cost-model {} {} ",
                                                base.chip, base.machine, cost_model, option);
@@ -283,8 +284,9 @@ TEST_CASE("ignored_options: the chip's --flops and --hbm-bw are listed exactly w
         (same ? ignored : read) += 1;
         CHECK(lists(ja, option) == same);
         CHECK(lists(jb, option) == same);
-        if (std::string(cost_model) == "calibrated")
+        if (std::string(cost_model) == "calibrated" && std::string(option) != "--flops-int8")
           CHECK(!same == (std::string(option) == "--flops" ? base.reads_flops : base.reads_hbm_bw));
+        if (std::string(option) == "--flops-int8") CHECK(same);  // training's matmuls run in bf16
       }
     }
   }
@@ -569,11 +571,18 @@ TEST_CASE("train notes a pipeline that idles most of the step, and names the fix
     const auto j = answer(run175 + "--cost-model " + cm);
     REQUIRE(j.contains("notes"));
     const std::string note = j["notes"][0];
-    CHECK(note.find("1 microbatch through 8 stages; more --microbatches shrink it") != std::string::npos);
+    CHECK(note.find("1 microbatch through 8 stages; more microbatches (each replica's still whole sequences), "
+                    "interleaving (--vp) or fewer stages shrink it") != std::string::npos);
     const double pct = std::stod(note.substr(std::string("the pipeline bubble is ").size()));
+    CHECK(note.find(fmt::format("{:.0f}% of the step", pct)) != std::string::npos);
     CHECK(pct > 50);
     CHECK(pct <= 87.5 + 0.5);
     // 64 microbatches: a bubble of 7/71 of compute: no note.
     CHECK_FALSE(answer(run175 + "--microbatches 64 --cost-model " + cm).contains("notes"));
+    // plan timing the same layout given whole says the same.
+    const auto p = answer("plan --model gpt3-175b --chip a100 --nodes 8 --batch-tokens 131072 --seq 2048 --dp 1 "
+                          "--tp 8 --pp 8 --cost-model " + std::string(cm));
+    REQUIRE(p.contains("notes"));
+    CHECK(p["notes"][0] == j["notes"][0]);
   }
 }

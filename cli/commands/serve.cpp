@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <tuple>
+#include <vector>
 
 #include "../options.hpp"
 #include "../output.hpp"
@@ -132,18 +134,36 @@ void run(const Args& a) {
   // Where the calibrated rates come from: serving_calibration finds a measured card's tables by the chip's
   // name, so a chip file copying a preset under another name runs at datasheet rates (README "Your own chip").
   const ServingCalibration sc = serving_calibration(c);
-  const char* math_label = cm != CostModel::calibrated ? "t_math (all FLOPs)"
-                           : sc.gemm_bf16              ? "t_math (every matmul, measured rates)"
-                           : sc.proxy_bf16             ? "t_math (every matmul, roofline × H100's measured ratio)"
-                                                       : "t_math (every matmul, datasheet roofline)";
-  // The chip's figures given that the step does not read: each peak unless the matmuls run in its dtype; under
-  // the calibrated model, the peaks of a chip with its own measured GEMM tables and the bandwidth of a chip
-  // with an achieved figure (serving_calibration). Said in the answer, as train and plan say theirs.
-  std::vector<std::string> ignored;
-  const bool own_tables = cm == CostModel::calibrated && sc.gemm_bf16 != nullptr;
-  if (!a.chip.flops.empty() && (d.compute != Dtype::bf16 || own_tables)) ignored.emplace_back("--flops");
-  if (!a.chip.flops_int8.empty() && (d.compute != Dtype::int8 || own_tables)) ignored.emplace_back("--flops-int8");
-  if (!a.chip.hbm_bw.empty() && cm == CostModel::calibrated && sc.measured) ignored.emplace_back("--hbm-bw");
+  // Where the calibrated matmul rates come from is the note's (below): a chip's own tables cover some weight
+  // dtypes and dense layers only, the rest runs at a roofline.
+  const char* math_label = cm != CostModel::calibrated ? "t_math (all FLOPs)" : "t_math (every matmul, calibrated)";
+  // The chip's figures given that the step does not read, by the rule train's and plan's ignored_options keep:
+  // each figure given is cut to a thousandth, so that any roofline it enters binds, and the step's own terms
+  // (its rule's) timed again; one that moves none of them is listed, with the reason.
+  const auto step_parts = [cm](const DecodeTerms& t) {
+    if (cm == CostModel::book) return std::vector<double>{t.step_s, t.t_kv_s, t.t_flops_s, t.t_params_s};
+    if (cm == CostModel::ideal) return std::vector<double>{t.step_s, t.t_hbm_s, t.t_math_s, t.t_comms_s};
+    return std::vector<double>{t.step_s, t.t_math_s, t.t_hbm_s, t.t_vector_s, t.t_comms_s};
+  };
+  std::vector<std::string> ignored, ignored_why;
+  for (const auto& [option, text, field, dtype] :
+       {std::tuple{"--flops", a.chip.flops, &Chip::bf16_flops_per_s, Dtype::bf16},
+        std::tuple{"--flops-int8", a.chip.flops_int8, &Chip::int8_flops_per_s, Dtype::int8},
+        std::tuple{"--hbm-bw", a.chip.hbm_bw, &Chip::hbm_bytes_per_s, Dtype::bf16}}) {
+    if (text.empty()) continue;
+    System moved = system;
+    moved.chip.*field *= 1e-3;
+    if (step_parts(decode_terms(decode_inputs(cfg, moved, d), B, T, cm)) != step_parts(s)) continue;
+    ignored.emplace_back(option);
+    const bool peak = field != &Chip::hbm_bytes_per_s;
+    ignored_why.push_back(fmt::format(
+        "{} ({})", option,
+        peak && dtype != d.compute ? fmt::format("the matmuls run in {}", name(d.compute))
+        : cm == CostModel::calibrated
+            ? (peak ? "the matmuls run at the chip's measured rates: calibration.matmuls in the JSON"
+                    : "the step reads the chip's measured bandwidth: calibration.memory in the JSON")
+            : "the step does not read it here"));
+  }
 
   Report r;
   r.label_width = 44;
@@ -238,46 +258,44 @@ void run(const Args& a) {
     const std::string note = positions_note(cfg, parse_size(option, text), option + " " + format_number(parse_size(option, text)));
     if (!note.empty()) position_notes.push_back(note);
   }
+  std::string positions_text;
   if (!position_notes.empty()) {
     r.extra["notes"] = nlohmann::json::array();
-    std::string text;
     for (const auto& note : position_notes) {
       r.extra["notes"].push_back(note.substr(std::string("note: ").size()));
-      text += escape_for_message(note, 400) + "\n";
+      positions_text += escape_for_message(note, 400) + "\n";
     }
-    r.tail = "\n" + text + r.tail;
   }
   r.extra["ignored_options"] = ignored;
-  if (!ignored.empty()) {
-    std::vector<std::string> why;
-    for (const auto& o : ignored)
-      why.push_back(o == "--hbm-bw" ? "--hbm-bw (the chip's memory runs at its achieved bandwidth, JSON calibration.memory)"
-                    : (o == "--flops") == (d.compute == Dtype::bf16)
-                        ? o + " (the matmuls run at the chip's measured GEMM tables, JSON calibration.matmuls)"
-                        : fmt::format("{} (the matmuls run in {})", o, name(d.compute)));
-    r.tail = fmt::format("\nnote: the {} cost model's step ignores {}\n", to_string(cm), fmt::join(why, "; ")) + r.tail;
-  }
+  std::string head;  // the notes, above the table as train and plan print theirs
+  if (!ignored.empty())
+    head += fmt::format("note: the {} cost model's step ignores {}; figures stated against the peak or the "
+                        "bandwidth (the critical batch, a prefill at --mfu) still use them\n",
+                        to_string(cm), fmt::join(ignored_why, "; "));
   if (cm == CostModel::calibrated) {
     const bool own = sc.gemm_bf16 != nullptr;
     const std::string chip_name = escape_for_message(c.name);
     const std::string matmuls =
-        own ? fmt::format("measured GEMM tables of the {} (validation/gemm/{}.json)", chip_name, chip_name)
+        own ? fmt::format("measured GEMM tables of the {} (validation/gemm/{}.json: 2- and 1-byte weights, layers "
+                          "with matmul shapes; other weights and MoE layers at the roofline of the datasheet peak)",
+                          chip_name, chip_name)
         : sc.proxy_bf16 ? fmt::format("this chip's roofline times the measured-over-roofline ratio of the {} "
                                       "(validation/gemm/h100.json) at the same shape",
                                       sc.proxy_bf16->card)
                         : std::string("the roofline at the datasheet peak and bandwidth");
     r.extra["calibration"] = {{"chip", c.name},
                               {"measured", sc.measured},
+                              {"preset", is_preset_name(c.name)},
                               {"matmuls", matmuls},
                               {"memory", sc.hbm_source}};
-    r.tail = (sc.measured ? fmt::format("\nnote: calibrated rates: matmuls from {}; memory from {}\n", matmuls,
-                                        sc.hbm_source)
-                          : fmt::format("\nnote: no measured table for '{}' (the calibrated model finds them by chip "
-                                        "name; measured: {}): matmuls at the roofline of the datasheet peak and bandwidth, "
-                                        "memory at the datasheet bandwidth (JSON: calibration)\n",
-                                        chip_name, fmt::join(measured_cards(), ", "))) +
-             r.tail;
+    head += sc.measured ? fmt::format("note: calibrated rates: matmuls from {}; memory from {}\n", matmuls,
+                                      sc.hbm_source)
+                        : fmt::format("note: no measured table for '{}' (the calibrated model finds them by chip "
+                                      "name; measured: {}): matmuls at the roofline of the datasheet peak and bandwidth, "
+                                      "memory at the datasheet bandwidth (JSON: calibration)\n",
+                                      chip_name, fmt::join(measured_cards(), ", "));
   }
+  r.head = head + positions_text;
   emit(r, a.json, inputs);
 }
 
