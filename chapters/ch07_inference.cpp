@@ -310,8 +310,9 @@ const PrintedTable kGqaTable{{1, 8, 16, 32, 64, 240},
 }  // namespace
 
 // §7.1.7's inputs as the book states them: one 8k cache of "6.7GB" and "26GB" of bf16 weights (§7.1.6), the
-// smaller cache 5× less ("1.34"), and 8 chips at "0.82" TB/s each (§1.1's 8.2e11 B/s); HBM is 8 × §2.1's
-// "16GiB" ("128GiB"), which the §2.3 table and the chip preset write as 16 GB (16e9 B).
+// smaller cache 5× less ("1.34"), and 8 chips at "0.82" TB/s each (§1.1's 8.2e11 B/s); HBM is 8 × the v5e's
+// 16 GiB ("128GiB": §2.1's "16GiB", the §2.3 table's "16GB" in binary gigabytes). The chip preset holds 16e9 B,
+// the figure §8 computes with.
 constexpr double kGiB = 1073741824.0;
 constexpr double kV5eHbmSection2_1 = 16 * kGiB;
 
@@ -321,7 +322,8 @@ static const workbook::Finding kGbAsGib{
     "8k cache as '6.7GB': the cells are B · 6.7 and B · 6.7 + 26 (6.7 + 26 = 32.7 at batch 1), while one cache is "
     "8192 · 40 · 128 · 40 · 2 · 2 = 6.711e9 bytes = 6.25 GiB, so every cell read in GiB is 7% high. Likewise '6.5TiB/s "
     "(0.82TiB/s each)' is §1.1's 8.2e11 B/s per chip, 0.82 TB/s (8 × 0.82 = 6.56, cut to 6.5): in TiB/s it is "
-    "5.97. Only the labels are wrong; the 128GiB of HBM is right in GiB (8 × §2.1's 16 GiB). This is not loose "
+    "5.97. Only the labels are wrong; the 128GiB of HBM is right in GiB (8 × the v5e's 16 GiB, as §2.1 and the "
+    "§2.3 table give it). This is not loose "
     "labelling: read as labelled, batch 16's 133.2 GiB would exceed those 128 GiB, yet the text says the chips run "
     "out of memory only beyond 16; as GB (124.1 GiB) it fits, which is what the text concludes."};
 
@@ -420,13 +422,13 @@ EXERCISE("ch7.llama2-table-mha", "LLaMA-2 13B decoding on 8 v5e (MHA)") {
   llama2_table(ex, kMhaTable, in, 6.7);
   llama2_plots(ex, in);
   constexpr double kTiB = 1099511627776.0;
-  // The book's HBM here is 8 × §2.1's 16 GiB ("128GiB"); the preset's 16e9 B per chip is shown beside it.
+  // The book's HBM here is 8 × the v5e's 16 GiB ("128GiB"); the preset's 16e9 B per chip is shown beside it.
   DecodeInputs in_gib = in;
   in_gib.system.chip.hbm_bytes = kV5eHbmSection2_1;
   ex.claim("hbm_gib", "§7.1.7: 8 v5e have 128 GiB of HBM", hbm_bytes(in_gib) / kGiB, "GiB")
       .about(128, sig(3))
-      .explain("8 × §2.1's 16 GiB per chip; the §2.3 table and Google's spec sheet write '16 GB', and with 16e9 B "
-               "per chip (the preset) it would be " + format_number(hbm_bytes(in) / kGiB) + " GiB");
+      .explain("8 × 16 GiB per chip (§2.1; the §2.3 table's '16GB' is the same size in binary gigabytes); with "
+               "16e9 B per chip (the preset, the figure §8 computes with) it would be " + format_number(hbm_bytes(in) / kGiB) + " GiB");
   ex.claim("bandwidth_tib", "§7.1.7: 8 v5e have 6.5 TiB/s of HBM bandwidth", 8 * kV5eHbmSection1 / kTiB, "TiB/s")
       .about(6.5, sig(2)).erratum(kGbAsGib, "8 × 8.2e11 B/s = 6.56e12 B/s, which is 5.97 TiB/s");
   ex.claim("flops", "§7.1.7: 8 v5e compute 1600 TFLOPs/s", 8 * v5e().bf16_flops_per_s, "FLOPs/s").about(1600e12, sig(2));
@@ -518,7 +520,7 @@ EXERCISE("ch7.prefix-reuse", "What a prefix cache saves") {
   ex.section("§7.4.2");
   ex.claim("server_hbm_gib", "§7.4.2: an 8-chip v5e server has 128 GiB of HBM", 8 * kV5eHbmSection2_1 / kGiB, "GiB")
       .about(128, sig(3))
-      .explain("8 × §2.1's 16 GiB, as in §7.1.7; with the preset's 16e9 B per chip it would be " +
+      .explain("8 × the v5e's 16 GiB (§2.1, §2.3 table), as in §7.1.7; with the preset's 16e9 B per chip it would be " +
                format_number(8 * v5e().hbm_bytes / kGiB) + " GiB");
   ex.answer("matmul_fraction", prefix_cache_matmul_fraction(3, 2), "").book(1.0 / 3, exact())
       .explain("['I', 'like', 'cats'] after ['I', 'like', 'dogs']: only the third token's matmuls");

@@ -24,7 +24,7 @@ INDEPENDENT("ch2.v5p-bandwidths.dcn_per_chip", "2.5e10 over the 2·2·1 chips of
 }
 // A second source, not the book: vLLM's TPU backend (vllm-project/tpu-inference, tpu_inference/utils.py)
 // sizes a "TPU v5e" device's HBM as 16 * GBYTES with GBYTES = 1024 * 1024 * 1024: binary gigabytes, as
-// DRAM is built. It backs §2.1's "16GiB" against the §2.3 table's "16GB" read as 16e9 bytes.
+// DRAM is built. It backs §2.1's "16GiB" and the §2.3 table's "16GB" read as binary gigabytes.
 INDEPENDENT("ch2.spec-table.v5e_hbm_bytes", "vLLM tpu-inference get_device_hbm_limit('TPU v5e'): 16 * 1024^3 B",
             1e-12) {
   const double gbytes = 1024.0 * 1024.0 * 1024.0;
@@ -112,8 +112,11 @@ TEST_CASE("stored rows accept exactly fp32, bf16 and int8") {
   CHECK_THROWS_AS(scaling::sim::require_storable(scaling::Dtype::int4), std::invalid_argument);
 }
 
-INDEPENDENT("ch2.mxu-flops.multiply_adds_per_s", "8·128·128 multiply-adds every 8 cycles at 1.5 GHz, 4 MXUs", 0.01) {
-  return 8.0 * 128 * 128 / 8 * 1.5e9 * 4;
+// Google's TPU v5p page (cloud.google.com/tpu/docs/v5p-training, "Peak compute per chip (bf16)": 459 TFLOPs),
+// not the preset: a multiply-add is a multiply and an add, 2 FLOPs.
+INDEPENDENT("ch2.mxu-flops.multiply_adds_per_s", "Google Cloud TPU v5p page: 459 TFLOPs bf16 per chip, over 2", 1e-12) {
+  const double peak_tflops = 459;
+  return peak_tflops * 1e12 / 2;
 }
 
 // §2.3 table, v5e: 4.5e10 B/s one way per link; both directions of one link.

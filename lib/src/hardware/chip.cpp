@@ -86,8 +86,9 @@ const std::vector<Chip>& table() {
      1.6e10, 2.5e10, WrapRule::cubes, "§2.3 tables; cores and PCIe §2.1"},
     {"tpu-v5p", "TPU v5p", {16, 20, 28}, {2, 2, 1}, 2, 96e9, 2.8e12, 4.59e14, 9.18e14, 9e10, 1.8e11, 1e-6,
      1.5e10, 2.5e10, WrapRule::cubes, "§2.3 tables; cores §2.1"},
-    // HBM 16e9 B: the §2.3 table's "16GB" as printed. §2.1 says 16 GiB, which is what the part has; the
-    // workbook records the two figures as finding v5e-hbm-gb-vs-gib (ch2.spec-table.v5e_hbm_bytes).
+    // HBM 16e9 B: the figure the book computes with (solution 2.2, §8). The part has 16 GiB: §2.1 says so,
+    // and the §2.3 table's "16GB" is the same size in the memory industry's binary gigabytes (JEDEC), as
+    // ch2.spec-table.v5e_hbm_bytes records; exercises that count in GiB (§7.1.7, §7.4.2) use 16 · 2^30 B.
     {"tpu-v5e", "TPU v5e", {16, 16}, {4, 2}, 1, 16e9, 8.1e11, 1.97e14, 3.94e14, 4.5e10, 9e10, 1e-6, 1.5e10,
      2.5e10, WrapRule::full_axis, "§2.3 tables; cores §2.1"},
     {"tpu-v6e", "TPU v6e", {16, 16}, {4, 2}, 1, 32e9, 1.6e12, 9.20e14, 1.84e15, 9e10, 1.8e11, 1e-6, 3.2e10,
