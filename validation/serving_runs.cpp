@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "scaling/cost/inference.hpp"
+#include "scaling/cost/serving_calibration.hpp"
 #include "scaling/hardware/chip.hpp"
 #include "scaling/model/presets.hpp"
 
@@ -153,6 +154,10 @@ int main(int argc, char** argv) {
         line += fmt::format(" {:>9.4g}", p);
         errs += fmt::format(" {:>+8.1f}%", 100 * err);
       }
+      // The calibrated model's achieved memory rate for this chip and where it comes from (the report's note on
+      // power-limited rows names it).
+      const ServingCalibration cal = serving_calibration(chip(run.at("chip").get<std::string>()));
+      r["calibrated_hbm"] = {{"bytes_per_s", cal.hbm_bytes_per_s}, {"source", cal.hbm_source}};
       // Where the calibrated decode step's time goes, halfway through the generation.
       if (G > 1) {
         const DecodeTerms mid = decode_terms(in, B, P + std::floor(G / 2), CostModel::calibrated);
