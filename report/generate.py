@@ -3079,14 +3079,17 @@ def pandoc_self_contained_flag(pandoc):
     return "--embed-resources" if "--embed-resources" in help_text else "--self-contained"
 
 
-# How each published serving metric reads (its number put in the braces) and the part of the run the time it
-# implies covers (validation/serving_runs.cpp converts the metric to that time).
+# How each published serving metric reads (its figure put in the braces, with the unit where the metric's wording
+# has none), the part of the run the time it implies covers (validation/serving_runs.cpp converts the metric to
+# that time) and the metric's unit for a figure the source prints in another (a latency logged in ms).
 SERVING_METRICS = {
-    "tokens_per_s_per_sequence": ("{} tokens/s per sequence", "prefill + decode"),
-    "output_tokens_per_s_per_gpu": ("{} output tokens/s per GPU", "prefill + decode"),
-    "latency_s": ("{} s end to end", "prefill + decode"),
-    "ttft_s": ("{} s to the first token", "prefill"),
+    "tokens_per_s_per_sequence": ("{} tokens/s per sequence", "prefill + decode", ""),
+    "output_tokens_per_s_per_gpu": ("{} output tokens/s per GPU", "prefill + decode", ""),
+    "latency_s": ("{} end to end", "prefill + decode", "s"),
+    "ttft_s": ("{} to the first token", "prefill", "s"),
 }
+# A serving run's stated power limit, as its assumptions word it ("… power-limited to 330 W …").
+POWER_LIMIT = re.compile(r"power-limited to (\d+(?:\.\d+)?) W\b")
 
 
 def signed_percent(fraction):
@@ -3094,9 +3097,52 @@ def signed_percent(fraction):
     return f"{100 * fraction:+.1f} %".replace("-", "−")
 
 
-def published_number(value):
-    """A published figure as its source prints it: whole numbers thousands-separated, others as written."""
-    return f"{int(value):,}" if float(value).is_integer() else repr(float(value))
+def published_figure(r):
+    """A serving run's published figure as its source prints it (serving_runs' measured_printed: the digits, trailing
+    zeros and separators of the source, checked there against the value), with the unit it is printed in."""
+    wording, _, unit = SERVING_METRICS[r["metric"]]
+    printed_unit = r.get("measured_printed_unit") or unit
+    if printed_unit and not unit:
+        raise ReportError(f"serving run {r['id']}: a figure in {printed_unit} for metric '{r['metric']}'")
+    return wording.format(r["measured_printed"] + (f" {printed_unit}" if printed_unit else ""))
+
+
+def power_limit_w(run):
+    """The power limit a serving run's assumptions state for its GPUs, as printed ("330"), or None."""
+    found = {m[1] for a in run.get("assumptions", []) for m in [POWER_LIMIT.search(a)] if m}
+    if len(found) > 1:
+        raise ReportError(f"serving run {run['id']}: two power limits in its assumptions: {sorted(found)}")
+    return found.pop() if found else None
+
+
+def power_limit_note(results, inputs):
+    """The note under the serving table: which rows ran on power-limited GPUs (their assumptions say so), named
+    by their source and first and last id, so a reader comparing them with a GPU at its full rating knows."""
+    by_limit = {}
+    for r in results["runs"]:
+        w = power_limit_w(inputs.get(r["id"], {}))
+        if w:
+            by_limit.setdefault((w, r["chip"]), []).append(r)
+    notes = []
+    for (w, chip), rows in by_limit.items():
+        sources = {inputs[r["id"]]["source"]["name"] for r in rows}
+        # A source as its name begins ("gpt-fast (PyTorch), README …" → "gpt-fast").
+        who = re.split(r" \(|, ", sources.pop())[0] + " " if len(sources) == 1 else ""
+        ids = [r["id"] for r in rows]
+        which = (f"the {len(ids)} {who}rows (`{ids[0]}` to `{ids[-1]}`)" if len(ids) > 2
+                 else "the " + " and ".join(f"`{i}`" for i in ids) + " rows")
+        notes.append(f"{which} ran on {CHIP_NAMES.get(chip, chip)}s power-limited to {w} W (each row's assumptions in "
+                     f"`validation/serving-runs.json`, from its source; the machine column marks them), so they are "
+                     f"not figures for the same chip at its full rated power")
+    if not notes:
+        return ""
+    # Where the calibrated model's memory rate for those chips comes from (serving_runs, from serving_calibration).
+    rates = {(r["chip"], r["calibrated_hbm"]["bytes_per_s"], r["calibrated_hbm"]["source"]) for rows in by_limit.values()
+             for r in rows if r.get("calibrated_hbm", {}).get("source")}
+    rate_text = "".join(f" The calibrated model's achieved {CHIP_NAMES.get(c, c)} memory rate for them is "
+                        f"{b / 1e9:,.0f} GB/s, from {typeset(src)} (`lib/src/cost/serving_calibration.cpp`)."
+                        for c, b, src in sorted(rates))
+    return "Power limit: " + "; ".join(notes) + "." + rate_text
 
 
 def as_code_names(text):
@@ -3161,31 +3207,37 @@ def serving_section(program, source_dir, out_dir):
     for r in results["runs"]:
         if r["metric"] not in SERVING_METRICS:
             raise ReportError(f"serving run {r['id']}: metric '{r['metric']}' has no wording in SERVING_METRICS")
-        what, phase = SERVING_METRICS[r["metric"]]
+        phase = SERVING_METRICS[r["metric"]][1]
         run = inputs.get(r["id"], {})
         lengths = (f"{run['prompt_len']:,} → {run['output_len']:,}" if "prompt_len" in run and "output_len" in run
                    else "—")
         url = run.get("source", {}).get("url")
-        cells = [f"[{r['id']}]({url})" if url else r["id"], r["model"], f"{r['gpus']} × {r['chip'].upper()}",
-                 str(r["batch"]), lengths,
-                 what.format(published_number(r["measured_value"])),
-                 f"{seconds_text(r['measured_time_s'])} s" + ("" if phase == "prefill + decode" else f" ({phase} only)")]
-        cells += [f"{seconds_text(r[m]['time_s'])} s ({signed_percent(r[m]['error'])})" for m in models]
+        watts = power_limit_w(run)
+        cells = [f"[{r['id']}]({url})" if url else r["id"], r["model"],
+                 f"{r['gpus']} × {CHIP_NAMES.get(r['chip'], r['chip'])}" + (f" at {watts} W" if watts else ""),
+                 f"{r['batch']:,}", lengths, published_figure(r),
+                 seconds_text(r['measured_time_s']) + ("" if phase == "prefill + decode" else f" ({phase} only)")]
+        cells += [f"{seconds_text(r[m]['time_s'])} ({signed_percent(r[m]['error'])})" for m in models]
         rows.append(cells)
     s = results["summary"]
     t = results.get("targets", {})
     lines = ["# Serving models against published runs {#serving-validation}", "",
              "Each row is a published decode or prefill measurement (its source and the assumptions made for "
-             "what the source leaves unstated are in `validation/serving-runs.json`), given as the time it implies (the "
+             "what the source leaves unstated are in `validation/serving-runs.json`; `published` gives the figure "
+             "with the digits and unit its source prints), given as the time it implies in seconds (the "
              "prefill and decode of the whole run, except where a row says prefill only), "
-             "beside the time each serving cost model of `lib/include/scaling/cost/inference.hpp` predicts and its "
-             "error (predicted / measured − 1; negative: the model predicts a faster run). The calibrated model's "
+             "beside the time each serving cost model of `lib/include/scaling/cost/inference.hpp` predicts and, in "
+             "parentheses, its error (predicted / measured − 1; negative: the model predicts a faster run). The "
+             "calibrated model's "
              "constants and their sources are in `lib/include/scaling/cost/serving_calibration.hpp`; none is fitted "
              "to these rows.", "",
              runs_table(f"The {len(rows)} serving runs",
-                        ["run", "model", "machine", "batch", "tokens in → out", "published", "implied time",
-                         "book", "ideal", "calibrated"], rows, raw=(0,)), "",
-             "Each run's id links to its source. The sources (also listed under "
+                        ["run", "model", "machine", "batch", "tokens in → out", "published", "implied time (s)",
+                         "book (s)", "ideal (s)", "calibrated (s)"], rows, raw=(0,)), ""]
+    note = power_limit_note(results, inputs)
+    if note:
+        lines += [note, ""]
+    lines += ["Each run's id links to its source. The sources (also listed under "
              "[Sources](#sources-serving-runs)): " + "; ".join(serving_source_text(src) for src, _ in
                                                               serving_sources(inputs)) + ".", "",
              "Mean |error|: " + ", ".join(f"{m} {100 * s[m]['mean_abs_error']:.1f} %" for m in models) +

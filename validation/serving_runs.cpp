@@ -12,18 +12,23 @@
 //   output_tokens_per_s_per_gpu   batch · output_len / ((prefill + decode) · GPUs)
 //   latency_s                     prefill + decode
 //   ttft_s                        prefill
+// Each figure is also kept as its source prints it (`measured.printed`, in `measured.printed_unit` where that
+// is not the metric's own, e.g. a latency logged in ms): the report shows that text, and a run whose printed
+// figure does not give back its value is refused (printed_value).
 #include <fmt/format.h>
 
 #include <cmath>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "scaling/cost/inference.hpp"
+#include "scaling/cost/serving_calibration.hpp"
 #include "scaling/hardware/chip.hpp"
 #include "scaling/model/presets.hpp"
 
@@ -37,6 +42,44 @@ TransformerConfig model_of(const json& m) {
   TransformerConfig c = from_hf_config(m.at("hf_config").dump(), m.value("name", "config"));
   c.name = m.value("name", c.name);
   return c;
+}
+
+// The model as the report names it: a preset by its title (presets.hpp), a config by the name the file gives it.
+std::string model_title(const json& m) {
+  if (m.is_string()) {
+    for (const auto& p : model_presets())
+      if (p.key == m.get<std::string>()) return std::string(p.title);
+  }
+  return model_of(m).name;
+}
+
+// The value a run's printed figure states, in the metric's unit: the digits as printed (a thousands separator
+// allowed only between groups of three, "19,258"), scaled from `printed_unit` (only "ms", for a time metric).
+// Throws naming the run where the text is not a number or does not give back `measured.value`.
+double printed_value(const json& run) {
+  const std::string id = run.value("id", "?");
+  const json& m = run.at("measured");
+  if (!m.contains("printed") || !m.at("printed").is_string())
+    throw std::invalid_argument("run " + id + ": measured.printed (the figure as its source prints it) is missing");
+  const std::string text = m.at("printed");
+  static const std::regex number(R"((\d{1,3}(,\d{3})+|\d+)(\.\d+)?)");
+  if (!std::regex_match(text, number))
+    throw std::invalid_argument("run " + id + ": measured.printed '" + text + "' is not a printed number");
+  std::string digits;
+  for (char c : text)
+    if (c != ',') digits += c;
+  double scale = 1;
+  const std::string unit = m.value("printed_unit", "");
+  const std::string metric = m.at("metric");
+  if (unit == "ms" && (metric == "latency_s" || metric == "ttft_s")) scale = 1e-3;
+  else if (!unit.empty())
+    throw std::invalid_argument("run " + id + ": measured.printed_unit '" + unit + "' does not convert to " + metric);
+  const double printed = std::stod(digits) * scale, value = m.at("value");
+  if (!(std::fabs(printed - value) <= 1e-12 * std::fabs(value)))
+    throw std::invalid_argument(fmt::format("run {}: measured.printed '{}'{} is {} in the metric's unit, not its value {}",
+                                            id, text, unit.empty() ? std::string() : fmt::format(" ({})", unit),
+                                            printed, value));
+  return printed;
 }
 
 // The run's time under one cost model, and the measured quantity's time equivalent.
@@ -93,10 +136,13 @@ int main(int argc, char** argv) {
       const DecodeInputs in = decode_inputs(cfg, chip(run.at("chip").get<std::string>()), run.at("gpus").get<double>(), d);
       const double B = run.at("batch"), P = run.at("prompt_len"), G = run.at("output_len");
       const double measured = measured_time_s(run);
-      json r{{"id", run.at("id")}, {"model", cfg.name}, {"chip", run.at("chip")}, {"gpus", run.at("gpus")},
-             {"batch", run.at("batch")}, {"metric", run.at("measured").at("metric")},
-             {"measured_value", run.at("measured").at("value")}, {"measured_time_s", measured},
-             {"source", run.at("source").at("url")}};
+      printed_value(run);
+      json r{{"id", run.at("id")}, {"model", model_title(run.at("model"))}, {"chip", run.at("chip")},
+             {"gpus", run.at("gpus")}, {"batch", run.at("batch")}, {"metric", run.at("measured").at("metric")},
+             {"measured_value", run.at("measured").at("value")},
+             {"measured_printed", run.at("measured").at("printed")},
+             {"measured_printed_unit", run.at("measured").value("printed_unit", "")},
+             {"measured_time_s", measured}, {"source", run.at("source").at("url")}};
       std::string line = fmt::format("{:<38} {:>9.4g}", run.at("id").get<std::string>(), measured);
       std::string errs;
       for (int m = 0; m < 3; ++m) {
@@ -108,6 +154,10 @@ int main(int argc, char** argv) {
         line += fmt::format(" {:>9.4g}", p);
         errs += fmt::format(" {:>+8.1f}%", 100 * err);
       }
+      // The calibrated model's achieved memory rate for this chip and where it comes from (the report's note on
+      // power-limited rows names it).
+      const ServingCalibration cal = serving_calibration(chip(run.at("chip").get<std::string>()));
+      r["calibrated_hbm"] = {{"bytes_per_s", cal.hbm_bytes_per_s}, {"source", cal.hbm_source}};
       // Where the calibrated decode step's time goes, halfway through the generation.
       if (G > 1) {
         const DecodeTerms mid = decode_terms(in, B, P + std::floor(G / 2), CostModel::calibrated);

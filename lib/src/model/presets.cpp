@@ -39,17 +39,17 @@ const std::vector<ModelPreset>& table() {
     auto mixtral = dense("mixtral-8x7b", 4096, 14336, 32, 32, 8, 128, 32000);
     mixtral.experts = 8, mixtral.experts_per_token = 2;
     return std::vector<ModelPreset>{
-        {"book-ex4.1", "§4.6 exercise 4.1 (D=4096, F=4D, V=32000, L=64, MHA with N·H = D)", ex41},
-        {"llama2-7b", "LLaMA-2 7B config", dense("llama2-7b", 4096, 11008, 32, 32, 32, 128, 32000)},
-        {"llama2-13b", "§5.3, §7: LLaMA-2 13B", dense("llama2-13b", 5120, 13824, 40, 40, 40, 128, 32000)},
-        {"llama3-8b", "§6: LLaMA-3 8B", dense("llama3-8b", 4096, 14336, 32, 32, 8, 128, 128256)},
-        {"llama3-70b", "§6, §8: LLaMA-3 70B", dense("llama3-70b", 8192, 28672, 80, 64, 8, 128, 128256)},
-        {"llama3-405b", "§6: LLaMA-3.1 405B", dense("llama3-405b", 16384, 53248, 126, 128, 8, 128, 128256)},
-        {"mistral-7b", "Mistral 7B v0.1 config", dense("mistral-7b", 4096, 14336, 32, 32, 8, 128, 32000)},
-        {"mixtral-8x7b", "Mixtral 8x7B config", mixtral},
-        {"gemma-7b", "Gemma 7B config", dense("gemma-7b", 3072, 24576, 28, 16, 16, 256, 256000, true)},
-        {"gemma2-27b", "§4.3 mentions Gemma-27B; Gemma 2 27B config", gemma2},
-        {"gpt3-175b", "GPT-3 175B as Megatron-LM trains it (Korthikanti et al. 2022, Table 3)", gpt3},
+        {"book-ex4.1", "Exercise 4.1's model", "§4.6 exercise 4.1 (D=4096, F=4D, V=32000, L=64, MHA with N·H = D)", ex41},
+        {"llama2-7b", "LLaMA-2 7B", "LLaMA-2 7B config", dense("llama2-7b", 4096, 11008, 32, 32, 32, 128, 32000)},
+        {"llama2-13b", "LLaMA-2 13B", "§5.3, §7: LLaMA-2 13B", dense("llama2-13b", 5120, 13824, 40, 40, 40, 128, 32000)},
+        {"llama3-8b", "LLaMA-3 8B", "§6: LLaMA-3 8B", dense("llama3-8b", 4096, 14336, 32, 32, 8, 128, 128256)},
+        {"llama3-70b", "LLaMA-3 70B", "§6, §8: LLaMA-3 70B", dense("llama3-70b", 8192, 28672, 80, 64, 8, 128, 128256)},
+        {"llama3-405b", "LLaMA-3.1 405B", "§6: LLaMA-3.1 405B", dense("llama3-405b", 16384, 53248, 126, 128, 8, 128, 128256)},
+        {"mistral-7b", "Mistral 7B", "Mistral 7B v0.1 config", dense("mistral-7b", 4096, 14336, 32, 32, 8, 128, 32000)},
+        {"mixtral-8x7b", "Mixtral 8x7B", "Mixtral 8x7B config", mixtral},
+        {"gemma-7b", "Gemma 7B", "Gemma 7B config", dense("gemma-7b", 3072, 24576, 28, 16, 16, 256, 256000, true)},
+        {"gemma2-27b", "Gemma 2 27B", "§4.3 mentions Gemma-27B; Gemma 2 27B config", gemma2},
+        {"gpt3-175b", "GPT-3 175B", "GPT-3 175B as Megatron-LM trains it (Korthikanti et al. 2022, Table 3)", gpt3},
     };
   }();
   return presets;

@@ -10,6 +10,7 @@ namespace scaling {
 
 struct ModelPreset {
   std::string_view key;     // "llama3-70b"
+  std::string_view title;   // "LLaMA-3 70B": the name a reader is given (the book's spelling, as the chapters write it)
   std::string_view source;  // where the numbers come from
   TransformerConfig config;
 };
