@@ -50,9 +50,10 @@ EXERCISE("ch2.mxu-flops", "Throughput of one MXU") {
            "per second' (a v5p chip: bf16 FLOPs/s over 2 FLOPs per multiply-add)",
            chip("tpu-v5p").bf16_flops_per_s / 2, "multiply-adds/s")
       .about(2e14, sig(1))
-      .explain("The sentence names no chip; read for a v5p chip (two TensorCores, 4.59e14 bf16 FLOPs/s) it holds. "
-               "A v5e chip does half as many, 9.9e13 multiply-adds/s (its 1.97e14 FLOPs/s over 2): the 2e14 §2.1 "
-               "gives the v5e is FLOPs/s, not multiply-adds.");
+      .explain("The sentence names no chip; read for a whole v5p chip (two TensorCores, 4.59e14 bf16 FLOPs/s) it "
+               "holds. A v5e chip does half that, 9.9e13 multiply-adds/s (its 1.97e14 FLOPs/s over 2; the 2e14 §2.1 "
+               "gives the v5e is FLOPs/s, which the sentence may carry over), and one MXU of either chip far less. "
+               "Not called an erratum: under the per-chip reading a current TPU fits the sentence.");
   const double int8_per_mxu = peak_flops_per_s(chip("tpu-v5e"), Dtype::int8) / kMxusPerCore;
   ex.answer("int8_per_v5e_mxu", int8_per_mxu, "FLOPs/s")
       .book(4e14, sig(1))

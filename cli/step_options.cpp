@@ -615,8 +615,8 @@ std::string bubble_note(const scaling::Planned& p) {
   const int stages = scaling::pipeline_degree(p.layout);
   if (stages <= 1 || !(p.terms.t_bubble_s > 0.5 * p.terms.step_s)) return {};
   return fmt::format("note: the pipeline bubble is {:.0f}% of the step: {} microbatch{} through {} stages; more "
-                     "microbatches (each replica's still whole sequences), interleaving (--vp) or fewer stages "
-                     "shrink it",
+                     "microbatches (a larger batch where each replica's are already as small as they go), "
+                     "interleaving (--vp) or fewer stages shrink it",
                      100 * p.terms.t_bubble_s / p.terms.step_s, p.layout.microbatches,
                      p.layout.microbatches == 1 ? "" : "es", stages);
 }

@@ -571,8 +571,8 @@ TEST_CASE("train notes a pipeline that idles most of the step, and names the fix
     const auto j = answer(run175 + "--cost-model " + cm);
     REQUIRE(j.contains("notes"));
     const std::string note = j["notes"][0];
-    CHECK(note.find("1 microbatch through 8 stages; more microbatches (each replica's still whole sequences), "
-                    "interleaving (--vp) or fewer stages shrink it") != std::string::npos);
+    CHECK(note.find("1 microbatch through 8 stages; more microbatches (a larger batch where each replica's are "
+                    "already as small as they go), interleaving (--vp) or fewer stages shrink it") != std::string::npos);
     const double pct = std::stod(note.substr(std::string("the pipeline bubble is ").size()));
     CHECK(note.find(fmt::format("{:.0f}% of the step", pct)) != std::string::npos);
     CHECK(pct > 50);

@@ -5,6 +5,7 @@
 // shows up here and in the README's table, which must read what validation_report prints.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <map>
@@ -88,4 +89,32 @@ TEST_CASE("validation README: the memory-fit table is validation_report's") {
       ++rows;
     }
   CHECK(rows == 10);
+}
+
+TEST_CASE("validation README: the hold-out's rows over HBM at the parts' binary capacities, as quoted") {
+  // The presets hold the book's decimal figures (80e9, 16e9, 96e9 B); the parts have that many GiB. The
+  // counts at 2^30 B a "GB", summed here from each row's parts, must be the ones validation/README.md quotes.
+  constexpr double kBinary = 1073741824.0 / 1e9;
+  int over = 0, over_live = 0, runs = 0, over_now = 0, over_live_now = 0;
+  for (const auto& r : both().holdout) {
+    REQUIRE(r.calibrated.step_s.has_value());
+    const auto& m = r.calibrated.terms.memory;
+    const double live = m.params + m.grads + m.optimizer + m.master + m.activations + m.working;
+    const double cap = r.hbm_bytes * kBinary;
+    ++runs;
+    over += live + m.reserve > cap;
+    over_live += live > cap;
+    over_now += live + m.reserve > r.hbm_bytes;
+    over_live_now += live > r.hbm_bytes;
+  }
+  std::string text = validation_readme();
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  std::string flat;  // the README's lines are indented in a list item: runs of spaces read as one
+  for (char ch : text)
+    if (!(ch == ' ' && !flat.empty() && flat.back() == ' ')) flat += ch;
+  const std::string quoted = fmt::format("the hold-out's rows over HBM would be {} of {} rather than {}, and {} rather "
+                                         "than {} on live bytes",
+                                         over, runs, over_now, over_live, over_live_now);
+  CAPTURE(quoted);
+  CHECK(flat.find(quoted) != std::string::npos);
 }

@@ -144,11 +144,14 @@ TEST_CASE("validation README: the sensitivity table is validation_report's") {
   const auto band = validation::sensitivity_json(VALIDATION_RUNS_JSON, VALIDATION_HOLDOUT_JSON);
   REQUIRE(band.size() == validation::sensitivity_variants().size());
   for (const auto& v : band) {
-    const std::string row = fmt::format("| {} | {:.1f} % | {:.1f} % | {:.1f} % | {:.1f} % |", v["variant"].get<std::string>(),
+    const auto& v5p = v["holdout_groups"]["maxtext-v5p"];
+    const std::string row = fmt::format("| {} | {:.1f} % | {:.1f} % | {:.1f} % | {:.1f} % | {:.1f} % |",
+                                        v["variant"].get<std::string>(),
                                         100 * v["calibrated_mean_abs_error"].get<double>(),
                                         100 * v["calibrated_max_abs_error"].get<double>(),
                                         100 * v["holdout_mean_abs_error"].get<double>(),
-                                        100 * v["holdout_max_abs_error"].get<double>());
+                                        100 * v5p["calibrated_mean_abs_error"].get<double>(),
+                                        100 * v5p["calibrated_max_abs_error"].get<double>());
     CAPTURE(row);
     CHECK(text.find(row) != std::string::npos);
   }
@@ -172,15 +175,17 @@ TEST_CASE("validation README: the asynchronous-backward what-if is quoted as val
   const auto& before = (*published)["holdout_groups"]["maxtext-v5p"];
   const auto& after = (*async)["holdout_groups"]["maxtext-v5p"];
   const std::string quoted = fmt::format(
-      "(mean {}, max {}), but the TPU v5p hold-out moves from {} to {} mean (its max from {} to {})",
+      "(mean {}, max {}). The TPU v5p hold-out does not decide it: its mean moves from {} to {} while its worst "
+      "improves from {} to {}",
       pct((*async)["calibrated_mean_abs_error"]), pct((*async)["calibrated_max_abs_error"]),
       pct(before["calibrated_mean_abs_error"]), pct(after["calibrated_mean_abs_error"]),
       pct(before["calibrated_max_abs_error"]), pct(after["calibrated_max_abs_error"]));
   CAPTURE(quoted);
   CHECK(text.find(quoted) != std::string::npos);
-  // What the paragraph concludes from them: the what-if meets both targets on the 44 runs and worsens the
-  // v5p hold-out's mean.
+  // What the paragraph says of them: the what-if meets both targets on the 44 runs, and on the v5p hold-out
+  // worsens the mean and improves the worst.
   CHECK((*async)["calibrated_mean_abs_error"].get<double>() <= 0.10);
   CHECK((*async)["calibrated_max_abs_error"].get<double>() <= 0.25);
   CHECK(after["calibrated_mean_abs_error"].get<double>() > before["calibrated_mean_abs_error"].get<double>());
+  CHECK(after["calibrated_max_abs_error"].get<double>() < before["calibrated_max_abs_error"].get<double>());
 }

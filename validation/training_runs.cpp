@@ -348,9 +348,9 @@ std::vector<Variant> sensitivity_variants() {
   {
     Variant v;
     v.name = "MaxText rows with XLA's asynchronous backward";
-    v.why = "a what-if for the one TPU behaviour nobody has published: each backward tensor-parallel collective "
-            "beside the layer's weight-gradient GEMMs (--tp-overlap async), as the runs' LIBTPU_INIT_ARGS enabling "
-            "asynchronous collectives would allow; the forward's and the rerun's stay exposed";
+    v.why = "a what-if for an unpublished TPU behaviour, what XLA's schedule hides: each backward tensor-parallel "
+            "collective beside the layer's weight-gradient GEMMs (`--tp-overlap async`), as the runs' LIBTPU_INIT_ARGS "
+            "enabling asynchronous collectives would allow; the forward's and the rerun's stay exposed";
     v.maxtext_async_tp = true;
     out.push_back(v);
   }

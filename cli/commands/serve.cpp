@@ -138,8 +138,8 @@ void run(const Args& a) {
   // dtypes and dense layers only, the rest runs at a roofline.
   const char* math_label = cm != CostModel::calibrated ? "t_math (all FLOPs)" : "t_math (every matmul, calibrated)";
   // The chip's figures given that the step does not read, by the rule train's and plan's ignored_options keep:
-  // each figure given is cut to a thousandth, so that any roofline it enters binds, and the step's own terms
-  // (its rule's) timed again; one that moves none of them is listed, with the reason.
+  // each figure given is set to 1 (FLOP/s, B/s), so that any roofline it enters binds whatever value was typed,
+  // and the step's own terms (its rule's) timed again; one that moves none of them is listed, with the reason.
   const auto step_parts = [cm](const DecodeTerms& t) {
     if (cm == CostModel::book) return std::vector<double>{t.step_s, t.t_kv_s, t.t_flops_s, t.t_params_s};
     if (cm == CostModel::ideal) return std::vector<double>{t.step_s, t.t_hbm_s, t.t_math_s, t.t_comms_s};
@@ -152,7 +152,7 @@ void run(const Args& a) {
         std::tuple{"--hbm-bw", a.chip.hbm_bw, &Chip::hbm_bytes_per_s, Dtype::bf16}}) {
     if (text.empty()) continue;
     System moved = system;
-    moved.chip.*field *= 1e-3;
+    moved.chip.*field = 1;
     if (step_parts(decode_terms(decode_inputs(cfg, moved, d), B, T, cm)) != step_parts(s)) continue;
     ignored.emplace_back(option);
     const bool peak = field != &Chip::hbm_bytes_per_s;
@@ -160,8 +160,10 @@ void run(const Args& a) {
         "{} ({})", option,
         peak && dtype != d.compute ? fmt::format("the matmuls run in {}", name(d.compute))
         : cm == CostModel::calibrated
-            ? (peak ? "the matmuls run at the chip's measured rates: calibration.matmuls in the JSON"
-                    : "the step reads the chip's measured bandwidth: calibration.memory in the JSON")
+            ? (peak ? "the matmuls run at the chip's measured rates, calibration.matmuls in the JSON; the critical "
+                      "batch and a prefill at --mfu still use it"
+                    : "the step reads the chip's measured bandwidth, calibration.memory in the JSON; the critical "
+                      "batch still uses it")
             : "the step does not read it here"));
   }
 
@@ -269,15 +271,13 @@ void run(const Args& a) {
   r.extra["ignored_options"] = ignored;
   std::string head;  // the notes, above the table as train and plan print theirs
   if (!ignored.empty())
-    head += fmt::format("note: the {} cost model's step ignores {}; figures stated against the peak or the "
-                        "bandwidth (the critical batch, a prefill at --mfu) still use them\n",
-                        to_string(cm), fmt::join(ignored_why, "; "));
+    head += fmt::format("note: the {} cost model ignores {}\n", to_string(cm), fmt::join(ignored_why, "; "));
   if (cm == CostModel::calibrated) {
     const bool own = sc.gemm_bf16 != nullptr;
     const std::string chip_name = escape_for_message(c.name);
     const std::string matmuls =
         own ? fmt::format("measured GEMM tables of the {} (validation/gemm/{}.json: 2- and 1-byte weights, layers "
-                          "with matmul shapes; other weights and MoE layers at the roofline of the datasheet peak)",
+                          "with matmul shapes; other weights and MoE layers at the roofline of the chip's peak)",
                           chip_name, chip_name)
         : sc.proxy_bf16 ? fmt::format("this chip's roofline times the measured-over-roofline ratio of the {} "
                                       "(validation/gemm/h100.json) at the same shape",

@@ -140,7 +140,7 @@ void add_step_options(CLI::App* sub, StepArgs& s, bool plan) {
       "weight-gradient GEMMs), async (a compiler's asynchronous collectives, as XLA's: every backward one beside "
       "the layer's weight-gradient GEMMs) or yes (all behind the matmuls: collective matmul); default no";
   add_name(sub, "--tp-overlap", s.tp_overlap,
-           plan ? tpo + "; the search does not try it (it needs a framework's kernels)" + cal : tpo + cal,
+           plan ? tpo + "; the search does not try it (each mode needs a framework's kernels or a compiler's schedule)" + cal : tpo + cal,
            [](const std::string& t) { scaling::parse_tp_overlap(t); });
   add_name(sub, "--dp-overlap", s.dp_overlap,
            plan ? "overlap the data-parallel gradient reduce with the backward pass: yes or no (searched off and "

@@ -75,7 +75,7 @@ ServingCalibration serving_calibration(const Chip& chip) {
     c.measured = true;
   } else if (chip.name == "a100") {
     c.hbm_bytes_per_s = 1.7e12;
-    c.hbm_source = "gpt-fast README at c5d3454 (Speculative Sampling note, line 130): about 1700 GB/s measured on its "
+    c.hbm_source = "gpt-fast README at c5d3454 (Speculative Sampling note, line 130): about 1,700 GB/s observed on its "
                    "330 W A100 80GB";
     c.proxy_bf16 = &measured_gemm_table("h100", Dtype::bf16);
     c.proxy_8bit = &measured_gemm_table("h100", Dtype::fp8, false);

@@ -105,7 +105,7 @@ AttentionKernel parse_attention_kernel(std::string_view text);
 // "no", "backward", "async", "yes": the CLI's words (--tp-overlap).
 enum class TpOverlap { none, backward, async, all };
 const char* to_string(TpOverlap o);
-// "no", "backward" or "yes"; throws std::invalid_argument naming the text and the names.
+// "no", "backward", "async" or "yes"; throws std::invalid_argument naming the text and the names.
 TpOverlap parse_tp_overlap(std::string_view text);
 
 struct Layout {
