@@ -729,7 +729,9 @@ def notation_html(escaped):
     """Superscripts, subscripts and code names in text already HTML-escaped (see above); `code` spans as code."""
     parts = re.split(r"(`[^`]+`)", escaped)
     if len(parts) > 1:
-        return "".join(f"<code>{p[1:-1]}</code>" if i % 2 else notation_html(p) for i, p in enumerate(parts))
+        # Raw HTML code: its "--" as entities, or Pandoc's smart typography makes an option's dashes an en dash.
+        return "".join(f"<code>{p[1:-1].replace('--', '&#45;&#45;')}</code>" if i % 2 else notation_html(p)
+                       for i, p in enumerate(parts))
 
     def underscored(m):
         token = m.group(1)
@@ -1906,7 +1908,7 @@ def sensitivity_summary(sens, overall):
     # A mean printed as 10.0 % that is above 10 % in a later digit misses the target: said, since it reads as met.
     edge = [v for v in missing if f"{100 * v['calibrated_mean_abs_error']:.1f}" == "10.0"]
     if edge:
-        text += (" (" + "; ".join(f"{typeset(v['variant'])}'s mean, printed 10.0 %, is "
+        text += (" (" + "; ".join(f"the mean of “{typeset(v['variant'])}”, printed 10.0 %, is "
                                    f"{100 * v['calibrated_mean_abs_error']:.3f} %" for v in edge) + ")")
     if overall.get("calibrated_mean_abs_error") is not None:
         mean, worst = overall["calibrated_mean_abs_error"], overall["calibrated_max_abs_error"]
@@ -2118,12 +2120,16 @@ def async_backward_whatif(sens):
         return ""
     return ("\n\nA middle rule is the workbook's `--tp-overlap async`: every backward tensor-parallel collective "
             "beside the layer's weight-gradient GEMMs, work that does not wait for it, which async collective fusion "
-            "would allow; the forward's stay exposed. Applied to every MaxText row it takes the 44 runs to a mean of "
+            "would allow; the forward's and the rerun's stay exposed. Applied to every MaxText row it takes the 44 "
+            "runs to a mean of "
             f"{100 * whatif['calibrated_mean_abs_error']:.1f} % and a worst of "
             f"{100 * whatif['calibrated_max_abs_error']:.1f} %, both targets met. The held-out v5p rows do not decide "
             f"it: their mean moves from {100 * before['calibrated_mean_abs_error']:.1f} % to "
             f"{100 * after['calibrated_mean_abs_error']:.1f} % while their worst improves from "
-            f"{100 * before['calibrated_max_abs_error']:.1f} % to {100 * after['calibrated_max_abs_error']:.1f} %. "
+            f"{100 * before['calibrated_max_abs_error']:.1f} % to {100 * after['calibrated_max_abs_error']:.1f} % "
+            "(its two 512B rows, of the 128B runs' shape, come in; its rows with a small tensor group and minimal "
+            "rematerialization become too fast): on the held-out TPU rows it trades the mean target for the "
+            "worst-case one. "
             "With the evidence split, the model keeps the rule it was given before the comparison and credits only "
             "what a source states, and the what-if is a row of the sensitivity band above. A profile of one MaxText "
             "128B step on a v5e would decide it.")
@@ -2650,11 +2656,20 @@ def memory_fit_section(data, names):
     if tpu_over:
         m = tpu_over[0]["calibrated"]["terms"]["memory_per_chip"]
         state = m["params"] + m["grads"] + m["optimizer"] + m["master"]
+        live_tpu = sum(v for k, v in m.items() if k != "reserve")
         tpu_text = (f", and {run_name(tpu_over[0]['id'])}" + (f" (and {len(tpu_over) - 1} more of that model and chip)" if len(tpu_over) > 1 else "")
                     + f", whose {m['activations'] / 1e9:.0f} GB of activations fit alone but not with its "
-                    f"{state / 1e9:.0f} GB of weights, gradients and optimizer state")
-    hbm = sorted({(r.get("chip"), r["hbm_bytes"]) for r in data["runs"] + data.get("holdout", {}).get("runs", [])})
+                    f"{state / 1e9:.0f} GB of weights, gradients and optimizer state"
+                    + (" (in the part's binary capacity they fit)" if live_tpu <= tpu_over[0]["hbm_bytes"] * BINARY_GB else ""))
+    every_row = [r for r in data["runs"] + data.get("holdout", {}).get("runs", []) if r["calibrated"].get("terms")]
+    hbm = sorted({(r.get("chip"), r["hbm_bytes"]) for r in every_row})
     capacities = ", ".join(f"{CHIP_NAMES.get(c, c)} {b / 1e9:g} GB" for c, b in hbm)
+    # The same rows against each part's capacity in binary units (a memory part's "GB" is 2^30 B: chapter 2).
+    def parts(r):
+        return r["calibrated"]["terms"]["memory_per_chip"]
+    over_binary = sum(1 for r in every_row if sum(parts(r).values()) > r["hbm_bytes"] * BINARY_GB)
+    live_binary = sum(1 for r in every_row
+                      if sum(v for k, v in parts(r).items() if k != "reserve") > r["hbm_bytes"] * BINARY_GB)
     return "\n".join([
         "## Memory: the published layouts fit {#model-vs-reality-memory}", "",
         f"Every one of the {n} runs above trained on its chips, so its layout fit in their memory. The calibrated "
@@ -2662,7 +2677,9 @@ def memory_fit_section(data, names):
         f"not fit even on their live bytes, before the {100 * f:.0f} % the model reserves on GPUs for the "
         "caching allocator's fragments (GMLake's average, taken as a limit: a layout fits only when its live bytes "
         f"are at most {100 * (1 - f):.0f} % of HBM; TPUs get no reserve). The capacities are the chip presets' "
-        f"decimal figures ({capacities}); the A100 and H100 parts hold 80 GiB and the v5e 16 GiB, about 7 % more. "
+        f"decimal figures ({capacities}); the parts hold that many GiB (a memory part's GB is binary, as chapter 2 "
+        f"reads the book's table), about 7 % more, and against those {over_binary} runs are over, {live_binary} on "
+        "live bytes. "
         "`validation/README.md` (\"Memory: every published layout ran, so it fit\") reads what the misses point "
         "at: that reserve taken as a hard limit, the decimal capacities, FSDP's parameters counted as a bf16 shard "
         "beside the fp32 one, the activations Llama 3 keeps in flight under its own pipeline schedule"
@@ -2674,6 +2691,9 @@ def memory_fit_section(data, names):
         "(likely, as MaxText's own sharding guide counts them; not measured).", "",
         markdown_table(["group", "runs", "over HBM", "over HBM on live bytes", "largest live bytes / HBM"], rows), "",
         f"The {over} runs over HBM: " + "; ".join(run_name(i) for i in over_ids) + ".", ""])
+
+
+BINARY_GB = 2 ** 30 / 1e9  # a memory part's "GB" in bytes over 1e9 (JEDEC's binary gigabyte)
 
 
 def _median(xs):
@@ -3155,7 +3175,7 @@ def power_limit_note(results, inputs):
     rates = {(r["chip"], r["calibrated_hbm"]["bytes_per_s"], r["calibrated_hbm"]["source"]) for rows in by_limit.values()
              for r in rows if r.get("calibrated_hbm", {}).get("source")}
     rate_text = "".join(f" The calibrated model's {CHIP_NAMES.get(c, c)} memory rate, which it applies to every "
-                        f"{CHIP_NAMES.get(c, c)} row, comes from these cards: {b / 1e9:,.0f} GB/s, from {typeset(src)} "
+                        f"{CHIP_NAMES.get(c, c)} row, was observed on these power-limited GPUs: {typeset(src)} "
                         "(`lib/src/cost/serving_calibration.cpp`); it caps the copy rate, and the decode matmuls "
                         "run below it by the H100's measured ratio (the last paragraph)."
                         for c, b, src in sorted(rates))
