@@ -231,10 +231,10 @@ void run_plan(const PlanArgs& a) {
   // Options given that the cost model does not read: said in the answer (stdout), not on stderr.
   // One layout: the conditions of option_reads on the layout timed; a search: on some layout of the space.
   const scaling::ChipCalibration rates = scaling::chip_calibration(r.system.chip);
+  auto given = chip_figures_given(a.chip);
+  given.insert(given.begin(), {"--max-microbatches", a.max_microbatches});
   const auto ignored =
-      ignored_options(a.step, r.cost_model, {reruns, one_layout ? &out.top.front().layout : nullptr, &rates},
-                      {{"--max-microbatches", a.max_microbatches}, {"--flops", a.chip.flops}, {"--hbm-bw", a.chip.hbm_bw},
-                       {"--flops-int8", a.chip.flops_int8}});
+      ignored_options(a.step, r.cost_model, {reruns, one_layout ? &out.top.front().layout : nullptr, &rates}, given);
   nlohmann::json top = nlohmann::json::array();
   for (const auto& l : out.top) top.push_back(step_json(l, r.system, r.cost_model, r.model));
   nlohmann::json j{{"configs_evaluated", out.configs_evaluated},
@@ -260,10 +260,7 @@ void run_plan(const PlanArgs& a) {
   // One layout given whole: its bubble said as train says it (a search ranks layouts and its best needs none).
   if (one_layout)
     if (const std::string bubble = bubble_note(out.top.front()); !bubble.empty()) notes.push_back(bubble);
-  if (!notes.empty()) {
-    j["notes"] = nlohmann::json::array();
-    for (const auto& note : notes) j["notes"].push_back(note.substr(std::string("note: ").size()));
-  }
+  if (!notes.empty()) j["notes"] = notes_json(notes);
   // Every result finite before anything is printed (the table shows the same numbers as the JSON).
   require_finite_json(j, inputs);
   if (a.json) {

@@ -459,6 +459,7 @@ constexpr ModelReads kSwitchIgnored{Reads::ignores, When::always, "", kSwitch};
 constexpr OptionReads calibrated_switch(const char* option, When when, const char* why) {
   return {option, {Reads::reads, when, "", why}, kSwitchIgnored, kSwitchIgnored};
 }
+constexpr ModelReads kBf16Training{Reads::ignores, When::always, "", "a training step's matmuls run in bf16"};
 constexpr ModelReads kScope{Reads::reads, When::zero_scope, "",
                             "no ZeRO stage here shards over data replicas across the slow network"};
 
@@ -505,10 +506,7 @@ constexpr OptionReads kOptionReads[] = {
       "the chip's memory-bound kernels run at the rates measured on it, calibration.memory_kernels in the JSON"},
      kRead,  // the optimizer's HBM time, in the step's maximum
      {Reads::ignores, When::always, "", "§5.1.4's step counts FLOPs and network bytes, no HBM time"}},
-    {"--flops-int8",
-     {Reads::ignores, When::always, "", "a training step's matmuls run in bf16"},
-     {Reads::ignores, When::always, "", "a training step's matmuls run in bf16"},
-     {Reads::ignores, When::always, "", "a training step's matmuls run in bf16"}},
+    {"--flops-int8", kBf16Training, kBf16Training, kBf16Training},
 };
 
 const ModelReads& reads_of(const OptionReads& row, scaling::CostModel m) {
@@ -610,6 +608,16 @@ std::string measured_list() {
   return out;
 }
 }  // namespace
+
+nlohmann::json notes_json(const std::vector<std::string>& notes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& note : notes) out.push_back(note.substr(std::string("note: ").size()));
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> chip_figures_given(const ChipArgs& chip) {
+  return {{"--flops", chip.flops}, {"--hbm-bw", chip.hbm_bw}, {"--flops-int8", chip.flops_int8}};
+}
 
 std::string bubble_note(const scaling::Planned& p) {
   const int stages = scaling::pipeline_degree(p.layout);

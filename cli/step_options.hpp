@@ -192,6 +192,11 @@ std::string positions_note(const scaling::TransformerConfig& model, double seq_l
 // note names the share, the microbatches and stages, and what shrinks it; empty otherwise. train prints it for
 // its layout, plan for a layout given whole.
 std::string bubble_note(const scaling::Planned& p);
+// Notes ("note: …" lines, as the table prints them) as the JSON's `notes`: each without its "note: ".
+nlohmann::json notes_json(const std::vector<std::string>& notes);
+// The chip's figures a training step's ignored_options weighs (option, text as typed): --flops, --hbm-bw,
+// --flops-int8, in the rows of option_reads.
+std::vector<std::pair<std::string, std::string>> chip_figures_given(const ChipArgs& chip);
 std::string calibration_note(const scaling::Chip& chip);
 
 // The inputs of a train/plan run for a refusal's message: the chip (or chip file), its overrides, the

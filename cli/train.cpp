@@ -58,8 +58,7 @@ void run_train(const TrainArgs& a) {
   as_timed(step, cost_model);  // the book's step: ZeRO-3, one microbatch, whatever --zero and --microbatches say
   const scaling::ChipCalibration rates = scaling::chip_calibration(chip);
   const auto ignored = ignored_options(a.step, cost_model, {base.saved.recompute != Remat::none, &step.layout, &rates},
-                                       {{"--flops", a.chip.flops}, {"--hbm-bw", a.chip.hbm_bw},
-                                        {"--flops-int8", a.chip.flops_int8}});
+                                       chip_figures_given(a.chip));
   const double per_chip = step.terms.memory.total;
 
   nlohmann::json j{{"total_params", count_json(p.total)},
@@ -95,10 +94,7 @@ void run_train(const TrainArgs& a) {
   if (const std::string positions = positions_note(cfg, resolve_seq(a.step), seq_text(a.step)); !positions.empty())
     notes.push_back(positions);
   if (const std::string bubble = bubble_note(step); !bubble.empty()) notes.push_back(bubble);
-  if (!notes.empty()) {
-    j["notes"] = nlohmann::json::array();
-    for (const auto& note : notes) j["notes"].push_back(note.substr(std::string("note: ").size()));
-  }
+  if (!notes.empty()) j["notes"] = notes_json(notes);
   if (!a.tokens.empty()) {
     const double total_flops = flops_per_token * tokens;
     if (!std::isfinite(total_flops))

@@ -509,41 +509,51 @@ std::vector<UnreproducedTrend> not_reproduced_trends(const std::vector<RunResult
   return out;
 }
 
+namespace {
+// Mean and max |error| of a set of runs, and the worst run.
+struct ErrorBand {
+  double n = 0, sum = 0, worst = 0;
+  std::string worst_id;
+  void add(double error, const std::string& id) {
+    const double e = std::abs(error);
+    sum += e, n += 1;
+    if (e > worst) worst = e, worst_id = id;
+  }
+  double mean() const { return sum / n; }
+};
+// The band of each group of `runs` and of all of them ("all"), of the error `error_of` reads from a run.
+template <class ErrorOf>
+std::map<std::string, ErrorBand> bands_by_group(const std::vector<RunResult>& runs, ErrorOf error_of) {
+  std::map<std::string, ErrorBand> out;
+  for (const auto& r : runs)
+    for (const std::string& g : {r.group, std::string("all")}) out[g].add(error_of(r), r.id);
+  return out;
+}
+double calibrated_error(const RunResult& r) { return r.calibrated.error; }
+}  // namespace
+
 json sensitivity_json(const std::string& path, const std::string& holdout_path) {
-  // Mean and max |error| of the calibrated model over `runs`, per group and over all; throws naming a run
-  // without a calibrated step.
-  struct Band {
-    double sum = 0, worst = 0, n = 0;
-    std::string worst_id;
-    void add(double e, const std::string& id) {
-      sum += e, n += 1;
-      if (e > worst) worst = e, worst_id = id;
-    }
-  };
+  // The calibrated model's band per variant; a run without a calibrated step is refused by name.
   const auto bands = [](const std::vector<RunResult>& runs, const std::string& name) {
-    std::map<std::string, Band> by_group;
-    Band all;
-    for (const auto& r : runs) {
+    for (const auto& r : runs)
       if (!r.calibrated.step_s) throw std::invalid_argument(name + ": no calibrated step for " + r.id);
-      all.add(std::abs(r.calibrated.error), r.id);
-      by_group[r.group].add(std::abs(r.calibrated.error), r.id);
-    }
-    return std::pair{all, by_group};
+    return bands_by_group(runs, calibrated_error);
   };
   json out = json::array();
   for (const auto& v : sensitivity_variants()) {
-    const auto [all, groups] = bands(evaluate_runs(path, false, v), v.name);
-    json row{{"variant", v.name}, {"why", v.why}, {"runs", all.n}, {"calibrated_mean_abs_error", all.sum / all.n},
+    const ErrorBand all = bands(evaluate_runs(path, false, v), v.name).at("all");
+    json row{{"variant", v.name}, {"why", v.why}, {"runs", all.n}, {"calibrated_mean_abs_error", all.mean()},
              {"calibrated_max_abs_error", all.worst}, {"worst_run", all.worst_id}};
     // The same input moved on the runs held out from the model: a variant that helps the calibration runs
     // only for their sake shows here.
     if (!holdout_path.empty()) {
-      const auto [held, held_groups] = bands(evaluate_runs(holdout_path, false, v), v.name);
-      row["holdout_mean_abs_error"] = held.sum / held.n;
-      row["holdout_max_abs_error"] = held.worst;
+      auto held = bands(evaluate_runs(holdout_path, false, v), v.name);
+      row["holdout_mean_abs_error"] = held.at("all").mean();
+      row["holdout_max_abs_error"] = held.at("all").worst;
+      held.erase("all");
       json per_group = json::object();
-      for (const auto& [g, b] : held_groups)
-        per_group[g] = {{"runs", b.n}, {"calibrated_mean_abs_error", b.sum / b.n}, {"calibrated_max_abs_error", b.worst}};
+      for (const auto& [g, b] : held)
+        per_group[g] = {{"runs", b.n}, {"calibrated_mean_abs_error", b.mean()}, {"calibrated_max_abs_error", b.worst}};
       row["holdout_groups"] = per_group;
     }
     out.push_back(row);
@@ -603,10 +613,6 @@ std::vector<MemoryFit> memory_fit(const std::vector<RunResult>& runs) {
 
 json runs_json(const std::vector<RunResult>& runs, const std::string& source) {
   json rows = json::array();
-  struct Sum {
-    double n = 0, ideal_abs = 0, ideal_max = 0, cal_abs = 0, cal_max = 0;
-  };
-  std::map<std::string, Sum> groups;
   for (const auto& r : runs) {
     rows.push_back({{"id", r.id},
                     {"group", r.group},
@@ -636,22 +642,16 @@ json runs_json(const std::vector<RunResult>& runs, const std::string& source) {
     if (r.dp_split)
       rows.back()["calibrated_dp_split"] = {{"traffic_s", r.dp_split->traffic_s}, {"hidden_s", r.dp_split->hidden_s},
                                             {"overlap_slowdown", r.dp_split->overlap_slowdown}};
-    for (const std::string& g : {r.group, std::string("all")}) {
-      auto& s = groups[g];
-      s.n += 1;
-      s.ideal_abs += std::abs(r.ideal.error);
-      s.ideal_max = std::max(s.ideal_max, std::abs(r.ideal.error));
-      s.cal_abs += std::abs(r.calibrated.error);
-      s.cal_max = std::max(s.cal_max, std::abs(r.calibrated.error));
-    }
   }
+  const auto ideal = bands_by_group(runs, [](const RunResult& r) { return r.ideal.error; });
+  const auto calibrated = bands_by_group(runs, calibrated_error);
   json summary = json::object();
-  for (const auto& [g, s] : groups)
+  for (const auto& [g, s] : calibrated)
     summary[g] = {{"runs", s.n},
-                  {"ideal_mean_abs_error", s.ideal_abs / s.n},
-                  {"ideal_max_abs_error", s.ideal_max},
-                  {"calibrated_mean_abs_error", s.cal_abs / s.n},
-                  {"calibrated_max_abs_error", s.cal_max}};
+                  {"ideal_mean_abs_error", ideal.at(g).mean()},
+                  {"ideal_max_abs_error", ideal.at(g).worst},
+                  {"calibrated_mean_abs_error", s.mean()},
+                  {"calibrated_max_abs_error", s.worst}};
   json unreproduced = json::array();
   const bool has_maxtext = std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return r.group == "maxtext-v5e"; });
   if (has_maxtext)

@@ -257,17 +257,13 @@ void run(const Args& a) {
   std::vector<std::string> position_notes;
   for (const auto& [option, text] : {std::pair{std::string("--context"), a.context}, std::pair{std::string("--prefill-len"), a.prefill_len}}) {
     if (text.empty()) continue;
-    const std::string note = positions_note(cfg, parse_size(option, text), option + " " + format_number(parse_size(option, text)));
+    const double tokens = parse_size(option, text);
+    const std::string note = positions_note(cfg, tokens, option + " " + format_number(tokens));
     if (!note.empty()) position_notes.push_back(note);
   }
   std::string positions_text;
-  if (!position_notes.empty()) {
-    r.extra["notes"] = nlohmann::json::array();
-    for (const auto& note : position_notes) {
-      r.extra["notes"].push_back(note.substr(std::string("note: ").size()));
-      positions_text += escape_for_message(note, 400) + "\n";
-    }
-  }
+  if (!position_notes.empty()) r.extra["notes"] = notes_json(position_notes);
+  for (const auto& note : position_notes) positions_text += escape_for_message(note, 400) + "\n";
   r.extra["ignored_options"] = ignored;
   std::string head;  // the notes, above the table as train and plan print theirs
   if (!ignored.empty())
