@@ -350,6 +350,13 @@ TEST_CASE("calibrated: the TP overlap modes leave exposed the latency of exactly
   CHECK(backward.t_latency_s == doctest::Approx(none.t_latency_s * 6 / 8).epsilon(1e-12));
   REQUIRE(all.t_tp_s > 0);  // this small model's collectives outlast its matmuls
   CHECK(all.t_latency_s == doctest::Approx(none.t_latency_s * all.t_tp_s / none.t_tp_s).epsilon(1e-12));
+  // async: the backward's 4 passes beside the weight-gradient GEMMs, one forward's worth of matmul time, where
+  // `all` hides the whole layer's, forward and backward, three forwards' worth (nothing rerun, and here the
+  // collectives outlast both): async hides a third of what all hides, and leaves the forward's 4 of 8 passes'
+  // latency exposed.
+  const auto async = at(TpOverlap::async);
+  CHECK(none.t_tp_s - async.t_tp_s == doctest::Approx((none.t_tp_s - all.t_tp_s) / 3).epsilon(1e-9));
+  CHECK(async.t_latency_s == doctest::Approx(none.t_latency_s * 4 / 8).epsilon(1e-12));
   // Without sequence parallelism and with full recompute: 12 passes blocking, the forward's and the
   // rerun's 8 exposed under backward.
   l.sequence_parallel = false;
@@ -363,6 +370,19 @@ TEST_CASE("calibrated: the TP overlap modes leave exposed the latency of exactly
   ctx.backward_gemm_rate_fraction = 0.5;
   ctx.cache.clear();
   CHECK(calibrated_terms(ctx, l, ideal).calibrated.t_tp_s < at_forward_rate);
+  // async likewise: its weight-gradient GEMMs take twice as long at half the rate, and hide twice as much.
+  l.tp_overlap = TpOverlap::async;
+  ctx.backward_gemm_rate_fraction = 1;
+  ctx.cache.clear();
+  const double none_s = [&] {
+    Layout n = l;
+    n.tp_overlap = TpOverlap::none;
+    return calibrated_terms(ctx, n, ideal).calibrated.t_tp_s;
+  }();
+  const double async_hidden = none_s - calibrated_terms(ctx, l, ideal).calibrated.t_tp_s;
+  ctx.backward_gemm_rate_fraction = 0.5;
+  ctx.cache.clear();
+  CHECK(none_s - calibrated_terms(ctx, l, ideal).calibrated.t_tp_s == doctest::Approx(2 * async_hidden).epsilon(1e-9));
 }
 
 TEST_CASE("calibrated: the summary terms add up to the step, whichever network each part runs on") {
